@@ -1,0 +1,148 @@
+"""Attention as recorded during generation (or teacher-forced enrichment) and Dynamic Attention
+Allocation data: the arrays the heatmaps and the step-allocation matrix are drawn from.
+
+Shapes: G generated tokens, P prompt tokens, C = P + G context positions, L layers, H heads,
+S steps, K = segments + S allocation targets. Row g of a token matrix covers keys ``[0, P + g]``
+and is zero beyond.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from o3viz.trace.codec import (
+    arrays_equal,
+    check_json_value,
+    decode_array,
+    encode_array,
+    literal,
+    opt,
+    req,
+    req_list,
+)
+
+DAA_MODES = ("off", "observe", "allocate")
+
+
+def _opt_array(d: dict, key: str, path: str, ndim: int) -> np.ndarray | None:
+    return None if d.get(key) is None else decode_array(d[key], f"{path}.{key}", ndim=ndim)
+
+
+@dataclass(eq=False)
+class DAARecord:
+    """What the relevance module computed and, in ``allocate`` mode, how it moved attention."""
+
+    mode: str = "off"  # off | observe | allocate
+    alpha: float = 0.6
+    strength: float = 0.0  # λ (global); per-layer/head values go in ``info``
+    task_type: str = "general"
+    focus: int = 0  # task focus position f
+    relevance: np.ndarray | None = None  # (C,) float16, r_j for every context position
+    descriptor_tokens: list[int] = field(default_factory=list)  # positions used for e_task
+    before: np.ndarray | None = None  # (G, C) float16, mean rows before allocation (allocate mode)
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "mode": self.mode,
+            "alpha": self.alpha,
+            "strength": self.strength,
+            "task_type": self.task_type,
+            "focus": self.focus,
+            "descriptor_tokens": list(self.descriptor_tokens),
+            "info": self.info,
+        }
+        for k in ("relevance", "before"):
+            if getattr(self, k) is not None:
+                d[k] = encode_array(getattr(self, k))
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> DAARecord:
+        return cls(
+            mode=literal(d, "mode", DAA_MODES, path),
+            alpha=req(d, "alpha", float, path),
+            strength=req(d, "strength", float, path),
+            task_type=opt(d, "task_type", str, path, "general"),
+            focus=opt(d, "focus", int, path, 0),
+            relevance=_opt_array(d, "relevance", path, 1),
+            descriptor_tokens=req_list(d, "descriptor_tokens", path, int),
+            before=_opt_array(d, "before", path, 2),
+            info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
+        )
+
+
+@dataclass(eq=False)
+class AttentionRecord:
+    """Recorded attention of one round."""
+
+    num_layers: int
+    num_heads: int
+    prompt_len: int  # P
+    mean: np.ndarray  # (G, C) float16, averaged over all layers and heads
+    layers: list[int] = field(default_factory=list)  # layers whose per-head rows are kept
+    per_head: np.ndarray | None = None  # (G, len(layers), H, C) float16
+    layer_head: np.ndarray | None = None  # (G, L, H) float16: each head's attention share on the prompt
+    prefill: np.ndarray | None = None  # (len(layers) or L, P, P) float16, head-averaged
+    step_alloc: np.ndarray | None = None  # (S, K) float16, rows sum to 1
+    alloc_labels: list[str] = field(default_factory=list)  # K labels: "seg 0".., "step 0"..
+    daa: DAARecord | None = None
+    info: dict = field(default_factory=dict)  # capture settings (top-k, head-averaging, windows...)
+
+    _ARRAYS = (("mean", 2), ("per_head", 4), ("layer_head", 3), ("prefill", 3), ("step_alloc", 2))
+
+    @property
+    def num_generated(self) -> int:
+        return int(self.mean.shape[0])
+
+    def token_matrix(self, layer: int | None = None, head: int | None = None) -> np.ndarray:
+        """(G, C) float32 attention rows: the all-layer mean, or one kept layer (head-mean or one head)."""
+        if layer is None:
+            return self.mean.astype(np.float32)
+        if self.per_head is None or layer not in self.layers:
+            raise KeyError(f"layer {layer} was not kept per head; kept: {self.layers}")
+        block = self.per_head[:, self.layers.index(layer)].astype(np.float32)  # (G, H, C)
+        return block.mean(axis=1) if head is None else block[:, head]
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "prompt_len": self.prompt_len,
+            "layers": list(self.layers),
+            "alloc_labels": list(self.alloc_labels),
+            "info": self.info,
+        }
+        for k, _ in self._ARRAYS:
+            if getattr(self, k) is not None:
+                d[k] = encode_array(getattr(self, k))
+        if self.daa is not None:
+            d["daa"] = self.daa.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> AttentionRecord:
+        rec = cls(
+            num_layers=req(d, "num_layers", int, path),
+            num_heads=req(d, "num_heads", int, path),
+            prompt_len=req(d, "prompt_len", int, path),
+            mean=decode_array(req(d, "mean", dict, path), f"{path}.mean", ndim=2),
+            layers=req_list(d, "layers", path, int),
+            alloc_labels=req_list(d, "alloc_labels", path, str),
+            info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
+        )
+        for k, ndim in cls._ARRAYS[1:]:
+            setattr(rec, k, _opt_array(d, k, path, ndim))
+        if d.get("daa") is not None:
+            rec.daa = DAARecord.from_dict(req(d, "daa", dict, path), f"{path}.daa")
+        return rec
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AttentionRecord):
+            return NotImplemented
+        return all(arrays_equal(getattr(self, k), getattr(other, k)) for k, _ in self._ARRAYS) and (
+            self.to_dict().keys() == other.to_dict().keys()
+        )

@@ -1,0 +1,78 @@
+"""Compression data of a run: the segments of the context, the pointer table, and every
+compress / expand / release event with its step, segment, score and reason (the compression map).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from o3viz.trace.codec import check_json_value, literal, opt, req, req_list
+
+SEGMENT_STATES = ("kept", "compressed", "expanded", "released")
+EVENT_KINDS = ("compress", "expand", "release", "restore")
+
+
+@dataclass
+class CompressionEvent:
+    """One decision of the context manager."""
+
+    step: int  # generation step (token index) at which it happened; -1 = before the model
+    segment: int
+    kind: str  # compress | expand | release | restore
+    score: float
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> CompressionEvent:
+        return cls(
+            req(d, "step", int, path),
+            req(d, "segment", int, path),
+            literal(d, "kind", EVENT_KINDS, path),
+            req(d, "score", float, path),
+            opt(d, "reason", str, path, ""),
+        )
+
+
+@dataclass
+class CompressionRecord:
+    """Everything the compression map needs. Filled by ``o3viz.compress``."""
+
+    segments: list[dict] = field(
+        default_factory=list
+    )  # per segment: index, start, end, tokens, redundancy, score, state, pointer_to
+    events: list[CompressionEvent] = field(default_factory=list)
+    original_tokens: int = 0
+    compressed_tokens: int = 0
+    mode: str = "pointer"  # pointer | pointer+eviction | pointer+reprefill
+    info: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        return self.compressed_tokens / self.original_tokens if self.original_tokens else 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "segments": self.segments,
+            "events": [e.to_dict() for e in self.events],
+            "original_tokens": self.original_tokens,
+            "compressed_tokens": self.compressed_tokens,
+            "mode": self.mode,
+            "info": self.info,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> CompressionRecord:
+        segs = req_list(d, "segments", path, dict, 1_000_000)
+        evs = req_list(d, "events", path, dict, 10_000_000)
+        return cls(
+            segments=[check_json_value(s, f"{path}.segments[{i}]") for i, s in enumerate(segs)],
+            events=[CompressionEvent.from_dict(e, f"{path}.events[{i}]") for i, e in enumerate(evs)],
+            original_tokens=req(d, "original_tokens", int, path),
+            compressed_tokens=req(d, "compressed_tokens", int, path),
+            mode=opt(d, "mode", str, path, "pointer"),
+            info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
+        )

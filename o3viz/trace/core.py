@@ -1,0 +1,477 @@
+"""The trace: one run's record (task, rounds of generation, verification, attention, compression,
+provenance) as dataclasses, with ``to_dict``/``from_dict`` that validate untrusted input.
+
+A trace is a list of rounds. A plain ``capture`` run has one round; ``solve`` adds a round per
+revision; an import has one round whose text is the imported thinking. ``Trace.text``,
+``Trace.tokens``, ``Trace.steps`` and ``Trace.attention`` are the final round's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from o3viz.trace.attention import AttentionRecord
+from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
+from o3viz.trace.compression import CompressionRecord
+
+SCHEMA_VERSION = 1
+MAX_TOKENS = 200_000  # per round, generated or prompt
+MAX_STEPS = 50_000
+MAX_ROUNDS = 64
+MAX_ALTERNATIVES = 64
+
+TaskKind = Literal["math", "code", "general"]
+TASK_KINDS = ("math", "code", "general")
+STEP_KINDS = ("step", "self_check", "backtrack", "final")
+VERDICTS = ("pass", "fail", "error", "timeout", "correct", "wrong", "unverifiable")
+CHECK_KINDS = ("test", "claim", "answer")
+
+
+@dataclass
+class Alt:
+    """A candidate token with its probability."""
+
+    id: int
+    text: str
+    prob: float
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "text": self.text, "prob": self.prob}
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Alt:
+        return cls(req(d, "id", int, path), req(d, "text", str, path), req(d, "prob", float, path))
+
+
+@dataclass
+class Token:
+    """One token: id, its text piece and ``[start, end)`` char offsets into its text.
+
+    Generated tokens carry the chosen token's logprob, the entropy (nats) of the next-token
+    distribution and its top-5 alternatives; prompt tokens leave those ``None``/empty.
+    """
+
+    id: int
+    text: str
+    start: int
+    end: int
+    logprob: float | None = None
+    entropy: float | None = None
+    top: list[Alt] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"id": self.id, "text": self.text, "start": self.start, "end": self.end}
+        if self.logprob is not None:
+            d["logprob"] = self.logprob
+        if self.entropy is not None:
+            d["entropy"] = self.entropy
+        if self.top:
+            d["top"] = [a.to_dict() for a in self.top]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Token:
+        top = opt(d, "top", list, path, [])
+        if len(top) > MAX_ALTERNATIVES:
+            raise fail(f"{path}.top", f"more than {MAX_ALTERNATIVES} alternatives")
+        return cls(
+            req(d, "id", int, path),
+            req(d, "text", str, path),
+            req(d, "start", int, path),
+            req(d, "end", int, path),
+            opt(d, "logprob", float, path),
+            opt(d, "entropy", float, path),
+            [Alt.from_dict(a, f"{path}.top[{i}]") for i, a in enumerate(top)],
+        )
+
+
+@dataclass
+class Step:
+    """A unit of reasoning: ``text[start:end]`` of its round, tokens ``[token_start, token_end)``.
+
+    ``type`` is a Thought Anchors category where known; ``parent`` is the step this one branches
+    from (backtracking) or ``None`` for the linear successor of the previous step.
+    """
+
+    index: int
+    text: str
+    start: int
+    end: int
+    token_start: int = 0
+    token_end: int = 0
+    kind: str = "step"
+    type: str | None = None
+    parent: int | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Step:
+        return cls(
+            req(d, "index", int, path),
+            req(d, "text", str, path),
+            req(d, "start", int, path),
+            req(d, "end", int, path),
+            opt(d, "token_start", int, path, 0),
+            opt(d, "token_end", int, path, 0),
+            literal(d, "kind", STEP_KINDS, path, "step"),
+            opt(d, "type", str, path),
+            opt(d, "parent", int, path),
+        )
+
+
+@dataclass
+class Segment:
+    """A span of the prompt (``rendered_prompt[start:end]``, tokens ``[token_start, token_end)``)."""
+
+    index: int
+    start: int
+    end: int
+    token_start: int
+    token_end: int
+    label: str = ""
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Segment:
+        return cls(
+            *(req(d, k, int, path) for k in ("index", "start", "end", "token_start", "token_end")),
+            opt(d, "label", str, path, ""),
+        )
+
+
+@dataclass
+class Branch:
+    """A real alternative continuation forced at a decision point (``--explore``)."""
+
+    id: int
+    token_index: int  # the decision point's index into the round's tokens
+    forced: Alt
+    text: str
+    mean_logprob: float | None = None
+    verdict: str | None = None
+    answer: str | None = None
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if v is not None}
+        d["forced"] = self.forced.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Branch:
+        verdict = opt(d, "verdict", str, path)
+        if verdict is not None and verdict not in VERDICTS:
+            raise fail(f"{path}.verdict", f"unknown verdict {verdict[:30]!r}")
+        return cls(
+            req(d, "id", int, path),
+            req(d, "token_index", int, path),
+            Alt.from_dict(req(d, "forced", dict, path), f"{path}.forced"),
+            req(d, "text", str, path),
+            opt(d, "mean_logprob", float, path),
+            verdict,
+            opt(d, "answer", str, path),
+        )
+
+
+@dataclass
+class DecisionPoint:
+    """A generated token where the model hesitated: high entropy or a small top-2 margin."""
+
+    token_index: int
+    entropy: float
+    margin: float  # p(top1) - p(top2)
+    alternatives: list[Alt] = field(default_factory=list)
+    branch_ids: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "token_index": self.token_index,
+            "entropy": self.entropy,
+            "margin": self.margin,
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "branch_ids": list(self.branch_ids),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> DecisionPoint:
+        alts = req_list(d, "alternatives", path, dict, MAX_ALTERNATIVES)
+        return cls(
+            req(d, "token_index", int, path),
+            req(d, "entropy", float, path),
+            req(d, "margin", float, path),
+            [Alt.from_dict(a, f"{path}.alternatives[{i}]") for i, a in enumerate(alts)],
+            opt(d, "branch_ids", list, path, []) and req_list(d, "branch_ids", path, int),
+        )
+
+
+@dataclass
+class Check:
+    """One verdict of the verification layer: a test, an arithmetic claim or the final answer.
+
+    ``span`` is ``[start, end)`` in the round's text and ``step`` the step it sits in, where known.
+    """
+
+    kind: str  # test | claim | answer
+    name: str
+    verdict: str  # pass/fail/error/timeout (tests), correct/wrong/unverifiable (claims, answer)
+    message: str = ""
+    rule: str | None = None
+    step: int | None = None
+    span: list[int] | None = None
+    expression: str | None = None
+    stated: str | None = None
+    computed: str | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Check:
+        span = opt(d, "span", list, path)
+        if span is not None:
+            span = req_list(d, "span", path, int, 2)
+            if len(span) != 2:
+                raise fail(f"{path}.span", "must be [start, end]")
+        return cls(
+            literal(d, "kind", CHECK_KINDS, path),
+            req(d, "name", str, path),
+            literal(d, "verdict", VERDICTS, path),
+            opt(d, "message", str, path, ""),
+            opt(d, "rule", str, path),
+            opt(d, "step", int, path),
+            span,
+            opt(d, "expression", str, path),
+            opt(d, "stated", str, path),
+            opt(d, "computed", str, path),
+        )
+
+
+def _objs(d: dict, key: str, path: str, cls: Any, max_len: int) -> list:
+    items = opt(d, key, list, path, [])
+    if len(items) > max_len:
+        raise fail(f"{path}.{key}", f"has {len(items)} items, more than the limit {max_len}")
+    return [cls.from_dict(x, f"{path}.{key}[{i}]") for i, x in enumerate(items)]
+
+
+@dataclass(eq=False)
+class Round:
+    """One pass of the base layer (an attempt), with what the verification layer said about it."""
+
+    index: int = 0
+    prompt: str = ""  # the user-visible prompt of this round (a revision prompt after round 0)
+    rendered_prompt: str = ""  # what the model saw, after the chat template
+    prompt_tokens: list[Token] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    text: str = ""  # generated (or imported) text
+    tokens: list[Token] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    decision_points: list[DecisionPoint] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    attention: AttentionRecord | None = None
+    checks: list[Check] = field(default_factory=list)
+    answer: str | None = None
+    verdict: str | None = None  # pass | fail | unverifiable, for the round as a whole
+    confidence: float | None = None  # mean probability of the answer's tokens
+    action: str | None = None  # what the optimization layer did next (see o3viz.solve)
+    feedback: str | None = None  # the feedback that produced the next round
+    info: dict = field(default_factory=dict)
+
+    _LISTS = (
+        ("prompt_tokens", Token, MAX_TOKENS),
+        ("segments", Segment, MAX_STEPS),
+        ("tokens", Token, MAX_TOKENS),
+        ("steps", Step, MAX_STEPS),
+        ("decision_points", DecisionPoint, MAX_TOKENS),
+        ("branches", Branch, 1024),
+        ("checks", Check, MAX_STEPS),
+    )
+    _STRS = ("prompt", "rendered_prompt", "text")
+    _OPTS = (("answer", str), ("verdict", str), ("confidence", float), ("action", str), ("feedback", str))
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"index": self.index}
+        d.update({k: getattr(self, k) for k in self._STRS})
+        d.update({k: [x.to_dict() for x in getattr(self, k)] for k, _, _ in self._LISTS})
+        d.update({k: getattr(self, k) for k, _ in self._OPTS if getattr(self, k) is not None})
+        if self.attention is not None:
+            d["attention"] = self.attention.to_dict()
+        d["info"] = self.info
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Round:
+        r = cls(index=req(d, "index", int, path))
+        for k in cls._STRS:
+            setattr(r, k, opt(d, k, str, path, ""))
+        for k, typ, limit in cls._LISTS:
+            setattr(r, k, _objs(d, k, path, typ, limit))
+        for k, typ in cls._OPTS:
+            setattr(r, k, opt(d, k, typ, path))
+        if d.get("attention") is not None:
+            r.attention = AttentionRecord.from_dict(req(d, "attention", dict, path), f"{path}.attention")
+        r.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
+        _check_offsets(r, path)
+        return r
+
+
+def _check_offsets(r: Round, path: str) -> None:
+    """Offsets must point inside their texts, so consumers can slice without IndexError."""
+    for name, items, text in (
+        ("tokens", r.tokens, r.text),
+        ("prompt_tokens", r.prompt_tokens, r.rendered_prompt),
+        ("steps", r.steps, r.text),
+        ("segments", r.segments, r.rendered_prompt),
+    ):
+        for i, x in enumerate(items):
+            if not 0 <= x.start <= x.end <= len(text):
+                raise fail(f"{path}.{name}[{i}]", f"offsets [{x.start}, {x.end}) lie outside the text")
+    n = len(r.tokens)
+    for i, s in enumerate(r.steps):
+        if not 0 <= s.token_start <= s.token_end <= max(n, s.token_end if n == 0 else n):
+            raise fail(f"{path}.steps[{i}]", "token range lies outside the tokens")
+    for i, p in enumerate(r.decision_points):
+        if not 0 <= p.token_index < max(n, 1):
+            raise fail(f"{path}.decision_points[{i}].token_index", "lies outside the tokens")
+
+
+@dataclass
+class Task:
+    """What the run was asked: a free prompt or a task from a named source (``gsm8k:12``)."""
+
+    question: str
+    kind: str = "general"  # math | code | general
+    source: str = "prompt"  # prompt | gsm8k | humaneval | mbppplus | import
+    id: str | None = None
+    reference: str | None = None  # the known answer, where there is one
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Task:
+        return cls(
+            req(d, "question", str, path),
+            literal(d, "kind", TASK_KINDS, path, "general"),
+            opt(d, "source", str, path, "prompt"),
+            opt(d, "id", str, path),
+            opt(d, "reference", str, path),
+        )
+
+
+@dataclass
+class Provenance:
+    """Where a trace came from: enough to reproduce or at least to know what produced it."""
+
+    model_id: str = ""
+    revision: str | None = None  # a hub revision or a content hash of the weights file
+    dtype: str | None = None
+    attn_implementation: str | None = None
+    device: str | None = None
+    library_versions: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    seed: int | None = None
+    created_at: str | None = None
+    finished_at: str | None = None
+    source: dict = field(default_factory=dict)  # imports: file, record, format, source model, licence
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Provenance:
+        strs = {
+            k: opt(d, k, str, path)
+            for k in ("revision", "dtype", "attn_implementation", "device", "created_at", "finished_at")
+        }
+        dicts = {
+            k: check_json_value(opt(d, k, dict, path, {}), f"{path}.{k}")
+            for k in ("library_versions", "settings", "source")
+        }
+        return cls(
+            model_id=opt(d, "model_id", str, path, ""), seed=opt(d, "seed", int, path), **strs, **dicts
+        )
+
+
+@dataclass(eq=False)
+class Trace:
+    """The single source of truth for one run. ``save``/``load`` live in ``o3viz.trace.io``."""
+
+    task: Task
+    rounds: list[Round] = field(default_factory=list)
+    provenance: Provenance = field(default_factory=Provenance)
+    compression: CompressionRecord | None = None
+    info: dict = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def final(self) -> Round:
+        if not self.rounds:
+            self.rounds.append(Round())
+        return self.rounds[-1]
+
+    @property
+    def text(self) -> str:
+        return self.final.text
+
+    @property
+    def tokens(self) -> list[Token]:
+        return self.final.tokens
+
+    @property
+    def steps(self) -> list[Step]:
+        return self.final.steps
+
+    @property
+    def attention(self) -> AttentionRecord | None:
+        return self.final.attention
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and self.to_dict() == other.to_dict()
+
+    def save(self, path: str | os.PathLike, overwrite: bool = False) -> Path:
+        """Write atomically; refuses to overwrite unless asked (see ``o3viz.trace.io``)."""
+        from o3viz.trace.io import save_trace
+
+        return save_trace(self, path, overwrite=overwrite)
+
+    @staticmethod
+    def load(source: str | os.PathLike | bytes) -> Trace:
+        """The exact inverse of ``save``; raises ``TraceError`` on any bad input."""
+        from o3viz.trace.io import load_trace
+
+        return load_trace(source)
+
+    def to_dict(self) -> dict:
+        d = {
+            "schema_version": self.schema_version,
+            "task": self.task.to_dict(),
+            "provenance": self.provenance.to_dict(),
+            "rounds": [r.to_dict() for r in self.rounds],
+            "info": self.info,
+        }
+        if self.compression is not None:
+            d["compression"] = self.compression.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Trace:
+        if not isinstance(d, dict):
+            raise fail("(top level)", "must be a JSON object")
+        version = req(d, "schema_version", int, "")
+        if version != SCHEMA_VERSION:
+            raise fail("schema_version", f"is {version}; this o3viz reads version {SCHEMA_VERSION} only")
+        rounds = req_list(d, "rounds", "", dict, MAX_ROUNDS)
+        comp = d.get("compression")
+        return cls(
+            task=Task.from_dict(req(d, "task", dict, ""), "task"),
+            rounds=[Round.from_dict(r, f"rounds[{i}]") for i, r in enumerate(rounds)],
+            provenance=Provenance.from_dict(req(d, "provenance", dict, ""), "provenance"),
+            compression=None if comp is None else CompressionRecord.from_dict(comp, "compression"),
+            info=check_json_value(opt(d, "info", dict, "", {}), "info"),
+        )

@@ -1,0 +1,150 @@
+"""Reading and writing trace files (``.o3trace.json`` or ``.o3trace.json.gz``).
+
+Files are untrusted: ``load_trace`` checks the size before reading, stops a gzip bomb at the limit
+without expanding it, bounds nesting, and validates every field through ``Trace.from_dict``. Any
+problem raises ``TraceError``; nothing in a file is ever executed (no pickle, no ``torch.load``).
+``save_trace`` writes atomically (temp file in the same folder, then rename).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+import zlib
+from pathlib import Path
+
+from o3viz.errors import TraceError
+from o3viz.trace.core import Trace
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # compressed or plain, as stored on disk or uploaded
+# After decompression. Kept small enough that a gzip bomb is refused in well under a second.
+MAX_JSON_BYTES = 128 * 1024 * 1024
+MAX_NESTING = 64  # deepest legitimate trace nesting is about 10
+SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(data: bytes) -> bytes:
+    """Inflate every gzip member, stopping as soon as the output passes ``MAX_JSON_BYTES``."""
+    parts: list[bytes] = []
+    total, rest = 0, data
+    try:
+        while rest:
+            d = zlib.decompressobj(wbits=31)
+            chunk = rest
+            while chunk:
+                part = d.decompress(chunk, MAX_JSON_BYTES + 1 - total)
+                parts.append(part)
+                total += len(part)
+                if total > MAX_JSON_BYTES:  # a bomb is never expanded fully
+                    raise TraceError(f"(file): decompresses to more than the limit of {MAX_JSON_BYTES} bytes")
+                chunk = d.unconsumed_tail
+            if not d.eof:
+                raise TraceError("(file): not a valid gzip stream (truncated)")
+            rest = d.unused_data.lstrip(b"\0")
+    except zlib.error as exc:
+        raise TraceError(f"(file): not a valid gzip stream ({exc})") from None
+    return b"".join(parts)
+
+
+def _max_depth(text: bytes) -> int:
+    """Bracket depth outside strings, without recursion (the stdlib parser would recurse)."""
+    import numpy as np
+
+    buf = np.frombuffer(text, dtype=np.uint8)
+    quote = buf == ord('"')
+    if quote.any():
+        esc = buf == ord("\\")
+        # A quote is escaped when preceded by an odd run of backslashes; runs are rare, so only
+        # resolve them where a backslash precedes a quote.
+        idx = np.flatnonzero(quote[1:] & esc[:-1]) + 1
+        for i in idx:
+            j = i - 1
+            while j >= 0 and buf[j] == ord("\\"):
+                j -= 1
+            if (i - 1 - j) % 2 == 1:
+                quote[i] = False
+        inside = np.cumsum(quote) % 2 == 1  # true from an opening quote up to its closing quote
+        inside &= ~quote
+    else:
+        inside = np.zeros(len(buf), dtype=bool)
+    opens = ((buf == ord("[")) | (buf == ord("{"))) & ~inside
+    closes = ((buf == ord("]")) | (buf == ord("}"))) & ~inside
+    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
+    return int(depth.max()) if len(depth) else 0
+
+
+def _reject_constant(name: str) -> None:
+    raise TraceError(f"(file): {name} is not allowed; numbers must be finite")
+
+
+def parse_trace_bytes(data: bytes) -> Trace:
+    """Validate and decode a trace from raw file bytes (plain or gzip)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(data)
+    if len(data) > MAX_JSON_BYTES:
+        raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_JSON_BYTES} bytes")
+    if _max_depth(data) > MAX_NESTING:
+        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}")
+    try:
+        obj = json.loads(data, parse_constant=_reject_constant)
+    except TraceError:
+        raise
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TraceError(f"(file): not valid JSON, perhaps truncated ({exc})") from None
+    except RecursionError:
+        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}") from None
+    try:
+        return Trace.from_dict(obj)
+    except TraceError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        # Defence in depth: validation should have named the field; never let a raw error out.
+        raise TraceError(f"(file): malformed trace ({type(exc).__name__}: {exc})") from None
+
+
+def load_trace(source: str | os.PathLike | bytes) -> Trace:
+    """A trace from a path or from the file's bytes (an upload). Raises ``TraceError``."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return parse_trace_bytes(bytes(source))
+    path = Path(source)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TraceError(f"{path.name}: {size} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return parse_trace_bytes(data)
+
+
+def trace_bytes(trace: Trace, *, gzipped: bool = False) -> bytes:
+    """The file's bytes (what ``save_trace`` writes and the app's download button serves)."""
+    raw = json.dumps(trace.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return gzip.compress(raw, compresslevel=6, mtime=0) if gzipped else raw
+
+
+def save_trace(trace: Trace, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write atomically; refuse to clobber an existing file unless ``overwrite``."""
+    path = Path(path)
+    if not path.name.endswith(SUFFIXES):
+        raise TraceError(f"{path.name}: trace files end in .o3trace.json or .o3trace.json.gz")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+    data = trace_bytes(trace, gzipped=path.name.endswith(".gz"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

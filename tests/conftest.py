@@ -1,0 +1,26 @@
+"""Shared test fixtures: paths to the project, its samples and ../shared/data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+SAMPLES = ROOT / "sample_traces"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is absent (it sits beside the project in CI and dev sessions)")
+    return SHARED_DATA
+
+
+def sample_paths() -> list[Path]:
+    return sorted(p for p in SAMPLES.glob("*.o3trace.json*"))
