@@ -1,0 +1,32 @@
+"""The published JSON Schema (docs/trace.schema.json) accepts what o3viz writes."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from conftest import ROOT, sample_paths
+from test_trace_io import make_trace
+
+from o3viz.trace import load_trace
+
+SCHEMA = json.loads((ROOT / "docs" / "trace.schema.json").read_text())
+
+
+def test_schema_accepts_a_full_trace():
+    jsonschema.validate(make_trace().to_dict(), SCHEMA)
+
+
+def test_schema_rejects_a_wrong_version():
+    d = make_trace().to_dict()
+    d["schema_version"] = 2
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(d, SCHEMA)
+
+
+@pytest.mark.parametrize("path", sample_paths(), ids=lambda p: p.name)
+def test_every_sample_loads_round_trips_and_matches_the_schema(path):
+    trace = load_trace(path)
+    assert load_trace(json.dumps(trace.to_dict()).encode()) == trace
+    jsonschema.validate(trace.to_dict(), SCHEMA)
