@@ -1,0 +1,230 @@
+"""Text normalization for the claim checker: LaTeX, Unicode operators and word phrases become
+plain arithmetic, while every normalized character remembers the original span it came from.
+
+``normalize_text(text)`` returns a :class:`NormText`; ``span_of(a, b)`` maps a normalized slice
+back to the original text, so a claim found in normalized text points at what the author wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class NormText:
+    """Normalized text with, per character, the original [start, end) it was made from."""
+
+    text: str = ""
+    original: str = ""
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+
+    def add(self, s: str, start: int, end: int) -> None:
+        self.text_parts.append(s)
+        self.starts.extend([start] * len(s))
+        self.ends.extend([end] * len(s))
+
+    def span_of(self, a: int, b: int) -> tuple[int, int]:
+        """Original (start, end) of normalized slice [a, b)."""
+        if b <= a:
+            return (self.starts[a], self.starts[a]) if a < len(self.starts) else (0, 0)
+        return self.starts[a], self.ends[b - 1]
+
+    text_parts: list[str] = field(default_factory=list, repr=False)
+
+
+# Plain replacements: pattern -> replacement. Commands are matched whole-word (no letter after).
+_SIMPLE: dict[str, str] = {
+    r"\times": "*",
+    r"\cdot": "*",
+    r"\ast": "*",
+    r"\div": "÷",
+    r"\approx": "≈",
+    r"\sim": "~",
+    r"\simeq": "≈",
+    r"\neq": "≠",
+    r"\ne": "≠",
+    r"\leq": "<",
+    r"\le": "<",
+    r"\geq": ">",
+    r"\ge": ">",
+    r"\lt": "<",
+    r"\gt": ">",
+    r"\%": "%",
+    r"\$": "$",
+    r"\pi": "π",
+    r"\sqrt": "sqrt",
+    r"\left": "",
+    r"\right": "",
+    r"\big": "",
+    r"\Big": "",
+    r"\bigg": "",
+    r"\Bigg": "",
+    r"\displaystyle": " ",
+    r"\quad": " ",
+    r"\qquad": " ",
+    r"\,": "",
+    r"\;": " ",
+    r"\!": "",
+    r"\:": " ",
+    r"\ ": " ",
+    r"\(": " ",
+    r"\)": " ",
+    r"\[": " ",
+    r"\]": " ",
+    r"\{": " ",
+    r"\}": " ",
+    r"\cdots": "…",
+    r"\ldots": "…",
+    r"\dots": "…",
+    "×": "*",
+    "÷": "÷",
+    "·": "*",
+    "⋅": "*",
+    "∗": "*",
+    "−": "-",
+    "–": "-",
+    "√": "sqrt",
+    "**": "^",
+    "$$": " ",
+    "{,}": ",",
+    "\u2009": "",
+    "\u202f": "",
+    "&": "",
+    r"\\": "\n",
+}
+# Word phrases that read as arithmetic; the lookahead keeps them to "... of <number>" etc.
+_PHRASES: list[tuple[str, str]] = [
+    (r"\b(?:one|a)[ -]half of\b", "1/2 of"),
+    (r"\bhalf of\b", "1/2 of"),
+    (r"\b(?:one|a)[ -]third of\b", "1/3 of"),
+    (r"\btwo[ -]thirds of\b", "2/3 of"),
+    (r"\b(?:one|a)[ -](?:quarter|fourth) of\b", "1/4 of"),
+    (r"\bthree[ -](?:quarters|fourths) of\b", "3/4 of"),
+    (r"\b(?:one|a)[ -]fifth of\b", "1/5 of"),
+    (r"\b(?:one|a)[ -]tenth of\b", "1/10 of"),
+    (r"\b(?:twice|double)(?= \$?\d)", "2 *"),
+    (r"\b(?:triple|thrice)(?= \$?\d)", "3 *"),
+    (r"\b(?:multiplied by|times)(?= \$?[\d(])", "*"),
+    (r"\bdivided by(?= \$?[\d(])", "/"),
+    (r"\bplus(?= \$?[\d(])", "+"),
+    (r"\bminus(?= \$?[\d(])", "−"),  # U+2212: the parser knows it was spoken
+]
+_FRAC = {r"\frac", r"\dfrac", r"\tfrac"}
+_TEXT = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\mathbf", r"\operatorname"}
+_TRANSPARENT = {r"\boxed", r"\fbox"}
+
+_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_SUP_RE = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_CMD_RE = re.compile(r"\\(?:[A-Za-z]+|.)")
+_SIMPLE_RE = re.compile(
+    "|".join(re.escape(k) for k in sorted((k for k in _SIMPLE if not k[0] == "\\"), key=len)[::-1])
+)
+_PHRASE_RE = re.compile("|".join(f"(?P<p{i}>{p})" for i, (p, _) in enumerate(_PHRASES)), re.I)
+
+
+_SPECIAL_RE = re.compile(
+    r"[\\{}]|\^\{|[⁰¹²³⁴⁵⁶⁷⁸⁹]|" + _SIMPLE_RE.pattern + "|" + _PHRASE_RE.pattern,
+    re.I,
+)  # where a rewrite may start; everything between two matches is copied as is
+
+
+def _phrase_for(m: re.Match) -> str:
+    return _PHRASES[int((m.lastgroup or "p0")[1:])][1]
+
+
+def normalize_text(text: str) -> NormText:
+    """Rewrite LaTeX/Unicode math to plain operators, keeping an offset map to ``text``."""
+    out = NormText(original=text)
+    stack: list[str] = []  # what each open brace closes as: ")", ")/(", "))", " "
+    i, n = 0, len(text)
+    while i < n:
+        m = _SPECIAL_RE.search(text, i)
+        j = m.start() if m else n
+        if j > i:  # plain stretch: copied in bulk (most text)
+            out.text_parts.append(text[i:j])
+            out.starts.extend(range(i, j))
+            out.ends.extend(range(i + 1, j + 1))
+        if m is None:
+            break
+        i = _rewrite_at(text, j, out, stack)
+    out.text = "".join(out.text_parts)
+    out.starts.append(n)
+    out.ends.append(n)
+    return out
+
+
+def _rewrite_at(text: str, i: int, out: NormText, stack: list[str]) -> int:
+    """Rewrite the special construct at ``i``; returns the index after it."""
+    ch = text[i]
+    if ch == "\\":
+        return _emit_command(text, i, out, stack)
+    if ch == "{" and not text.startswith("{,}", i):
+        stack.append(")")
+        out.add("(", i, i + 1)
+        return i + 1
+    if ch == "}" and stack:
+        return _close_brace(text, i, out, stack)
+    if text.startswith("^{", i):
+        out.add("^(", i, i + 2)
+        stack.append(")")
+        return i + 2
+    sup = _SUP_RE.match(text, i)
+    if sup:  # "2¹⁸" -> "2^18"
+        out.add("^" + sup.group().translate(_SUP), i, sup.end())
+        return sup.end()
+    m = _SIMPLE_RE.match(text, i) or _PHRASE_RE.match(text, i)
+    if m and (m.re is _SIMPLE_RE or _starts_word(text, i)):
+        rep = _SIMPLE[m.group()] if m.re is _SIMPLE_RE else _phrase_for(m)
+        out.add(rep, i, m.end())
+        return m.end()
+    out.add(ch, i, i + 1)
+    return i + 1
+
+
+def _starts_word(text: str, i: int) -> bool:
+    return i == 0 or not text[i - 1].isalnum()
+
+
+def _emit_command(text: str, i: int, out: NormText, stack: list[str]) -> int:
+    m = _CMD_RE.match(text, i)
+    if m is None:  # a lone backslash before a newline or at the end
+        out.add("\\", i, i + 1)
+        return i + 1
+    cmd, end = m.group(), m.end()
+    if cmd in _FRAC:
+        if text.startswith("{", end):
+            out.add("((", i, end + 1)
+            stack.append("frac1")
+            return end + 1
+        d = re.match(r"\s*(\d)\s*(\d)", text[end:])
+        if d:  # \frac12 means 1/2
+            out.add(f"({d.group(1)}/{d.group(2)})", i, end + d.end())
+            return end + d.end()
+    if cmd in _TEXT and text.startswith("{", end):
+        out.add(" ", i, end + 1)
+        stack.append(" ")
+        return end + 1
+    if cmd in _TRANSPARENT and text.startswith("{", end):
+        out.add(" ", i, end + 1)
+        stack.append(" ")
+        return end + 1
+    if cmd in _SIMPLE:
+        out.add(_SIMPLE[cmd], i, end)
+        return end
+    out.add(cmd, i, end)  # unknown command: kept, reads as a symbol (makes a claim unverifiable)
+    return end
+
+
+def _close_brace(text: str, i: int, out: NormText, stack: list[str]) -> int:
+    kind = stack.pop()
+    if kind == "frac1":
+        if text.startswith("{", i + 1):
+            out.add(")/(", i, i + 2)
+            stack.append("))")
+            return i + 2
+        out.add(")", i, i + 1)  # malformed \frac{a} with no denominator
+        return i + 1
+    out.add(kind, i, i + 1)
+    return i + 1
