@@ -30,6 +30,7 @@ answers, revision (``label`` = feedback), attends (``weight``), compresses.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any
 
@@ -66,10 +67,11 @@ def _step_confidence(rnd: Round, s0: int, s1: int) -> float | None:
     return sum(probs) / len(probs) if probs else None
 
 
-def _step_of_token(rnd: Round, t: int) -> int | None:
-    for s in rnd.steps:
-        if s.token_start <= t < s.token_end:
-            return s.index
+def _step_of_token(rnd: Round, starts: list[int], t: int) -> int | None:
+    """The step holding generated token ``t`` (steps are ordered by ``token_start``)."""
+    i = bisect.bisect_right(starts, t) - 1
+    if i >= 0 and t < rnd.steps[i].token_end:
+        return rnd.steps[i].index
     return rnd.steps[-1].index if rnd.steps else None
 
 
@@ -100,9 +102,10 @@ def _add_steps(G: nx.DiGraph, rnd: Round) -> None:
 def _add_decisions(G: nx.DiGraph, rnd: Round) -> None:
     r = rnd.index
     branches = {b.id: b for b in rnd.branches}
+    starts = [s.token_start for s in rnd.steps]
     for dp in rnd.decision_points:
         tok = rnd.tokens[dp.token_index] if dp.token_index < len(rnd.tokens) else None
-        node, si = f"dp:{r}:{dp.token_index}", _step_of_token(rnd, dp.token_index)
+        node, si = f"dp:{r}:{dp.token_index}", _step_of_token(rnd, starts, dp.token_index)
         _add(
             G,
             node,

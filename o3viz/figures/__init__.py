@@ -1,0 +1,42 @@
+"""Plotly figure builders for the app: each takes trace data and returns a ``go.Figure``; none
+imports streamlit, so all are tested (and usable in notebooks) without the app."""
+
+from o3viz.figures.attention import (
+    MAX_TOKEN_ROWS,
+    layer_head_heatmap,
+    relevance_figure,
+    step_allocation_heatmap,
+    token_heatmap,
+)
+from o3viz.figures.compare import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
+from o3viz.figures.details import NodeDetails, attention_bar, node_details
+from o3viz.figures.export import figure_html
+from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
+from o3viz.figures.tree import TreeView, default_shown, search_nodes, tree_figure, view_graph
+from o3viz.figures.verification import check_rows, checks_figure
+
+__all__ = [
+    "MAX_TOKEN_ROWS",
+    "NodeDetails",
+    "TreeView",
+    "alignment_figure",
+    "attention_bar",
+    "check_rows",
+    "checks_figure",
+    "claims_html",
+    "curves_figure",
+    "default_shown",
+    "diff_heatmap",
+    "escape_markdown",
+    "figure_html",
+    "layer_head_heatmap",
+    "node_details",
+    "relevance_figure",
+    "search_nodes",
+    "step_allocation_heatmap",
+    "token_heatmap",
+    "tokens_html",
+    "tree_figure",
+    "verdicts_figure",
+    "view_graph",
+]

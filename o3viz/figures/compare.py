@@ -1,0 +1,149 @@
+"""Comparison figures: per-step curves of two runs overlaid on relative progress, the difference
+heatmap, verdict counts side by side, and a compact picture of the step alignment."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from o3viz.compare import Comparison
+from o3viz.figures._style import (
+    A_COLOR,
+    B_COLOR,
+    DIFF_SCALE,
+    VERDICT_COLORS,
+    base_layout,
+    clip_label,
+    empty_figure,
+)
+
+_TAG_COLORS = {"equal": "#94a3b8", "replace": "#f59e0b", "insert": B_COLOR, "delete": A_COLOR}
+
+
+def curves_figure(c: Comparison) -> go.Figure:
+    """Each per-step series of A and B on a shared 0–100% progress axis (runs of any lengths)."""
+    names = [k for k, (a, b) in c.curves.items() if a or b]
+    if not names:
+        return empty_figure("Per-step curves", "Neither trace has steps.")
+    fig = make_subplots(
+        rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.07, subplot_titles=names
+    )
+    for row, name in enumerate(names, start=1):
+        for label, series, color in (
+            (c.a_name, c.curves[name][0], A_COLOR),
+            (c.b_name, c.curves[name][1], B_COLOR),
+        ):
+            if not series:
+                continue
+            x = np.linspace(0, 100, len(series)) if len(series) > 1 else np.array([0.0])
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=series,
+                    mode="lines",
+                    line={"color": color, "width": 2},
+                    name=html.escape(label),
+                    legendgroup=label,
+                    showlegend=row == 1,
+                    customdata=np.arange(len(series)),
+                    hovertemplate=f"{html.escape(label)} step %{{customdata}}: %{{y:.3f}}<extra></extra>",
+                ),
+                row=row,
+                col=1,
+            )
+    fig.update_xaxes(title_text="progress through the run (%)", row=len(names), col=1)
+    return base_layout(fig, "Per-step curves, overlaid on relative progress", height=200 + 170 * len(names))
+
+
+def diff_heatmap(c: Comparison) -> go.Figure:
+    """B − A heatmap (progress × prompt tokens or segments), or a figure that says why not."""
+    d = c.diff
+    if d.values is None:
+        return empty_figure("Attention difference", f"No difference heatmap: {d.reason}.")
+    lim = float(np.abs(d.values).max()) or 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=d.values,
+            x=[html.escape(clip_label(x, 16)) + f"·{i}" for i, x in enumerate(d.columns)],
+            y=[f"{int(100 * i / d.values.shape[0])}%" for i in range(d.values.shape[0])],
+            colorscale=DIFF_SCALE,
+            zmid=0,
+            zmin=-lim,
+            zmax=lim,
+            hovertemplate="progress %{y}<br>%{x}<br>B − A %{z:+.4f}<extra></extra>",
+            colorbar={"title": "B − A", "thickness": 12},
+        )
+    )
+    fig.update_xaxes(type="category", tickfont={"size": 9}, nticks=40)
+    fig.update_yaxes(autorange="reversed", title="progress")
+    return base_layout(fig, f"Attention difference B − A: {html.escape(d.what)}", height=520)
+
+
+def verdicts_figure(c: Comparison) -> go.Figure:
+    """Verdict counts of A and B side by side (all rounds)."""
+    if not c.verdicts:
+        return empty_figure("Verdicts", "Neither trace has verification checks.")
+    vs = list(c.verdicts)
+    fig = go.Figure(
+        [
+            go.Bar(x=vs, y=[c.verdicts[v][0] for v in vs], name=html.escape(c.a_name), marker_color=A_COLOR),
+            go.Bar(x=vs, y=[c.verdicts[v][1] for v in vs], name=html.escape(c.b_name), marker_color=B_COLOR),
+        ]
+    )
+    fig.update_xaxes(tickfont={"color": "#334155"})
+    for i, v in enumerate(vs):
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="paper",
+            x0=i - 0.5,
+            x1=i + 0.5,
+            y0=-0.02,
+            y1=0,
+            fillcolor=VERDICT_COLORS.get(v, "#94a3b8"),
+            line_width=0,
+        )
+    return base_layout(fig, "Verdicts, all rounds", height=320, barmode="group")
+
+
+def alignment_figure(c: Comparison) -> go.Figure:
+    """The step alignment as two lanes (A left, B right) joined where steps match or were replaced."""
+    if not c.steps:
+        return empty_figure("Step alignment", "Neither trace has steps.")
+    xs, ys, colors, hover = [], [], [], []
+    for row, s in enumerate(c.steps):
+        for lane, idx, text in ((0, s.a_index, s.a_text), (1, s.b_index, s.b_text)):
+            if idx is not None:
+                xs.append(lane)
+                ys.append(row)
+                colors.append(_TAG_COLORS[s.tag])
+                hover.append(f"{'AB'[lane]} step {idx} · {s.tag}<br>{html.escape(clip_label(text, 90))}")
+    fig = go.Figure(
+        go.Scattergl(
+            x=xs,
+            y=ys,
+            mode="markers",
+            marker={"color": colors, "size": 9, "symbol": "square"},
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    for tag, color in _TAG_COLORS.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[None], y=[None], mode="markers", name=tag, marker={"color": color, "symbol": "square"}
+            )
+        )
+    fig.update_xaxes(
+        tickvals=[0, 1],
+        ticktext=[html.escape(clip_label(c.a_name, 30)), html.escape(clip_label(c.b_name, 30))],
+        range=[-0.5, 1.5],
+    )
+    fig.update_yaxes(autorange="reversed", title="aligned row")
+    return base_layout(
+        fig, f"Step alignment (similarity {c.similarity:.0%})", height=min(700, 200 + 6 * len(c.steps))
+    )

@@ -1,0 +1,84 @@
+"""Verification figures: a rounds × checks grid coloured by verdict, and the checks as table rows."""
+
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from o3viz.figures._style import VERDICT_COLORS, VERDICT_ORDER, base_layout, clip_label, empty_figure
+from o3viz.trace import Trace
+
+_CODE = {v: i for i, v in enumerate(VERDICT_ORDER)}
+
+
+def checks_figure(trace: Trace) -> go.Figure:
+    """One row per round, one cell per check; colour = verdict, hover = name and message."""
+    n = max((len(r.checks) for r in trace.rounds), default=0)
+    if n == 0:
+        return empty_figure("Verification", "No checks were recorded for this trace.")
+    z, hover = [], []
+    for r in trace.rounds:
+        z.append([_CODE[c.verdict] for c in r.checks] + [None] * (n - len(r.checks)))
+        hover.append(
+            [
+                html.escape(f"{c.kind} · {clip_label(c.name, 40)} · {c.verdict}: {clip_label(c.message, 80)}")
+                for c in r.checks
+            ]
+            + [""] * (n - len(r.checks))
+        )
+    k = len(VERDICT_ORDER) - 1
+    scale = [[i / k, VERDICT_COLORS[v]] for i, v in enumerate(VERDICT_ORDER)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(n)),
+            y=[f"round {r.index} ({r.verdict or '—'})" for r in trace.rounds],
+            zmin=0,
+            zmax=k,
+            colorscale=scale,
+            text=hover,
+            xgap=2,
+            ygap=2,
+            hovertemplate="%{y}<br>%{text}<extra></extra>",
+            showscale=False,
+        )
+    )
+    for v in VERDICT_ORDER:  # a legend entry per verdict (heatmaps have no legend of their own)
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=v,
+                marker={"color": VERDICT_COLORS[v], "size": 10, "symbol": "square"},
+            )
+        )
+    fig.update_yaxes(autorange="reversed")
+    return base_layout(
+        fig,
+        "Verification: rounds × checks",
+        height=160 + 40 * len(trace.rounds),
+        xaxis_title="check",
+        plot_bgcolor="white",
+    )
+
+
+def check_rows(trace: Trace) -> list[dict]:
+    """Every check of every round, for a dataframe (plain text: the app shows it as data)."""
+    return [
+        {
+            "round": r.index,
+            "kind": c.kind,
+            "name": c.name,
+            "verdict": c.verdict,
+            "step": c.step,
+            "expression": c.expression,
+            "stated": c.stated,
+            "computed": c.computed,
+            "rule": c.rule,
+            "message": c.message,
+        }
+        for r in trace.rounds
+        for c in r.checks
+    ]

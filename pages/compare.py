@@ -1,0 +1,92 @@
+"""Compare two traces: metrics with deltas, the steps aligned as a diff, both decision trees, per-step
+curves overlaid, the attention difference where shapes allow, and verdict/compression differences."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from o3viz.compare import compare_traces
+from o3viz.figures import (
+    alignment_figure,
+    curves_figure,
+    default_shown,
+    diff_heatmap,
+    tree_figure,
+    verdicts_figure,
+    view_graph,
+)
+from pages._inspect_tabs import graph_of
+from pages._ui import entry_label, library, need_traces, require_router, show_figure
+
+
+@st.cache_resource(max_entries=8, show_spinner="Comparing…")
+def comparison_of(ka: str, kb: str, _a, _b, na: str, nb: str):
+    return compare_traces(_a, _b, a_name=na, b_name=nb)
+
+
+def _swap() -> None:
+    st.session_state.compare_a, st.session_state.compare_b = (
+        st.session_state.compare_b,
+        st.session_state.compare_a,
+    )
+
+
+require_router()
+st.title("Compare")
+if not need_traces(2):
+    st.stop()
+lib = library()
+keys = list(lib)
+if st.session_state.compare_a not in lib:
+    st.session_state.compare_a = keys[0]
+if st.session_state.compare_b not in lib or st.session_state.compare_b == st.session_state.compare_a:
+    st.session_state.compare_b = next(k for k in keys if k != st.session_state.compare_a)
+c1, c2, c3 = st.columns([5, 1.4, 5], vertical_alignment="bottom")
+ka = c1.selectbox("Trace A", keys, format_func=lambda k: entry_label(lib, k), key="compare_a")
+c2.button("Swap", on_click=_swap, icon=":material/swap_horiz:")
+kb = c3.selectbox("Trace B", keys, format_func=lambda k: entry_label(lib, k), key="compare_b")
+a, b = lib[ka].trace, lib[kb].trace
+comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
+
+st.subheader("Metrics")
+numeric = [m for m in comp.metrics if m.delta is not None][:6]
+for col, m in zip(st.columns(len(numeric) or 1), numeric, strict=False):
+    col.metric(
+        m.name, f"{m.b:.3g}" if isinstance(m.b, float) else m.b, delta=round(m.delta, 4), help=f"A: {m.a}"
+    )
+st.dataframe(
+    [{"metric": m.name, "A": str(m.a), "B": str(m.b), "B − A": m.delta} for m in comp.metrics],
+    hide_index=True,
+)
+
+st.subheader(f"Steps aligned (similarity {comp.similarity:.0%})")
+st.dataframe(
+    [{"": s.tag, "A step": s.a_index, "A": s.a_text, "B step": s.b_index, "B": s.b_text} for s in comp.steps],
+    hide_index=True,
+    height=320,
+)
+show_figure(alignment_figure(comp), "cmp_align")
+
+st.subheader("Decision trees")
+left, right = st.columns(2)
+for col, k, t, tag in ((left, ka, a, "A"), (right, kb, b, "B")):
+    with col:
+        G = graph_of(k, t)
+        show_figure(
+            tree_figure(view_graph(G, default_shown(G)), title=f"{tag}: decision tree", labels=False),
+            f"cmp_tree_{tag}",
+        )
+
+st.subheader("Attention and confidence")
+show_figure(curves_figure(comp), "cmp_curves")
+show_figure(diff_heatmap(comp), "cmp_diff")
+
+st.subheader("Verdicts and compression")
+left, right = st.columns(2)
+with left:
+    show_figure(verdicts_figure(comp), "cmp_verdicts")
+with right:
+    st.markdown("**Checks whose verdict differs (final rounds)**")
+    st.dataframe(comp.checks, hide_index=True) if comp.checks else st.caption("None.")
+    st.markdown("**Compression**")
+    st.dataframe([{"": m.name, "A": str(m.a), "B": str(m.b)} for m in comp.compression], hide_index=True)

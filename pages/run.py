@@ -1,0 +1,217 @@
+"""Run: make a new trace with the model (capture, or the verify/optimize loop for several rounds),
+stream its tokens, stop it, and add it to the library. The model loads here and nowhere else."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from o3viz.figures import escape_markdown
+from o3viz.library import LibraryEntry, RunJob, bytes_key, run_name
+from o3viz.trace import trace_bytes
+from pages._ui import add_entries, require_router
+
+IMPORT_PROBLEM = None
+try:  # the run machinery may be absent or broken in this installation; the page still explains itself
+    from o3viz.capture import CaptureConfig, DAAConfig, capture
+except Exception as exc:  # noqa: BLE001 (ImportError, or a module that fails while importing)
+    capture, IMPORT_PROBLEM = None, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+try:
+    from o3viz.solve import solve
+except Exception:  # noqa: BLE001
+    solve = None
+
+SOURCES = {
+    "Free prompt": None,
+    "GSM8K": "gsm8k:{}",
+    "HumanEval": "humaneval:HumanEval/{}",
+    "MBPP+": "mbppplus:Mbpp/{}",
+}
+
+
+@st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
+def get_model(name: str | None):
+    from o3viz.model import load_model
+
+    return load_model(name or None)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def task_prompt(spec: str) -> str:
+    from o3viz.tasks import load_task
+
+    return load_task(spec).prompt
+
+
+@st.cache_resource(show_spinner="Checking the sandbox…")
+def isolation_note() -> str:
+    from o3viz.sandbox import available_isolation, describe_isolation
+
+    modes = available_isolation()
+    return (
+        f"Generated code runs in a sandbox ({modes[0]}). " + describe_isolation(modes[0])
+        if modes
+        else "No sandbox mode works on this machine: code tasks cannot be verified here."
+    )
+
+
+def settings_form() -> dict:
+    """Every input of a run, as plain values."""
+    c1, c2 = st.columns([2, 1])
+    source = c2.selectbox("Task source", list(SOURCES), key="run_source")
+    task_id, prompt = None, ""
+    if SOURCES[source] is None:
+        prompt = c1.text_area(
+            "Prompt",
+            "Natalia sold clips to 48 of her friends in April, and then she sold half as many "
+            "clips in May. How many clips did Natalia sell altogether in April and May?",
+            key="run_prompt",
+        )
+    else:
+        n = c2.number_input("Task number", 0, 2000, 0, key="run_task_n")
+        task_id = SOURCES[source].format(n)
+        try:
+            c1.text(task_prompt(task_id))
+        except Exception as exc:  # a missing dataset or package: say which, one line
+            c1.error(escape_markdown(f"{task_id}: {exc}"))
+            task_id = None
+    with st.expander("Model, attention and DAA", expanded=False):
+        m1, m2 = st.columns(2)
+        model = m1.text_input(
+            "Model (empty = embedded SmolLM2-135M-Instruct; or a local path)", "", key="run_model"
+        )
+        max_new = m2.slider("Max new tokens", 16, 1024, 192, key="run_max_new")
+        layers = m1.text_input(
+            "Layers kept per head (auto, all, none or e.g. 0,15,29)", "auto", key="run_layers"
+        )
+        explore = m2.number_input("Explore K decision points", 0, 8, 0, key="run_explore")
+        daa = m1.selectbox("DAA mode", ["off", "observe", "allocate"], key="run_daa")
+        strength = m2.slider(
+            "DAA strength λ", 0.0, 4.0, 1.0, 0.1, key="run_strength", disabled=daa != "allocate"
+        )
+    with st.expander("Verification and compression", expanded=False):
+        v1, v2 = st.columns(2)
+        rounds = v1.slider("Verification rounds", 1, 5, 1, key="run_rounds")
+        confidence = v2.slider("Confidence threshold", 0.0, 1.0, 0.9, 0.05, key="run_conf")
+        compress = v1.toggle("Compression", False, key="run_compress")
+        hi = v2.slider("Compress at score ≥", 0.0, 1.0, 0.7, 0.05, key="run_hi", disabled=not compress)
+        lo = v2.slider("Expand at score ≤", 0.0, 1.0, 0.3, 0.05, key="run_lo", disabled=not compress)
+    layer_spec = (
+        layers.strip()
+        if layers.strip() in ("auto", "all", "none")
+        else [int(x) for x in layers.replace(" ", "").split(",") if x.lstrip("-").isdigit()]
+    )
+    return {
+        "source": source,
+        "task_id": task_id,
+        "prompt": prompt,
+        "model": model.strip(),
+        "max_new": max_new,
+        "layers": layer_spec,
+        "explore": int(explore),
+        "daa": daa,
+        "strength": strength,
+        "rounds": rounds,
+        "confidence": confidence,
+        "compress": compress,
+        "thresholds": (hi, lo),
+    }
+
+
+def start_job(s: dict) -> RunJob:
+    """Load the model (cached), then start the run in the background."""
+    model, tok = get_model(s["model"])
+    kw = {
+        "capture": CaptureConfig(layers=s["layers"]),
+        "daa": DAAConfig(mode=s["daa"], strength=s["strength"]),
+        "explore": s["explore"],
+        "max_new_tokens": s["max_new"],
+    }
+    what = s["task_id"] or s["prompt"]
+    if (s["rounds"] > 1 or s["task_id"]) and solve is None:
+        raise RuntimeError("the verification loop (o3viz.solve) is not available in this installation")
+
+    def fn(**callbacks):
+        if s["rounds"] > 1 or s["task_id"]:
+            return solve(
+                model,
+                tok,
+                what,
+                max_rounds=s["rounds"],
+                confidence_threshold=s["confidence"],
+                **kw,
+                **callbacks,
+            )
+        return capture(model, tok, what, **kw, **callbacks)
+
+    return RunJob(fn, s["max_new"])
+
+
+def follow_job(job: RunJob) -> None:
+    """Stream the job's tokens until it ends; a Stop click reruns the page, which stops the job."""
+    st.button("Stop", on_click=job.stop, icon=":material/stop:", type="primary")
+    bar, box = st.progress(0.0, "generating…"), st.empty()
+    while job.running:
+        done = len(job.pieces)
+        bar.progress(
+            min(done / max(job.total, 1), 1.0), f"{done} tokens" + (" · stopping…" if job.stopped else "")
+        )
+        box.text("".join(job.pieces)[-4000:])
+        time.sleep(0.25)
+    st.session_state.run_job = None
+    if job.error:
+        st.session_state.run_message = ("error", job.error)
+    elif job.trace is not None:
+        st.session_state.runs += 1
+        data = trace_bytes(job.trace)
+        entry = LibraryEntry(
+            bytes_key(data), run_name(job.trace, st.session_state.runs), "run", job.trace, len(data)
+        )
+        add_entries([entry])
+        st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None
+        st.session_state.run_message = ("ok", entry.name + (" (stopped early)" if job.stopped else ""))
+    st.rerun()
+
+
+require_router()
+st.title("Run")
+st.caption("Generate with the instrumented model; the run's trace joins the library.")
+if capture is None:
+    st.info(
+        "Live runs need o3viz.capture (torch and transformers), which cannot be imported here "
+        f"({escape_markdown(IMPORT_PROBLEM or '')}). The library, Inspect and Compare pages work without it."
+    )
+    st.stop()
+settings = settings_form()
+if settings["compress"]:
+    st.info(
+        "Compression settings are recorded, but live runs do not apply compression yet: "
+        "use `python -m o3viz run --compress` for a compressed trace."
+    )
+if settings["source"] in ("HumanEval", "MBPP+"):
+    try:
+        st.info(escape_markdown(isolation_note()), icon=":material/shield:")
+    except ImportError:
+        st.info("The code sandbox (o3viz.sandbox) is not available: code tasks cannot be verified here.")
+job = st.session_state.run_job
+if job is not None:
+    follow_job(job)
+if st.button(
+    "Run",
+    type="primary",
+    icon=":material/play_arrow:",
+    disabled=not (settings["task_id"] or settings["prompt"].strip()),
+):
+    try:
+        st.session_state.run_job = start_job(settings)
+    except Exception as exc:  # model load or bad settings: one line, never a traceback
+        st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
+    else:
+        st.rerun()
+msg = st.session_state.pop("run_message", None)
+if msg and msg[0] == "ok":
+    st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
+    st.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")
+elif msg:
+    st.error(escape_markdown(f"The run failed: {msg[1]}"))
