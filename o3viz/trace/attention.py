@@ -91,6 +91,9 @@ class AttentionRecord:
     alloc_labels: list[str] = field(default_factory=list)  # K labels: "seg 0".., "step 0"..
     daa: DAARecord | None = None
     info: dict = field(default_factory=dict)  # capture settings (top-k, head-averaging, windows...)
+    # Heads held in per_head's H axis, in order: None = all num_heads heads; [] = per_head holds
+    # the head mean (H axis of size 1, CaptureConfig.head_average).
+    heads: list[int] | None = None
 
     _ARRAYS = (("mean", 2), ("per_head", 4), ("layer_head", 3), ("prefill", 3), ("step_alloc", 2))
 
@@ -104,8 +107,14 @@ class AttentionRecord:
             return self.mean.astype(np.float32)
         if self.per_head is None or layer not in self.layers:
             raise KeyError(f"layer {layer} was not kept per head; kept: {self.layers}")
-        block = self.per_head[:, self.layers.index(layer)].astype(np.float32)  # (G, H, C)
-        return block.mean(axis=1) if head is None else block[:, head]
+        block = self.per_head[:, self.layers.index(layer)].astype(np.float32)  # (G, H', C)
+        if head is None:
+            return block.mean(axis=1)
+        if self.heads is None:
+            return block[:, head]
+        if head not in self.heads:
+            raise KeyError(f"head {head} was not kept per head; kept: {self.heads or 'head mean only'}")
+        return block[:, self.heads.index(head)]
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {
@@ -121,6 +130,8 @@ class AttentionRecord:
                 d[k] = encode_array(getattr(self, k))
         if self.daa is not None:
             d["daa"] = self.daa.to_dict()
+        if self.heads is not None:
+            d["heads"] = list(self.heads)
         return d
 
     @classmethod
@@ -138,6 +149,8 @@ class AttentionRecord:
             setattr(rec, k, _opt_array(d, k, path, ndim))
         if d.get("daa") is not None:
             rec.daa = DAARecord.from_dict(req(d, "daa", dict, path), f"{path}.daa")
+        if d.get("heads") is not None:
+            rec.heads = req_list(d, "heads", path, int)
         return rec
 
     def __eq__(self, other: object) -> bool:

@@ -1,0 +1,146 @@
+"""Turning an :class:`Imported` into a :class:`Trace`: one round whose text is the thinking (then
+the answer), typed steps with the tree, the final answer, claim and answer checks, provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from o3viz.importers.answers import AnswerSpan, extract_answer
+from o3viz.importers.checks import answer_check, claim_checks
+from o3viz.importers.datasets import describe_source
+from o3viz.importers.formats import Imported
+from o3viz.importers.steps import build_steps, split_steps, step_type_counts
+from o3viz.trace import Provenance, Round, Task, Trace
+
+SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
+_STRONG = ("boxed", "hashes", "answer_label", "final_math")
+_CODE = re.compile(
+    r"```|\bdef \w+\(|\bfunction\b.*\breturn|\bwrite (a|an) (python )?(program|function)", re.I
+)
+_MATHY = re.compile(r"\\boxed|\$|\\\(|\\frac|\d\s*[-+*/^=]\s*\d")
+
+
+def compose_text(thinking: str, answer: str) -> tuple[str, dict[str, list[int]]]:
+    """``round.text`` and the character regions of its parts (``thinking``, ``answer``)."""
+    regions: dict[str, list[int]] = {}
+    text = thinking
+    if thinking:
+        regions["thinking"] = [0, len(thinking)]
+    if answer:
+        start = len(text) + (len(SEPARATOR) if text else 0)
+        text = (text + SEPARATOR if text else "") + answer
+        regions["answer"] = [start, len(text)]
+    return text, regions
+
+
+def task_kind(imp: Imported, text: str) -> str:
+    if _CODE.search(imp.question) or "```python" in imp.answer:
+        return "code"
+    if imp.reference is not None or _MATHY.search(imp.question) or "\\boxed" in text:
+        return "math"
+    return "general"
+
+
+def find_answer(text: str, regions: dict[str, list[int]], kind: str) -> AnswerSpan | None:
+    """The final answer: searched in the answer part first, then in the thinking. In thinking
+    alone, "last number" counts only for math tasks (a puzzle's last number is rarely its answer)."""
+    for part in ("answer", "thinking"):
+        if part not in regions:
+            continue
+        a, b = regions[part]
+        found = extract_answer(text[a:b])
+        if found is None or (part == "thinking" and kind != "math" and found.method not in _STRONG):
+            continue
+        return AnswerSpan(found.text, a + found.start, a + found.end, found.method)
+    return None
+
+
+def build_trace(
+    imp: Imported,
+    *,
+    file: str | None = None,
+    reference: str | None = None,
+    question: str | None = None,
+    claims: bool = True,
+    options: dict | None = None,
+) -> Trace:
+    """The trace of one imported reasoning text (no tokens; see ``o3viz.importers.enrich``)."""
+    text, regions = compose_text(imp.thinking, imp.answer)
+    reference = reference if reference is not None else imp.reference
+    imp.question = question if question is not None else imp.question
+    imp.reference = reference
+    kind = task_kind(imp, text)
+    answer = find_answer(text, regions, kind)
+    spans = split_steps(text, [tuple(r) for r in regions.values()])
+    steps, rules = build_steps(text, spans, answer.start if answer else None)
+    rnd = Round(index=0, prompt=imp.question, text=text, steps=steps, answer=answer.text if answer else None)
+    final = next((st.index for st in steps if st.kind == "final"), None)
+    status = "disabled"
+    if claims:
+        rnd.checks, status = claim_checks(rnd)
+    check = answer_check(answer, reference, final)
+    rnd.checks.append(check)
+    rnd.verdict = {"correct": "pass", "wrong": "fail"}.get(check.verdict, "unverifiable")
+    rnd.info = {
+        "regions": regions,
+        "answer_method": answer.method if answer else None,
+        "branch_rules": rules,
+        "claim_checker": status,
+        "step_types": step_type_counts(steps),
+    }
+    info = {"imported": True, **({"source_info": imp.info} if imp.info else {})}
+    if imp.is_correct is not None:
+        info["file_is_correct"] = imp.is_correct
+        if check.verdict != "unverifiable":
+            info["agrees_with_file"] = (check.verdict == "correct") == imp.is_correct
+    if imp.file_answer is not None:
+        info["file_answer"] = imp.file_answer
+    return Trace(
+        task=Task(
+            question=imp.question, kind=kind, source="import", id=_task_id(imp, file), reference=reference
+        ),
+        rounds=[rnd],
+        provenance=_provenance(imp, file, options or {}),
+        info=info,
+    )
+
+
+def _task_id(imp: Imported, file: str | None) -> str | None:
+    item = imp.info.get("item_id") or imp.info.get("problem_id")
+    if item:
+        return str(item)
+    if file:
+        return Path(file).stem + (f":{imp.record}" if imp.record is not None else "")
+    return None
+
+
+def _provenance(imp: Imported, file: str | None, options: dict) -> Provenance:
+    from o3viz import __version__
+
+    source: dict = {"format": imp.format}
+    if file:
+        source["file"] = Path(file).name
+    if imp.record is not None:
+        source["record"] = imp.record
+    model = imp.source_model or (
+        Path(file).stem if file and imp.format in ("plain_text", "think_tags") else None
+    )
+    if model:
+        source["source_model"] = model
+    source.update(describe_source(file))
+    source.update(
+        imp.info.get("redacted_thinking_blocks")
+        and {"redacted_thinking_blocks": imp.info["redacted_thinking_blocks"]}
+        or {}
+    )
+    settings = {k: v for k, v in options.items() if v is not None and isinstance(v, str | int | float | bool)}
+    return Provenance(
+        model_id=model or "unknown (imported)",
+        library_versions={"o3viz": __version__},
+        settings={"import": settings},
+        created_at=datetime.now(UTC).isoformat(),
+        source=source,
+    )

@@ -1,0 +1,189 @@
+"""JSON and JSONL datasets of reasoning traces: picking a record, reading its fields (dotted paths
+such as ``base_solution.solution``) with defaults that fit the files in ``../shared/data/traces``,
+and the licence and origin of a known source file (read from the README beside it).
+
+Field defaults, tried in order (the first present, non-empty string wins):
+
+- text: ``full_response``, ``base_solution.solution``, ``response``, ``completion``, ``output``,
+  ``generation``, ``text``, ``solution``; thinking-only fields ``reasoning_trace``,
+  ``reasoning_content``, ``reasoning``, ``thinking`` are used when no text field is present;
+- question: ``problem`` (or ``problem.problem``), ``question``, ``scenario.user_prompt``, ``prompt``, ``input``;
+- answer text: ``answer_text``, ``content``; reference: ``ground_truth``, ``problem.gt_answer``,
+  ``gt_answer``, ``reference``, ``expected_answer``, ``target``;
+- the file's own grading: ``is_correct``, ``base_solution.is_correct``; its extracted answer:
+  ``extracted_answer``, ``base_solution.answer``; model: ``model_name``, ``model``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from o3viz.errors import TraceError
+from o3viz.importers.formats import Imported, has_think_tags, parse_think_text
+
+TEXT_FIELDS = (
+    "full_response",
+    "base_solution.solution",
+    "response",
+    "completion",
+    "output",
+    "generation",
+    "text",
+    "solution",
+)
+THINKING_FIELDS = ("reasoning_trace", "reasoning_content", "reasoning", "thinking")
+QUESTION_FIELDS = ("problem", "problem.problem", "question", "scenario.user_prompt", "prompt", "input")
+ANSWER_FIELDS = ("answer_text", "content")
+REFERENCE_FIELDS = (
+    "ground_truth",
+    "problem.gt_answer",
+    "gt_answer",
+    "reference",
+    "expected_answer",
+    "target",
+)
+CORRECT_FIELDS = ("is_correct", "base_solution.is_correct")
+FILE_ANSWER_FIELDS = ("extracted_answer", "base_solution.answer")
+MODEL_FIELDS = ("model_name", "model")
+
+
+def get_field(record: Any, path: str) -> Any:
+    """``record["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
+    cur = record
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _first_str(record: dict, fields: tuple[str, ...]) -> str | None:
+    for f in fields:
+        v = get_field(record, f)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            v = str(v)
+        if isinstance(v, str) and v.strip():
+            return v
+    return None
+
+
+def _named(record: dict, name: str | None, defaults: tuple[str, ...], option: str) -> str | None:
+    if name is None:
+        return _first_str(record, defaults)
+    v = get_field(record, name)
+    if v is None:
+        raise TraceError(
+            f"{option}={name!r}: no such field in the record (fields: {', '.join(list(record)[:12])})"
+        )
+    if not isinstance(v, str | int | float) or isinstance(v, bool):
+        raise TraceError(f"{option}={name!r}: the field is a {type(v).__name__}, not text")
+    return str(v)
+
+
+def pick_record(records: list, record: int | None, where: str) -> tuple[int, dict]:
+    if not records:
+        raise TraceError(f"{where}: the dataset has no records")
+    n = 0 if record is None else record
+    if not -len(records) <= n < len(records):
+        raise TraceError(f"{where}: record {n} is out of range (the dataset has {len(records)} records)")
+    rec = records[n]
+    if not isinstance(rec, dict):
+        raise TraceError(f"{where}: record {n} is a {type(rec).__name__}, not an object")
+    return n % len(records), rec
+
+
+def parse_record(
+    rec: dict,
+    n: int,
+    fmt: str,
+    *,
+    text_field: str | None = None,
+    question_field: str | None = None,
+    answer_field: str | None = None,
+    reference_field: str | None = None,
+) -> Imported:
+    """One dataset record as an :class:`Imported`; raises ``TraceError`` naming what is missing."""
+    text = _named(rec, text_field, TEXT_FIELDS, "text_field")
+    thinking_only = None if text is not None else _first_str(rec, THINKING_FIELDS)
+    if text is None and thinking_only is None:
+        raise TraceError(
+            f"record {n}: no text field (tried {', '.join(TEXT_FIELDS + THINKING_FIELDS)}; pass text_field=)"
+        )
+    if text is not None and has_think_tags(text):
+        inner = parse_think_text(text)
+        thinking, answer = inner.thinking, inner.answer
+    else:
+        thinking, answer = (text or thinking_only or "").strip(), ""
+    if not answer or answer_field is not None:
+        answer = (_named(rec, answer_field, ANSWER_FIELDS, "answer_field") or answer).strip()
+    question = _named(rec, question_field, QUESTION_FIELDS, "question_field") or ""
+    correct = next((v for f in CORRECT_FIELDS if isinstance(v := get_field(rec, f), bool)), None)
+    return Imported(
+        fmt,
+        thinking,
+        answer,
+        question=_unquote(question).strip(),
+        reference=_named(rec, reference_field, REFERENCE_FIELDS, "reference_field"),
+        is_correct=correct,
+        source_model=_first_str(rec, MODEL_FIELDS),
+        record=n,
+        file_answer=_first_str(rec, FILE_ANSWER_FIELDS),
+        info={
+            k: rec[k]
+            for k in ("item_id", "problem_id", "dataset", "condition")
+            if isinstance(rec.get(k), str)
+        },
+    )
+
+
+def _unquote(s: str) -> str:
+    """Some merged files store strings as Python reprs (``'text'``); drop one matching quote pair."""
+    return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"" else s
+
+
+def is_dataset(data: Any) -> bool:
+    """A list of JSON objects, or one object that has a text or thinking field."""
+    if isinstance(data, list):
+        return bool(data) and all(isinstance(r, dict) for r in data[:50])
+    return isinstance(data, dict) and _first_str(data, TEXT_FIELDS + THINKING_FIELDS) is not None
+
+
+# ---------------------------------------------------------------- licence of known files
+
+_LICENCE = re.compile(r"Licen[cs]e:\s*([A-Za-z0-9.\-]+),?\s*([\w.\-]+/[\w.\-]+)?\s*(@\w+)?")
+
+
+def describe_source(file: str | None) -> dict:
+    """Licence and origin of a file, read from the nearest README.md above it that names it.
+
+    The README's bullet for the file (or its folder) must carry ``Licence: X, owner/repo @commit``,
+    as ``../shared/data/README.md`` does. Returns ``{}`` when nothing names the file.
+    """
+    if not file:
+        return {}
+    path = Path(file).resolve()
+    for folder in list(path.parents)[:3]:
+        readme = folder / "README.md"
+        if readme.is_file() and readme.stat().st_size < 1_000_000:
+            found = _licence_from_readme(readme.read_text(errors="replace"), path)
+            if found:
+                return found
+    return {}
+
+
+def _licence_from_readme(text: str, path: Path) -> dict:
+    names = [path.name, path.parent.name + "/"]
+    blocks = re.split(r"\n(?=- \*\*|## )", text)
+    for i, block in enumerate(blocks):
+        if any(n in block for n in names):
+            # the licence may sit in the block itself or in the next indented lines
+            for cand in blocks[i : i + 2]:
+                m = _LICENCE.search(cand)
+                if m:
+                    out = {"license": m.group(1).rstrip(",")}
+                    if m.group(2):
+                        out["origin"] = m.group(2) + (" " + m.group(3) if m.group(3) else "")
+                    return out
+    return {}
