@@ -37,6 +37,7 @@ from o3viz.capture_record import (
     attention_record,
     build_steps,
     decision_points,
+    dense_rows,
     extract_answer,
     generated_tokens,
     step_allocation,
@@ -312,8 +313,6 @@ def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConf
     if track is not None:
         before = None
         if rec.steps_before:
-            from o3viz.capture_record import _dense
-
-            before = _dense(rec.steps_before[: att.num_generated], att.mean.shape[1], dtype)
+            before = dense_rows(rec.steps_before[: att.num_generated], att.mean.shape[1], dtype)
         att.daa = track.record(before)
     return att

@@ -105,7 +105,7 @@ def answer_confidence(text: str, answer: str | None, tokens: list[Token]) -> flo
     return float(np.mean(np.exp(lps))) if lps else None
 
 
-def _dense(rows: list[torch.Tensor], width: int, dtype) -> np.ndarray:
+def dense_rows(rows: list[torch.Tensor], width: int, dtype) -> np.ndarray:
     """Stack rows of growing length (…, K_g) into (G, …, width), zero beyond each row's keys."""
     lead = tuple(rows[0].shape[:-1]) if rows else ()
     out = np.zeros((len(rows), *lead, width), dtype=dtype)
@@ -139,8 +139,8 @@ def attention_record(
     spec = rec.spec
     g = min(num_generated, len(rec.steps_mean))
     width = spec.prompt_len + g
-    mean = _dense(rec.steps_mean[:g], width, dtype)
-    per_head = _dense(rec.steps_heads[:g], width, dtype) if spec.keep_layers and g else None
+    mean = dense_rows(rec.steps_mean[:g], width, dtype)
+    per_head = dense_rows(rec.steps_heads[:g], width, dtype) if spec.keep_layers and g else None
     layer_head = np.stack([t.numpy() for t in rec.steps_layer_head[:g]]) if g else None
     prefill = None
     if spec.keep_layers and all(layer in rec.prefill for layer in spec.keep_layers):

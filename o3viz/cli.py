@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench_sub = bench.add_subparsers(dest="bench", metavar="NAME", parser_class=_Parser)
     for name in _modules(benchmarks):
         mod = importlib.import_module(f"o3viz.benchmarks.{name}")
-        p = bench_sub.add_parser(name, help=(mod.__doc__ or name).strip().splitlines()[0])
+        # A module named after a keyword carries a trailing underscore (import_ -> "import").
+        p = bench_sub.add_parser(name.rstrip("_"), help=(mod.__doc__ or name).strip().splitlines()[0])
         mod.add_arguments(p)
         p.set_defaults(func=mod.run)
     return parser

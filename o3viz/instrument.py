@@ -18,7 +18,8 @@ What a recorder keeps, per decode step (one query row per head with the KV cache
 - ``heads``: full (or top-k) rows of the kept layers, ``(len(keep_layers), H', K)``;
 - ``before``: in allocate mode, the mean row with the bias removed in each layer.
 
-Prefill forwards record the head-averaged ``(P, P)`` attention of the kept layers. Everything is
+Prefill forwards record the head-averaged ``(P, P)`` attention of the kept layers. Recording
+assumes batch size 1 (a capture is one sequence). Everything is
 detached, sliced, downcast and moved to the CPU at the end of each step.
 """
 

@@ -24,7 +24,7 @@ from o3viz.verification import (
     claims_to_checks,
     code_verdict_to_checks,
     feedback_for,
-    final_number,
+    final_answer,
     numbers_equal,
     round_verdict,
 )
@@ -73,13 +73,6 @@ def _confidence(rnd: Round, span: tuple[int, int] | None) -> float | None:
     return sum(math.exp(t.logprob) for t in toks) / len(toks) if toks else None
 
 
-def _answer_span(text: str, answer: str | None) -> tuple[int, int] | None:
-    if not answer:
-        return None
-    i = text.rfind(answer)
-    return (i, i + len(answer)) if i >= 0 else None
-
-
 def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
     """The verification layer: fills ``rnd.checks``, ``answer``, ``confidence`` and ``verdict``."""
     from o3viz.claims import check_claims
@@ -94,19 +87,14 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
         rnd.answer = program
         rnd.info["isolation"] = verdict.isolation
     else:
-        checks += claims_to_checks(
-            check_claims(rnd.text, steps=[(s.start, s.end) for s in rnd.steps] or None)
-        )
-        rnd.answer = (
-            final_number(rnd.text)
-            if spec.task.kind == "math"
-            else (rnd.text.strip().splitlines() or [""])[-1]
-        )
-        span = _answer_span(rnd.text, rnd.answer)
-        ans = answer_check(rnd.answer, spec.task.reference) if spec.task.kind == "math" else None
-        if ans is not None:
-            ans.step = next((s.index for s in rnd.steps if span and s.start <= span[0] < s.end), None)
-            checks.append(ans)
+        spans = [(s.start, s.end) for s in rnd.steps] or None
+        checks += claims_to_checks(check_claims(rnd.text, steps=spans))
+        found = final_answer(rnd.text) if spec.task.kind == "math" else None
+        rnd.answer = found.text if found else (rnd.text.strip().splitlines() or [""])[-1]
+        span = (found.start, found.end) if found else None
+        if spec.task.kind == "math" and spec.task.reference is not None:
+            step = next((s.index for s in rnd.steps if span and s.start <= span[0] < s.end), None)
+            checks.append(answer_check(found, spec.task.reference, step))
     rnd.checks = checks
     rnd.confidence = _confidence(rnd, span)
     rnd.verdict = round_verdict(checks)
@@ -121,7 +109,8 @@ def judge_branches(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             else b.text
         )
         if spec.task.kind == "math" and spec.task.reference is not None:
-            b.answer = final_number(text)
+            found = final_answer(text)
+            b.answer = found.text if found else None
             b.verdict = "correct" if numbers_equal(b.answer, spec.task.reference) else "wrong"
         elif spec.task.kind == "code" and spec.tests is not None:
             from o3viz.codeverify import verify_code

@@ -23,35 +23,38 @@ and a maximum number of steps).
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
 from typing import Any
 
+from o3viz.answers import AnswerSpan, answers_equivalent, extract_answer
 from o3viz.trace import Check
 
 FAILING = ("fail", "error", "timeout", "wrong")
 PASSING = ("pass", "correct")
-_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?")
-_ANSWER_CUE = re.compile(r"(?:answer is|answer:|####|\\boxed\{)\s*\$?\s*(-?[\d,]*\.?\d+)", re.I)
 
 
 def claims_to_checks(claims: list[Any]) -> list[Check]:
-    """``o3viz.claims.Claim`` objects as trace checks (kind ``claim``)."""
-    return [
-        Check(
-            kind="claim",
-            name=f"{c.expression} = {c.stated}",
-            verdict=c.verdict,
-            rule=c.rule,
-            step=c.step if c.step >= 0 else None,
-            span=[c.start, c.end],
-            expression=c.expression,
-            stated=c.stated,
-            computed=c.value or None,
-            message="" if c.verdict != "wrong" else f"computed {c.value}, stated {c.stated}",
+    """``o3viz.claims.Claim`` objects (or their dicts) as trace ``Check(kind="claim")`` records."""
+    out = []
+    for c in claims:
+        d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
+        step, computed = d.get("step"), d.get("value", d.get("computed")) or None
+        out.append(
+            Check(
+                kind="claim",
+                name=f"{d.get('expression', '')} = {d.get('stated', '')}",
+                verdict=d["verdict"],
+                message=f"computed {computed or '?'}, stated {d.get('stated', '')}"
+                if d["verdict"] == "wrong"
+                else "",
+                rule=d.get("rule"),
+                step=step if isinstance(step, int) and step >= 0 else None,
+                span=[int(d["start"]), int(d["end"])] if "start" in d else d.get("span"),
+                expression=d.get("expression"),
+                stated=d.get("stated"),
+                computed=computed,
+            )
         )
-        for c in claims
-    ]
+    return out
 
 
 def code_verdict_to_checks(verdict: Any) -> list[Check]:
@@ -61,37 +64,39 @@ def code_verdict_to_checks(verdict: Any) -> list[Check]:
     ]
 
 
-def final_number(text: str) -> str | None:
-    """The final answer of a math text: after "The answer is"/"####"/\\boxed, else the last number."""
-    cues = _ANSWER_CUE.findall(text)
-    if cues:
-        return cues[-1].replace(",", "")
-    nums = _NUMBER.findall(text)
-    return nums[-1].replace(",", "").replace("$", "") if nums else None
+def final_answer(text: str) -> AnswerSpan | None:
+    """The final answer of a text (``o3viz.answers.extract_answer``)."""
+    return extract_answer(text)
 
 
 def numbers_equal(a: str | None, b: str | None) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return Fraction(a.replace(",", "")) == Fraction(b.replace(",", ""))
-    except (ValueError, ZeroDivisionError):
-        return a.strip() == b.strip()
+    """Basic math equivalence of two answers (``o3viz.answers.answers_equivalent``)."""
+    return a is not None and b is not None and answers_equivalent(a, b)
 
 
-def answer_check(answer: str | None, reference: str | None) -> Check | None:
-    """The final answer against a known reference; None when there is no reference."""
-    if reference is None:
-        return None
-    if answer is None:
-        return Check("answer", "final answer", "wrong", message="no final answer found")
-    ok = numbers_equal(answer, reference)
+def answer_check(answer: AnswerSpan | None, reference: str | None, step: int | None = None) -> Check:
+    """The final answer against the reference: correct / wrong, or unverifiable without one of them."""
+    if answer is None or not reference:
+        missing = "no final answer found" if answer is None else "no reference answer"
+        return Check(
+            kind="answer",
+            name="final answer",
+            verdict="unverifiable",
+            message=missing,
+            step=step,
+            stated=answer.text if answer else None,
+            computed=reference or None,
+        )
+    ok = answers_equivalent(answer.text, reference)
     return Check(
-        "answer",
-        f"final answer {answer}",
-        "correct" if ok else "wrong",
+        kind="answer",
+        name=f"final answer {answer.text}",
+        verdict="correct" if ok else "wrong",
         message="" if ok else f"expected {reference}",
-        stated=answer,
+        rule=f"answer_{answer.method}",
+        step=step,
+        span=[answer.start, answer.end],
+        stated=answer.text,
         computed=reference,
     )
 

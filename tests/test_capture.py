@@ -121,6 +121,7 @@ def test_storage_options_top_k_heads_and_head_average(tiny):
     np.testing.assert_array_equal(att.token_matrix(layer=2, head=2), att.per_head[:, 0, 0].astype(np.float32))
     with pytest.raises(KeyError):
         att.token_matrix(layer=2, head=0)
+    assert load_trace(trace_bytes(picked)).final.attention.heads == [2]
     avg = capture(
         model, tok, PROMPT, capture=CaptureConfig(head_average=True, top_k=None), **kw
     ).final.attention

@@ -8,13 +8,14 @@ import json
 
 import pytest
 
+from o3viz.answers import answers_equivalent, extract_answer, normalize_answer
 from o3viz.errors import TraceError, UsageError
 from o3viz.importers import FORMATS, detect_format, import_trace
-from o3viz.importers.answers import answers_equivalent, extract_answer, normalize_answer
-from o3viz.importers.checks import answer_check, claims_to_checks, mask_digitless
+from o3viz.importers.checks import mask_digitless
 from o3viz.importers.formats import MAX_IMPORT_BYTES
 from o3viz.importers.steps import LOOKBACK, build_steps, classify_step
 from o3viz.trace import load_trace, trace_bytes
+from o3viz.verification import answer_check, claims_to_checks
 
 THINK = (
     "First, 12 * 3 = 36. Then 36 + 4 = 40.\n\nWait, let me check 12 * 3 again: it is 36. So the total is 40."

@@ -12,7 +12,7 @@ from o3viz.verification import (
     answer_check,
     choose_action,
     feedback_for,
-    final_number,
+    final_answer,
     numbers_equal,
     round_verdict,
 )
@@ -54,16 +54,17 @@ def test_feedback_names_failing_tests_and_correct_values_of_wrong_claims():
     assert feedback_for("accept", [], None) == ""
 
 
-def test_final_answer_extraction_and_numeric_equality():
-    assert final_number("9 * 2 = 18 dollars.\nThe answer is $1,018.") == "1018"
-    assert final_number("#### 72") == "72"
-    assert final_number("it is \\boxed{3.5}") == "3.5"
-    assert final_number("no digits") is None
+def test_final_answer_extraction_and_equivalence():
+    assert final_answer("9 * 2 = 18 dollars.\nThe answer is $1,018.").text in ("$1,018.", "$1,018", "1,018")
+    assert numbers_equal(final_answer("9 * 2 = 18 dollars.\nThe answer is $1,018.").text, "1018")
+    assert final_answer("#### 72").text == "72"
+    assert final_answer("it is \\boxed{3.5}").text == "3.5"
+    assert final_answer("no digits") is None
     assert numbers_equal("18.0", "18") and numbers_equal("1/2", "0.5") and not numbers_equal("17", "18")
-    assert answer_check("18", "18").verdict == "correct"
-    assert answer_check("17", "18").verdict == "wrong"
-    assert answer_check(None, "18").verdict == "wrong"
-    assert answer_check("17", None) is None
+    assert answer_check(final_answer("The answer is 18."), "18").verdict == "correct"
+    assert answer_check(final_answer("The answer is 17."), "18").verdict == "wrong"
+    assert answer_check(None, "18").verdict == "unverifiable"
+    assert answer_check(final_answer("17"), None).verdict == "unverifiable"
 
 
 def test_code_extraction_prefers_the_block_defining_the_entry_point():

@@ -32,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=2048,
         help="tokens of the peak-RSS capture (default 2048; 0 skips it)",
     )
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default 0: torch's default)")
     p.add_argument("--rss-child", type=int, default=0, help=argparse.SUPPRESS)
 
 
@@ -123,8 +124,13 @@ def _peak_rss_mb(n: int) -> float:
 def run(args: argparse.Namespace) -> int:
     if args.rss_child:
         return _peak_rss_child(args.rss_child)
+    import torch
+
     from o3viz.model import load_model
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"threads: {torch.get_num_threads()}")
     model, tok = load_model()
     runners = _runners(model, tok, args.new_tokens)
     for fn in _runners(model, tok, 4).values():  # warm-up: lazy imports, allocator, kernels

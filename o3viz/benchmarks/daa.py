@@ -25,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--strengths", default="0.5,1,2", help="allocate strengths λ, comma-separated (default 0.5,1,2)"
     )
     p.add_argument("--max-new-tokens", type=int, default=256, help="tokens per answer (default 256)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default 0: torch's default)")
     p.add_argument("--data", type=Path, default=DATA, help="gsm8k_test.jsonl (default ../shared/data/gsm8k)")
 
 
@@ -78,8 +79,13 @@ def _accuracy(model, tok, problems, daa, max_new_tokens: int) -> tuple[float, fl
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
     from o3viz.capture import DAAConfig
     from o3viz.model import load_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     if args.gsm8k < 1:
         raise UsageError("--gsm8k must be at least 1")

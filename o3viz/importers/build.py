@@ -8,12 +8,13 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from o3viz.importers.answers import AnswerSpan, extract_answer
-from o3viz.importers.checks import answer_check, claim_checks
+from o3viz.answers import AnswerSpan, extract_answer
+from o3viz.importers.checks import claim_checks
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
 from o3viz.importers.steps import build_steps, split_steps, step_type_counts
 from o3viz.trace import Provenance, Round, Task, Trace
+from o3viz.verification import answer_check
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
 _STRONG = ("boxed", "hashes", "answer_label", "final_math")

@@ -1,37 +1,12 @@
 """Checks on an imported round: arithmetic claims (through ``o3viz.claims`` when it is installed)
-and the final answer against the reference. ``claims_to_checks`` is reusable by any producer of
-rounds.
+and the final answer against the reference. Claims become checks through
+``o3viz.verification.claims_to_checks``, shared with ``solve``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from o3viz.importers.answers import AnswerSpan, answers_equivalent
 from o3viz.trace import Check, Round
-
-
-def claims_to_checks(claims: list[Any]) -> list[Check]:
-    """``o3viz.claims.Claim`` objects (or their dicts) as trace ``Check(kind="claim")`` records."""
-    out = []
-    for c in claims:
-        d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
-        step = d.get("step")
-        out.append(
-            Check(
-                kind="claim",
-                name=f"{d.get('expression', '')} = {d.get('stated', '')}",
-                verdict=d["verdict"],
-                message=f"computed {d.get('value') or d.get('computed') or '?'}",
-                rule=d.get("rule"),
-                step=step if isinstance(step, int) and step >= 0 else None,
-                span=[int(d["start"]), int(d["end"])] if "start" in d else d.get("span"),
-                expression=d.get("expression"),
-                stated=d.get("stated"),
-                computed=d.get("value", d.get("computed")) or None,
-            )
-        )
-    return out
+from o3viz.verification import claims_to_checks
 
 
 def claim_checks(rnd: Round) -> tuple[list[Check], str]:
@@ -55,30 +30,3 @@ def mask_digitless(text: str, spans: list[tuple[int, int]]) -> str:
             pos = e
     parts.append(text[pos:])
     return "".join(parts)
-
-
-def answer_check(answer: AnswerSpan | None, reference: str | None, step: int | None) -> Check:
-    """The final answer against the reference: correct / wrong, or unverifiable without one of them."""
-    if answer is None or not reference:
-        missing = "no final answer found" if answer is None else "no reference answer"
-        return Check(
-            kind="answer",
-            name="final answer",
-            verdict="unverifiable",
-            message=missing,
-            step=step,
-            stated=answer.text if answer else None,
-            computed=reference or None,
-        )
-    verdict = "correct" if answers_equivalent(answer.text, reference) else "wrong"
-    return Check(
-        kind="answer",
-        name="final answer",
-        verdict=verdict,
-        message=f"answer {answer.text!r} ({answer.method}) vs reference {reference!r}",
-        rule=f"answer_{answer.method}",
-        step=step,
-        span=[answer.start, answer.end],
-        stated=answer.text,
-        computed=reference,
-    )

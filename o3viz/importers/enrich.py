@@ -135,7 +135,10 @@ def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k
         layer_head[r0:r1] = rec.layer_head.numpy()
         for i, layer in enumerate(keep):
             block = rec.per_head[layer].numpy()
-            per_head[r0:r1, i, :, :p], per_head[r0:r1, i, :, p + w.start : p + w.end] = block[..., :p], block[..., p:]
+            per_head[r0:r1, i, :, :p], per_head[r0:r1, i, :, p + w.start : p + w.end] = (
+                block[..., :p],
+                block[..., p:],
+            )
         del rec
     return {
         "mean": mean,

@@ -278,9 +278,8 @@ def parse_openai_responses(d: Any) -> Imported:
             ]
     if not thoughts and not answers:
         raise TraceError("openai responses: no reasoning or message output")
-    question = d.get("instructions") if isinstance(d.get("input"), list | None) else d.get("input")
-    if isinstance(d.get("input"), list):
-        question = _user_question(d["input"])
+    # ``input`` is the user's text, or a list of messages (the response object echoes it when stored)
+    question = _user_question(d["input"]) if isinstance(d.get("input"), list) else d.get("input")
     return Imported(
         "openai_responses",
         "\n\n".join(t.strip() for t in thoughts),
