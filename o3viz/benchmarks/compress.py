@@ -261,7 +261,7 @@ def run_scaling(sources, sizes: list[int], repeat: int, tok) -> list[str]:
     for n in sizes:
         text = scaling_corpus(sources, n)
         best, ctx = float("inf"), None
-        for _ in range(repeat if n <= 200_000 else 1):
+        for _ in range(repeat):
             t0 = time.perf_counter()
             ctx = compress_context(text)
             best = min(best, time.perf_counter() - t0)
