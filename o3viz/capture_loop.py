@@ -48,7 +48,7 @@ def token_stats(logits: torch.Tensor, chosen: int) -> tuple[float, float, list[t
     """(logprob of ``chosen``, entropy in nats, top-5 (id, prob)) of one next-token distribution."""
     logp = torch.log_softmax(logits.float(), dim=-1)
     p = logp.exp()
-    entropy = float(-(p * logp).nan_to_num().sum())
+    entropy = float(torch.special.entr(p).sum())  # -p log p, 0 where p = 0 (suppressed EOS)
     vals, idx = p.topk(TOP_K)
     return float(logp[chosen]), entropy, list(zip(idx.tolist(), vals.tolist(), strict=True))
 

@@ -60,10 +60,10 @@ def _parse_strengths(text: str) -> list[float]:
 
 
 def _accuracy(model, tok, problems, daa, max_new_tokens: int) -> tuple[float, float]:
-    """(accuracy, seconds) of one setting over all problems."""
+    """(accuracy, seconds per generated token) of one setting over all problems."""
     from o3viz.capture import CaptureConfig, capture
 
-    t0, right = time.perf_counter(), 0
+    t0, right, tokens = time.perf_counter(), 0, 0
     for question, ref in problems:
         tr = capture(
             model,
@@ -75,7 +75,8 @@ def _accuracy(model, tok, problems, daa, max_new_tokens: int) -> tuple[float, fl
             task="math",
         )
         right += same_number(tr.final.answer, ref)
-    return right / len(problems), time.perf_counter() - t0
+        tokens += len(tr.final.tokens)
+    return right / len(problems), (time.perf_counter() - t0) / max(tokens, 1)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"gsm8k_accuracy_{name}: {acc:.3f}", flush=True)
     base_secs = rows[0][2]
     for name, _, secs in rows[1:]:
-        print(f"time_{name}_vs_off: {secs / base_secs:.3f}")
-    print(f"\n| DAA setting | GSM8K accuracy (first {len(problems)}) | time vs off |")
+        print(f"time_per_token_{name}_vs_off: {secs / base_secs:.3f}")
+    print(f"\n| DAA setting | GSM8K accuracy (first {len(problems)}) | time per token vs off |")
     print("| --- | --- | --- |")
     for name, acc, secs in rows:
         print(f"| {name} | {acc:.1%} | {secs / base_secs:.2f}x |")
