@@ -21,7 +21,6 @@ import importlib.metadata
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 import numpy as np
@@ -45,7 +44,7 @@ from o3viz.capture_record import (
 from o3viz.daa import detect_task_type
 from o3viz.errors import UsageError
 from o3viz.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
-from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace
+from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
 
 __all__ = ["CaptureConfig", "DAAConfig", "capture", "resolve_layers"]
 
@@ -167,7 +166,7 @@ def _provenance(model, settings: dict, seed: int, instrumented: bool, created: s
         settings=settings,
         seed=seed,
         created_at=created,
-        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        finished_at=timestamp(),
     )
 
 
@@ -229,7 +228,7 @@ def capture(
     """
     cfg, daa = capture or CaptureConfig(), daa or DAAConfig()
     _check_args(prompt, max_new_tokens, cfg, daa, explore, temperature)
-    created = datetime.now(UTC).isoformat(timespec="seconds")
+    created = timestamp()
     task = _resolve_task(task, prompt)
     layout = layout_prompt(tokenizer, prompt)
     rec = _recorder(model, layout, cfg)

@@ -154,9 +154,7 @@ def compare(value: Value, stated: Fraction, decimals: int, approx: bool) -> tupl
     """Verdict for ``value`` against ``stated`` written with ``decimals``; bool: "by rounding"."""
     if isinstance(value, Fraction) and value == stated:
         return "correct", False
-    diff = (
-        abs(Fraction(value) - stated) if isinstance(value, Fraction) else abs(value - float(stated))
-    )
+    diff = abs(Fraction(value) - stated) if isinstance(value, Fraction) else abs(value - float(stated))
     step = Fraction(1, 10**decimals)
     slack = 0 if isinstance(value, Fraction) else 1e-9 * max(1.0, abs(value))
     if diff <= slack:

@@ -61,10 +61,7 @@ def _can_start(toks: list[Tok], i: int) -> bool:
     t = toks[i]
     if t.kind == "WORD":
         return (
-            len(t.text) == 1
-            or t.text[0] == "\\"
-            or t.text.lower() in FUNCS
-            or kind_at(toks, i + 1) == "LP"
+            len(t.text) == 1 or t.text[0] == "\\" or t.text.lower() in FUNCS or kind_at(toks, i + 1) == "LP"
         )
     return t.kind in ("NUM", "CUR", "OP", "LP")
 
@@ -78,9 +75,7 @@ def _find_link(toks: list[Tok], j: int, prev: Run) -> tuple[int, str | None]:
     if kind_at(toks, j) == "WORD" and toks[j].text.lower() in EQ_WORDS:
         if prev.n_ops or prev.has_of:
             k = next_sig(toks, j + 1)
-            if kind_at(toks, k) in ("NUM", "CUR") or (
-                kind_at(toks, k) == "OP" and toks[k].text == "-"
-            ):
+            if kind_at(toks, k) in ("NUM", "CUR") or (kind_at(toks, k) == "OP" and toks[k].text == "-"):
                 return j + 1, "is"
     return j, None
 

@@ -99,9 +99,7 @@ def find_final_answer(text: str) -> tuple[int, int, str] | None:
     return max(found) if found else None
 
 
-def check_final_answer(
-    text: str, results: list[tuple[int, int, str]], where: Locator
-) -> list[Claim]:
+def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Locator) -> list[Claim]:
     """``final_answer_mismatch``: the final answer against the last result stated before it.
 
     ``results`` are (start, end, stated) of every stated result (right of an ``=``), in order.

@@ -133,9 +133,7 @@ class Chain:
 
 
 def tokenize(norm: str) -> list[Tok]:
-    return [
-        Tok(m.lastgroup or "OTHER", m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(norm)
-    ]
+    return [Tok(m.lastgroup or "OTHER", m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(norm)]
 
 
 def next_sig(toks: list[Tok], j: int) -> int:

@@ -34,6 +34,13 @@ HUMANEVAL_STYLE = (
 )
 
 
+ROPES = (
+    "You have two ropes, each of which takes exactly 60 minutes to burn completely. However, the ropes "
+    "burn unevenly. You have no other timing device. How can you measure exactly 20 minutes using these "
+    "two ropes and matches to light them?"
+)
+
+
 def _gsm8k_questions(n: int) -> list[str]:
     lines = (DATA / "gsm8k" / "gsm8k_test.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["question"] for line in lines[:n]]
@@ -58,17 +65,22 @@ def samples() -> dict[str, list[str]]:
     run = [sys.executable, "-m", "o3viz", "run"]
     imp = [sys.executable, "-m", "o3viz", "import"]
     topo = str(DATA / "traces" / "topology_math500_deepseek_r1.jsonl")
-    rope = str(DATA / "traces" / "thinking_texts" / "deepseek_r1.txt")
+    rope = str(DATA / "traces" / "thinking_texts" / "o3-mini.txt")
     return {
-        "gsm8k_word_problem": run + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "160", "--daa", "observe", "--explore", "2"],
-        "gsm8k_word_problem_daa_allocate": run + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "160", "--daa", "allocate", "--daa-strength", "1.0"],
-        "humaneval_function": run + ["--prompt", HUMANEVAL_STYLE, "--max-new-tokens", "128", "--daa", "observe", "--explore", "1"],
+        "gsm8k_word_problem": run
+        + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "160", "--daa", "observe", "--explore", "2"],
+        "gsm8k_word_problem_daa_allocate": run
+        + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "160", "--daa", "allocate", "--daa-strength", "1.0"],
+        "humaneval_function": run
+        + ["--prompt", HUMANEVAL_STYLE, "--max-new-tokens", "128", "--daa", "observe", "--explore", "1"],
         "long_prompt_2k": run + ["--prompt", long_prompt(), "--max-new-tokens", "48", "--daa", "observe"],
-        "long_redundant_compress": run + ["--prompt", redundant_prompt(), "--max-new-tokens", "48", "--compress"],
-        "solve_code_humaneval": run + ["--task", "humaneval:HumanEval/0", "--rounds", "3", "--max-new-tokens", "200"],
+        "long_redundant_compress": run
+        + ["--prompt", redundant_prompt(), "--max-new-tokens", "48", "--compress"],
+        "solve_code_humaneval": run
+        + ["--task", "humaneval:HumanEval/0", "--rounds", "3", "--max-new-tokens", "200"],
         "solve_math_gsm8k": run + ["--task", "gsm8k:0", "--rounds", "3", "--max-new-tokens", "200"],
-        "import_r1_topology": imp + [topo, "--record", "0"],
-        "import_thinking_r1_enriched": imp + [rope, "--enrich"],
+        "import_r1_math500_3": imp + [topo, "--record", "3", "--enrich", "--layers", "15"],
+        "import_thinking_o3mini_ropes": imp + [rope, "--question", ROPES, "--enrich"],
     }
 
 
@@ -87,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         out = OUT / f"{name}.o3trace.json.gz"
         t0 = time.time()
         cmd = table[name] + ["--out", str(out), "--overwrite"]
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         if proc.returncode != 0:
             print(f"{name}: FAILED ({proc.stderr.strip().splitlines()[-1:] or ['?']})", file=sys.stderr)
             return 1

@@ -16,11 +16,7 @@ GSM8K = DATA / "gsm8k" / "gsm8k_test.jsonl"
 
 def verdicts(text: str, rule: str | None = None) -> list[tuple[str, str, str]]:
     """(expression, stated, verdict) of each claim, optionally of one rule only."""
-    return [
-        (c.expression, c.stated, c.verdict)
-        for c in check_claims(text)
-        if rule is None or c.rule == rule
-    ]
+    return [(c.expression, c.stated, c.verdict) for c in check_claims(text) if rule is None or c.rule == rule]
 
 
 def only(text: str) -> Claim:
@@ -263,14 +259,8 @@ def test_final_answer_against_last_result(text, verdict):
 def test_same_expression_with_two_values_is_inconsistent():
     claims = check_claims("First 7 * 8 = 56.\nLater 7 * 8 = 54.")
     flagged = [c for c in claims if c.rule == "inconsistent_quantity"]
-    assert [(c.expression, c.stated, c.value, c.verdict) for c in flagged] == [
-        ("7*8", "54", "56", "wrong")
-    ]
-    assert not [
-        c
-        for c in check_claims("7 * 8 = 56. Again 7 * 8 = 56.")
-        if c.rule == "inconsistent_quantity"
-    ]
+    assert [(c.expression, c.stated, c.value, c.verdict) for c in flagged] == [("7*8", "54", "56", "wrong")]
+    assert not [c for c in check_claims("7 * 8 = 56. Again 7 * 8 = 56.") if c.rule == "inconsistent_quantity"]
 
 
 # --- to_dict / from_dict ----------------------------------------------------------------------

@@ -28,6 +28,9 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="the prompt text")
     src.add_argument("--prompt-file", type=Path, help="read the prompt from this file (UTF-8)")
+    src.add_argument(
+        "--task", help="a built-in task verified by the loop: gsm8k:N, humaneval:HumanEval/N, mbppplus:Mbpp/N"
+    )
     p.add_argument(
         "--model",
         default=None,
@@ -80,6 +83,10 @@ def _parse_top_k(text: str) -> int | None:
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
+    if getattr(args, "task", None) is not None:
+        from o3viz.tasks import load_task
+
+        return load_task(args.task).prompt  # validates the id before the model loads
     if args.prompt is not None:
         prompt = args.prompt
     else:
@@ -122,6 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and branch exploration) and save the trace file.",
     )
     add_capture_arguments(p)
+    add_loop_arguments(p)
     p.add_argument("--out", type=Path, required=True, help="output file, .o3trace.json or .o3trace.json.gz")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=run)
@@ -148,29 +156,130 @@ class Progress:
         self.bar.set_postfix_str(self.text[-40:].replace("\n", " "), refresh=False)
         self.bar.update(1)
 
+    def restart(self, message: str) -> None:
+        """A new round of the loop: report the last one and start the bar again."""
+        self.bar.write(message, file=sys.stderr)
+        self.text = ""
+        self.bar.reset()
+
     def close(self) -> None:
         self.bar.close()
         sys.stderr.write(self.text + "\n")
 
 
-def run(args: argparse.Namespace) -> int:
+def add_loop_arguments(p: argparse.ArgumentParser) -> None:
+    """Verification (``--rounds``) and compression (``--compress``) on top of a capture."""
+    v = p.add_argument_group("verification (the base → verify → optimize loop)")
+    v.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="max rounds of the loop (default 3 with --task, else 1 = no revision)",
+    )
+    v.add_argument(
+        "--confidence-threshold",
+        type=float,
+        default=0.9,
+        help="stop when nothing failed and the answer's mean token probability reaches this (default 0.9)",
+    )
+    v.add_argument("--timeout", type=float, default=10.0, help="seconds per sandboxed test run (default 10)")
+    c = p.add_argument_group("compression (pointers before the model, KV release during generation)")
+    c.add_argument(
+        "--compress", action="store_true", help="run on the compressed context and record the events"
+    )
+    c.add_argument(
+        "--compress-threshold", type=float, default=0.7, help="compress at score >= this (default 0.7)"
+    )
+    c.add_argument(
+        "--expand-threshold", type=float, default=0.3, help="expand at score <= this (default 0.3)"
+    )
+
+
+def _check_loop_args(args: argparse.Namespace) -> int:
+    rounds = args.rounds if args.rounds is not None else (3 if args.task else 1)
+    if rounds < 1:
+        raise UsageError(f"--rounds must be at least 1, not {rounds}")
+    if not 0 <= args.confidence_threshold <= 1:
+        raise UsageError(f"--confidence-threshold must be in [0, 1], not {args.confidence_threshold}")
+    if args.compress and (args.task or rounds > 1 or args.explore or args.daa != "off"):
+        raise UsageError(
+            "--compress runs its own generation loop; combine it with --prompt/--prompt-file only "
+            "(no --task, --rounds, --explore or --daa)"
+        )
+    if not 0 <= args.expand_threshold < args.compress_threshold <= 1:
+        raise UsageError("thresholds must satisfy 0 <= --expand-threshold < --compress-threshold <= 1")
+    return rounds
+
+
+def _generate(args: argparse.Namespace, settings: CaptureSettings, rounds: int, model, tok, progress):
+    kwargs = dict(settings.kwargs)
+    if args.compress:
+        from o3viz.compress import CompressionConfig
+        from o3viz.compress_run import run_compressed
+
+        cfg = CompressionConfig(
+            compress_threshold=args.compress_threshold, expand_threshold=args.expand_threshold
+        )
+        return run_compressed(
+            model,
+            tok,
+            settings.prompt,
+            config=cfg,
+            max_new_tokens=kwargs["max_new_tokens"],
+            on_token=progress,
+        )
+    if args.task or rounds > 1:
+        from o3viz.solve import solve
+        from o3viz.tasks import load_task, prompt_task
+
+        spec = load_task(args.task) if args.task else prompt_task(settings.prompt)
+        max_new = kwargs.pop("max_new_tokens")
+
+        def next_round(rnd) -> None:
+            progress.restart(f"round {rnd.index}: {rnd.verdict} → {rnd.action}")
+
+        return solve(
+            model,
+            tok,
+            spec,
+            max_rounds=rounds,
+            confidence_threshold=args.confidence_threshold,
+            max_new_tokens=max_new,
+            timeout_s=args.timeout,
+            on_round=next_round,
+            on_token=progress,
+            **kwargs,
+        )
     from o3viz.capture import capture
+
+    return capture(model, tok, settings.prompt, on_token=progress, **kwargs)
+
+
+def run(args: argparse.Namespace) -> int:
     from o3viz.model import load_model
     from o3viz.trace.io import save_trace
 
+    rounds = _check_loop_args(args)
     settings = capture_settings_from_args(args)
     check_out(args.out, args.overwrite)
     model, tok = load_model(settings.model)
     resolve_layers(settings.kwargs["capture"].layers, model.config.num_hidden_layers)  # fail before the bar
     progress = Progress(settings.kwargs["max_new_tokens"])
     try:
-        trace = capture(model, tok, settings.prompt, on_token=progress, **settings.kwargs)
+        trace = _generate(args, settings, rounds, model, tok, progress)
     finally:
         progress.close()
     path = save_trace(trace, args.out, overwrite=args.overwrite)
     r = trace.final
+    extra = (
+        f", {len(trace.rounds)} rounds, final verdict {r.verdict}"
+        if len(trace.rounds) > 1 or r.verdict
+        else ""
+    )
+    if trace.compression is not None:
+        extra += f", compression ratio {trace.compression.ratio:.2f}, {len(trace.compression.events)} events"
     print(
         f"saved {path} ({path.stat().st_size} bytes): {len(r.tokens)} tokens, {len(r.steps)} steps, "
-        f"{len(r.decision_points)} decision points, {len(r.branches)} branches, answer {r.answer!r}"
+        f"{len(r.decision_points)} decision points, {len(r.branches)} branches, answer {r.answer!r}{extra}"
     )
     return 0

@@ -5,7 +5,6 @@ the answer), typed steps with the tree, the final answer, claim and answer check
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 
 from o3viz.answers import AnswerSpan, extract_answer
@@ -14,6 +13,7 @@ from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
 from o3viz.importers.steps import build_steps, split_steps, step_type_counts
 from o3viz.trace import Provenance, Round, Task, Trace
+from o3viz.trace.core import timestamp
 from o3viz.verification import answer_check
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
@@ -142,6 +142,6 @@ def _provenance(imp: Imported, file: str | None, options: dict) -> Provenance:
         model_id=model or "unknown (imported)",
         library_versions={"o3viz": __version__},
         settings={"import": settings},
-        created_at=datetime.now(UTC).isoformat(),
+        created_at=timestamp(),
         source=source,
     )

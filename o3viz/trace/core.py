@@ -364,6 +364,15 @@ class Task:
         )
 
 
+def timestamp() -> str:
+    """Now in UTC (ISO 8601), or ``SOURCE_DATE_EPOCH`` when set, so sample files are reproducible."""
+    from datetime import UTC, datetime
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
+    return when.isoformat(timespec="seconds")
+
+
 @dataclass
 class Provenance:
     """Where a trace came from: enough to reproduce or at least to know what produced it."""

@@ -1,0 +1,52 @@
+"""Package boundaries: the public API resolves, and o3viz never imports streamlit."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import o3viz
+
+
+def test_every_public_name_resolves():
+    for name in o3viz.__all__:
+        assert getattr(o3viz, name) is not None, name
+
+
+def test_no_o3viz_module_imports_streamlit():
+    # Make streamlit unimportable, then import every module of the package.
+    code = (
+        "import sys, importlib, pkgutil\n"
+        "sys.modules['streamlit'] = None\n"
+        "import o3viz\n"
+        "names = [m.name for m in pkgutil.walk_packages(o3viz.__path__, 'o3viz.')]\n"
+        "for n in names:\n"
+        "    if n != 'o3viz.__main__':\n"
+        "        importlib.import_module(n)\n"
+        "print(len(names))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.strip()) > 30
+
+
+def test_import_o3viz_stays_light():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import o3viz, sys; o3viz.Trace; o3viz.build_graph; print('torch' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_modules_are_all_importable_in_process():
+    for m in pkgutil.walk_packages(o3viz.__path__, "o3viz."):
+        if m.name != "o3viz.__main__":
+            importlib.import_module(m.name)
