@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         out = OUT / f"{name}.o3trace.json.gz"
         t0 = time.time()
         cmd = table[name] + ["--out", str(out), "--overwrite"]
-        proc = subprocess.run(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"{name}: FAILED ({proc.stderr.strip().splitlines()[-1:] or ['?']})", file=sys.stderr)
             return 1
