@@ -8,11 +8,12 @@ any number of releases and restores (RoPE positions are passed explicitly as ``p
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from typing import Any
 
 import torch
+
+from o3viz.instrument import attention_implementation
 
 
 def supports_surgery(cache: Any) -> bool:
@@ -58,18 +59,9 @@ def prefill(model, ids: torch.Tensor, positions: torch.Tensor, cache=None):
     return out.logits[0, -1].float(), out.past_key_values
 
 
-@contextlib.contextmanager
 def attn_implementation(model, name: str):
-    """Temporarily switch the model's attention implementation (restored in ``finally``)."""
-    previous = model.config._attn_implementation
-    if previous == name:
-        yield
-        return
-    model.set_attn_implementation(name)
-    try:
-        yield
-    finally:
-        model.set_attn_implementation(previous)
+    """Temporarily switch the model's attention implementation (``o3viz.instrument``'s shared switch)."""
+    return attention_implementation(model, name)
 
 
 class KVState:

@@ -33,12 +33,13 @@ from dataclasses import dataclass, field
 
 import torch
 
+from o3viz.errors import UsageError
+
 ATTN_NAME = "o3viz"
 PREFILL_CHUNK = 256  # query rows per chunk when computing prefill probabilities (bounds memory)
 
 _ACTIVE: ContextVar[Recorder | None] = ContextVar("o3viz_recorder", default=None)
 _LOCK = threading.Lock()
-_USERS: dict[int, list] = {}  # id(model) -> [active runs, implementation to restore]
 
 
 @dataclass
@@ -255,29 +256,72 @@ def active_recorder() -> Recorder | None:
     return _ACTIVE.get()
 
 
+_SWITCHES: dict[int, list] = {}  # id(model) -> [users, name, implementation to restore]
+_HELD: ContextVar[frozenset[int]] = ContextVar("o3viz_held_models", default=frozenset())
+
+
+@contextmanager
+def _nested_switch(model, name: str) -> Iterator[None]:
+    """Inside a context that already holds the model: a plain switch and restore (a stack)."""
+    previous = model.config._attn_implementation
+    if previous != name:
+        model.set_attn_implementation(name)
+    try:
+        yield
+    finally:
+        if previous != name:
+            model.set_attn_implementation(previous)
+
+
+@contextmanager
+def attention_implementation(model, name: str) -> Iterator[None]:
+    """Run ``model`` with attention implementation ``name`` inside this context.
+
+    The one place o3viz switches a model's implementation (capture, enrichment, the release
+    loop). Overlapping users of the same name share the switch: the first switches, the last
+    restores the previous implementation in ``finally``. Within one run a nested switch to
+    another name is a stack; another run asking for a different implementation while one is
+    active would change that run under its feet, so it raises ``UsageError``.
+    """
+    if id(model) in _HELD.get():
+        with _nested_switch(model, name):
+            yield
+        return
+    with _LOCK:
+        entry = _SWITCHES.get(id(model))
+        if entry is None:
+            entry = _SWITCHES[id(model)] = [0, name, model.config._attn_implementation]
+            if entry[2] != name:
+                model.set_attn_implementation(name)
+        elif entry[1] != name:
+            raise UsageError(
+                f"the model is busy with attention implementation {entry[1]!r}; try again when it ends"
+            )
+        entry[0] += 1
+    held = _HELD.set(_HELD.get() | {id(model)})
+    try:
+        yield
+    finally:
+        _HELD.reset(held)
+        with _LOCK:
+            entry[0] -= 1
+            if entry[0] == 0:
+                if entry[2] != name:
+                    model.set_attn_implementation(entry[2])
+                del _SWITCHES[id(model)]
+
+
 @contextmanager
 def instrument(model, recorder: Recorder) -> Iterator[Recorder]:
     """Run ``model`` with the o3viz attention function and ``recorder`` active in this context.
 
-    Runs on one model may overlap (threads): the first switches the implementation, the last
-    restores it, and each sees only its own recorder through the ContextVar.
+    Runs on one model may overlap (threads): they share one switch of the implementation, and
+    each sees only its own recorder through the ContextVar.
     """
     register_attention()
-    with _LOCK:
-        users = _USERS.setdefault(id(model), [0, model.config._attn_implementation])
-        if users[0] == 0:
-            users[1] = model.config._attn_implementation
-            if users[1] != ATTN_NAME:
-                model.set_attn_implementation(ATTN_NAME)
-        users[0] += 1
-    token = _ACTIVE.set(recorder)
-    try:
-        yield recorder
-    finally:
-        _ACTIVE.reset(token)
-        with _LOCK:
-            users[0] -= 1
-            if users[0] == 0:
-                if users[1] != ATTN_NAME:
-                    model.set_attn_implementation(users[1])
-                del _USERS[id(model)]
+    with attention_implementation(model, ATTN_NAME):
+        token = _ACTIVE.set(recorder)
+        try:
+            yield recorder
+        finally:
+            _ACTIVE.reset(token)

@@ -9,19 +9,18 @@ never lost) as ``o3viz_enrich``. A full 8k-token eager pass with ``output_attent
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import torch
 
+from o3viz.instrument import attention_implementation
+
 ATTN_NAME = "o3viz_enrich"
 BLOCK_ROWS = 512  # query rows per block: bounds the live probabilities to H × 512 × K fp32
 
 _ACTIVE: ContextVar[WindowRecorder | None] = ContextVar("o3viz_enrich_recorder", default=None)
-_LOCK = threading.Lock()
-_USERS: dict[int, list] = {}
 
 
 class WindowRecorder:
@@ -104,24 +103,12 @@ def register() -> None:
 
 @contextmanager
 def recording(model, recorder: WindowRecorder | None) -> Iterator[None]:
-    """Run ``model`` with ``blockwise_attention`` and ``recorder`` active; restores the previous
-    attention implementation when the last concurrent user leaves."""
+    """Run ``model`` with ``blockwise_attention`` and ``recorder`` active; the previous attention
+    implementation is restored when the last concurrent user leaves."""
     register()
-    with _LOCK:
-        users = _USERS.setdefault(id(model), [0, model.config._attn_implementation])
-        if users[0] == 0:
-            users[1] = model.config._attn_implementation
-            if users[1] != ATTN_NAME:
-                model.set_attn_implementation(ATTN_NAME)
-        users[0] += 1
-    token = _ACTIVE.set(recorder)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
-        with _LOCK:
-            users[0] -= 1
-            if users[0] == 0:
-                if users[1] != ATTN_NAME:
-                    model.set_attn_implementation(users[1])
-                del _USERS[id(model)]
+    with attention_implementation(model, ATTN_NAME):
+        token = _ACTIVE.set(recorder)
+        try:
+            yield
+        finally:
+            _ACTIVE.reset(token)
