@@ -15,12 +15,9 @@ from pages._ui import add_entries, require_router
 IMPORT_PROBLEM = None
 try:  # the run machinery may be absent or broken in this installation; the page still explains itself
     from o3viz.capture import CaptureConfig, DAAConfig, capture
+    from o3viz.runner import RunRequest, execute
 except Exception as exc:  # noqa: BLE001 (ImportError, or a module that fails while importing)
     capture, IMPORT_PROBLEM = None, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-try:
-    from o3viz.solve import solve
-except Exception:  # noqa: BLE001
-    solve = None
 
 SOURCES = {
     "Free prompt": None,
@@ -121,31 +118,22 @@ def settings_form() -> dict:
 
 def start_job(s: dict) -> RunJob:
     """Load the model (cached), then start the run in the background."""
+    req = RunRequest(
+        prompt=s["prompt"],
+        task_id=s["task_id"],
+        max_new_tokens=s["max_new"],
+        capture=CaptureConfig(layers=s["layers"]),
+        daa=DAAConfig(mode=s["daa"], strength=s["strength"]),
+        explore=s["explore"],
+        rounds=s["rounds"],
+        confidence_threshold=s["confidence"],
+        compress=s["compress"],
+        compress_threshold=s["thresholds"][0],
+        expand_threshold=s["thresholds"][1],
+    )
+    req.check()  # bad settings fail here, before the model loads
     model, tok = get_model(s["model"])
-    kw = {
-        "capture": CaptureConfig(layers=s["layers"]),
-        "daa": DAAConfig(mode=s["daa"], strength=s["strength"]),
-        "explore": s["explore"],
-        "max_new_tokens": s["max_new"],
-    }
-    what = s["task_id"] or s["prompt"]
-    if (s["rounds"] > 1 or s["task_id"]) and solve is None:
-        raise RuntimeError("the verification loop (o3viz.solve) is not available in this installation")
-
-    def fn(**callbacks):
-        if s["rounds"] > 1 or s["task_id"]:
-            return solve(
-                model,
-                tok,
-                what,
-                max_rounds=s["rounds"],
-                confidence_threshold=s["confidence"],
-                **kw,
-                **callbacks,
-            )
-        return capture(model, tok, what, **kw, **callbacks)
-
-    return RunJob(fn, s["max_new"])
+    return RunJob(lambda **callbacks: execute(model, tok, req, **callbacks), s["max_new"])
 
 
 def follow_job(job: RunJob) -> None:
@@ -186,8 +174,8 @@ if capture is None:
 settings = settings_form()
 if settings["compress"]:
     st.info(
-        "Compression settings are recorded, but live runs do not apply compression yet: "
-        "use `python -m o3viz run --compress` for a compressed trace."
+        "Compression runs on a free prompt only (no task, rounds, explore or DAA), and a compressed run "
+        "cannot be stopped midway: its release loop ends at the token limit or the end of the answer."
     )
 if settings["source"] in ("HumanEval", "MBPP+"):
     try:

@@ -27,10 +27,10 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     [
         (["--task", "nope:3"], "unknown task"),
         (["--task", "gsm8k:99999"], "out of range"),
-        (["--prompt", "hi", "--rounds", "0"], "--rounds"),
-        (["--prompt", "hi", "--compress", "--rounds", "2"], "--compress"),
+        (["--prompt", "hi", "--rounds", "0"], "rounds must be at least 1"),
+        (["--prompt", "hi", "--compress", "--rounds", "2"], "compression runs its own generation loop"),
         (["--prompt", "hi", "--compress", "--compress-threshold", "0.2"], "thresholds"),
-        (["--prompt", "hi", "--confidence-threshold", "2"], "--confidence-threshold"),
+        (["--prompt", "hi", "--confidence-threshold", "2"], "confidence threshold must be in [0, 1]"),
     ],
 )
 def test_bad_loop_options_exit_2_with_one_line(tmp_path, args, message):

@@ -195,78 +195,51 @@ def add_loop_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_loop_args(args: argparse.Namespace) -> int:
-    rounds = args.rounds if args.rounds is not None else (3 if args.task else 1)
-    if rounds < 1:
-        raise UsageError(f"--rounds must be at least 1, not {rounds}")
-    if not 0 <= args.confidence_threshold <= 1:
-        raise UsageError(f"--confidence-threshold must be in [0, 1], not {args.confidence_threshold}")
-    if args.compress and (args.task or rounds > 1 or args.explore or args.daa != "off"):
-        raise UsageError(
-            "--compress runs its own generation loop; combine it with --prompt/--prompt-file only "
-            "(no --task, --rounds, --explore or --daa)"
-        )
-    if not 0 <= args.expand_threshold < args.compress_threshold <= 1:
-        raise UsageError("thresholds must satisfy 0 <= --expand-threshold < --compress-threshold <= 1")
-    return rounds
+def request_from_args(args: argparse.Namespace, settings: CaptureSettings):
+    """The CLI's options as an ``o3viz.runner.RunRequest`` (validated)."""
+    from o3viz.runner import RunRequest
 
-
-def _generate(args: argparse.Namespace, settings: CaptureSettings, rounds: int, model, tok, progress):
-    kwargs = dict(settings.kwargs)
-    if args.compress:
-        from o3viz.compress import CompressionConfig
-        from o3viz.compress_run import run_compressed
-
-        cfg = CompressionConfig(
-            compress_threshold=args.compress_threshold, expand_threshold=args.expand_threshold
-        )
-        return run_compressed(
-            model,
-            tok,
-            settings.prompt,
-            config=cfg,
-            max_new_tokens=kwargs["max_new_tokens"],
-            on_token=progress,
-        )
-    if args.task or rounds > 1:
-        from o3viz.solve import solve
-        from o3viz.tasks import load_task, prompt_task
-
-        spec = load_task(args.task) if args.task else prompt_task(settings.prompt)
-        max_new = kwargs.pop("max_new_tokens")
-
-        def next_round(rnd) -> None:
-            progress.restart(f"round {rnd.index}: {rnd.verdict} → {rnd.action}")
-
-        return solve(
-            model,
-            tok,
-            spec,
-            max_rounds=rounds,
-            confidence_threshold=args.confidence_threshold,
-            max_new_tokens=max_new,
-            timeout_s=args.timeout,
-            on_round=next_round,
-            on_token=progress,
-            **kwargs,
-        )
-    from o3viz.capture import capture
-
-    return capture(model, tok, settings.prompt, on_token=progress, **kwargs)
+    kw = settings.kwargs
+    req = RunRequest(
+        prompt=settings.prompt,
+        task_id=args.task,
+        max_new_tokens=kw["max_new_tokens"],
+        capture=kw["capture"],
+        daa=kw["daa"],
+        explore=kw["explore"],
+        seed=kw["seed"],
+        do_sample=kw["do_sample"],
+        temperature=kw["temperature"],
+        rounds=args.rounds,
+        confidence_threshold=args.confidence_threshold,
+        timeout_s=args.timeout,
+        compress=args.compress,
+        compress_threshold=args.compress_threshold,
+        expand_threshold=args.expand_threshold,
+    )
+    req.check()
+    return req
 
 
 def run(args: argparse.Namespace) -> int:
     from o3viz.model import load_model
+    from o3viz.runner import execute
     from o3viz.trace.io import save_trace
 
-    rounds = _check_loop_args(args)
     settings = capture_settings_from_args(args)
+    req = request_from_args(args, settings)
     check_out(args.out, args.overwrite)
     model, tok = load_model(settings.model)
     resolve_layers(settings.kwargs["capture"].layers, model.config.num_hidden_layers)  # fail before the bar
     progress = Progress(settings.kwargs["max_new_tokens"])
     try:
-        trace = _generate(args, settings, rounds, model, tok, progress)
+        trace = execute(
+            model,
+            tok,
+            req,
+            on_token=progress,
+            on_round=lambda rnd: progress.restart(f"round {rnd.index}: {rnd.verdict} → {rnd.action}"),
+        )
     finally:
         progress.close()
     path = save_trace(trace, args.out, overwrite=args.overwrite)
