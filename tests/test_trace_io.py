@@ -195,3 +195,15 @@ def test_array_codec_round_trips_every_dtype():
         assert b.dtype == a.dtype and np.array_equal(a, b)
     assert base64.b64decode(encode_array(np.zeros(2, np.float32))["data"]) == b"\0" * 8
     assert zlib  # imported for the bomb's helpers
+
+
+def test_saved_file_gets_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = make_trace().save(tmp_path / "p.o3trace.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
