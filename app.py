@@ -24,19 +24,19 @@ for key, value in DEFAULTS.items():
     if key not in st.session_state:
         st.session_state[key] = value.copy() if isinstance(value, dict) else value
 
-if not st.session_state.samples_loaded:
-    entries, errors = cached_samples()
-    add_entries(entries)
-    st.session_state.sample_errors = errors
-    st.session_state.samples_loaded = True
-
 pages = [
     st.Page("pages/library.py", title="Library", icon=":material/folder_open:", default=True),
     st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
     st.Page("pages/inspect.py", title="Inspect", icon=":material/account_tree:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
 ]
-page = st.navigation(pages)
+page = st.navigation(pages)  # first, so the sidebar never shows the raw pages/ folder
+
+if not st.session_state.samples_loaded:
+    entries, errors = cached_samples()
+    add_entries(entries)
+    st.session_state.sample_errors = errors
+    st.session_state.samples_loaded = True
 
 with st.sidebar:
     st.markdown("### o3viz")
