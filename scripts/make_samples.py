@@ -77,8 +77,9 @@ def samples() -> dict[str, list[str]]:
         "long_redundant_compress": run
         + ["--prompt", redundant_prompt(), "--max-new-tokens", "48", "--compress"],
         "solve_code_humaneval": run
-        + ["--task", "humaneval:HumanEval/0", "--rounds", "3", "--max-new-tokens", "200"],
-        "solve_math_gsm8k": run + ["--task", "gsm8k:0", "--rounds", "3", "--max-new-tokens", "200"],
+        + ["--task", "humaneval:HumanEval/0", "--rounds", "3", "--max-new-tokens", "200", "--daa", "observe"],
+        "solve_math_gsm8k": run
+        + ["--task", "gsm8k:0", "--rounds", "3", "--max-new-tokens", "200", "--daa", "observe"],
         "import_r1_math500_3": imp + [topo, "--record", "3", "--enrich", "--layers", "15"],
         "import_thinking_o3mini_ropes": imp + [rope, "--question", ROPES, "--enrich"],
     }
