@@ -53,7 +53,6 @@ _EXPORTS: dict[str, str] = {
     "CaptureConfig": "o3viz.capture",
     "DAAConfig": "o3viz.capture",
     "resolve_layers": "o3viz.capture",
-    "instrument": "o3viz.instrument",
     "register_attention": "o3viz.instrument",
     "Recorder": "o3viz.instrument",
     "detect_task_type": "o3viz.daa",

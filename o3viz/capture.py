@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from o3viz._callable import make_callable
 from o3viz.capture_daa import DAAConfig, DAATrack
 from o3viz.capture_explore import explore_branches
 from o3viz.capture_loop import eos_ids, run_loop
@@ -315,3 +316,6 @@ def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConf
             before = dense_rows(rec.steps_before[: att.num_generated], att.mean.shape[1], dtype)
         att.daa = track.record(before)
     return att
+
+
+make_callable(__name__, capture)  # o3viz.capture(...) works even once the module is imported

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from o3viz._callable import make_callable
 from o3viz.tasks import TaskSpec, load_task, prompt_task
 from o3viz.trace import Check, Round, Trace
 from o3viz.verification import (
@@ -180,3 +181,6 @@ def solve(
     trace.task = spec.task
     trace.provenance.settings["solve"] = asdict(config)
     return trace
+
+
+make_callable(__name__, solve)  # o3viz.solve(...) works even once the module is imported

@@ -50,3 +50,17 @@ def test_modules_are_all_importable_in_process():
     for m in pkgutil.walk_packages(o3viz.__path__, "o3viz."):
         if m.name != "o3viz.__main__":
             importlib.import_module(m.name)
+
+
+def test_capture_and_solve_stay_callable_after_their_modules_are_imported():
+    import o3viz.capture
+    import o3viz.solve
+
+    assert callable(o3viz.capture) and callable(o3viz.solve)
+    out = subprocess.run(
+        [sys.executable, "-c", "import o3viz.capture, o3viz.solve, o3viz; o3viz.capture(None, None, '')"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "is not callable" not in out.stderr
