@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+from conftest import make_tiny_llama
 
 from o3viz.capture import CaptureConfig, DAAConfig, capture, resolve_layers
 from o3viz.capture_record import build_steps, extract_answer, step_allocation
-from o3viz.errors import ModelLoadError, UsageError
+from o3viz.errors import UsageError
 from o3viz.trace.core import Segment, Step, Token
 from o3viz.trace.io import load_trace, trace_bytes
 
@@ -19,26 +19,7 @@ PROMPT = "Tom has 3 apples. He buys 5 more apples at the shop.\nHow many apples 
 
 @pytest.fixture(scope="module")
 def tiny():
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from o3viz.model import resolve_model
-
-    try:
-        target, _, _ = resolve_model(None)
-    except ModelLoadError as exc:
-        pytest.skip(f"default model tokenizer unavailable: {exc}")
-    tok = AutoTokenizer.from_pretrained(target)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=64,
-        vocab_size=len(tok),
-        max_position_embeddings=512,
-    )
-    return LlamaForCausalLM(cfg).eval(), tok
+    return make_tiny_llama(num_layers=3, max_positions=512)
 
 
 @pytest.fixture(scope="module")

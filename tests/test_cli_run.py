@@ -6,37 +6,19 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from conftest import make_tiny_llama
 
 from o3viz.cli import main
 from o3viz.commands.run import add_capture_arguments, capture_settings_from_args
-from o3viz.errors import ModelLoadError, UsageError
+from o3viz.errors import UsageError
 from o3viz.trace.io import load_trace
 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from o3viz.model import resolve_model
-
-    try:
-        target, _, _ = resolve_model(None)
-    except ModelLoadError as exc:
-        pytest.skip(f"default model tokenizer unavailable: {exc}")
-    tok = AutoTokenizer.from_pretrained(target)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=64,
-        vocab_size=len(tok),
-        max_position_embeddings=256,
-    )
+    model, tok = make_tiny_llama(num_layers=2, max_positions=256)
     out = tmp_path_factory.mktemp("tiny")
-    LlamaForCausalLM(cfg).save_pretrained(out)
+    model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import make_tiny_llama
 
 from o3viz.capture import CaptureConfig, DAAConfig, capture
 from o3viz.daa import (
@@ -17,7 +18,7 @@ from o3viz.daa import (
     relevance,
     resolve_strength,
 )
-from o3viz.errors import ModelLoadError, UsageError
+from o3viz.errors import UsageError
 
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
 
@@ -88,26 +89,7 @@ def test_strength_accepts_scalar_per_layer_and_per_head_and_rejects_other_shapes
 
 @pytest.fixture(scope="module")
 def tiny():
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from o3viz.model import resolve_model
-
-    try:
-        target, _, _ = resolve_model(None)
-    except ModelLoadError as exc:
-        pytest.skip(f"default model tokenizer unavailable: {exc}")
-    tok = AutoTokenizer.from_pretrained(target)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=64,
-        vocab_size=len(tok),
-        max_position_embeddings=512,
-    )
-    return LlamaForCausalLM(cfg).eval(), tok
+    return make_tiny_llama(num_layers=2, max_positions=512)
 
 
 def test_allocate_moves_attention_towards_relevant_keys(tiny):
