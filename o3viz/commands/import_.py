@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from o3viz.commands.run import check_out, parse_layers
 from o3viz.errors import UsageError
 
 
@@ -43,20 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_layers(spec: str) -> str | list[int]:
-    if spec in ("none", "auto", "all"):
-        return spec
-    try:
-        return [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"--layers {spec!r}: use none, auto, all or comma-separated layer indices") from None
-
-
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers import import_trace
 
-    if args.out.exists() and not args.overwrite:
-        raise UsageError(f"{args.out} exists; pass --overwrite to replace it")
+    check_out(args.out, args.overwrite)
     if not args.file.is_file():
         raise UsageError(f"{args.file}: no such file")
     layers = parse_layers(args.layers)

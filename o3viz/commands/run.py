@@ -63,7 +63,7 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _parse_layers(text: str) -> str | list[int]:
+def parse_layers(text: str) -> str | list[int]:
     if text in ("auto", "all", "none"):
         return text
     try:
@@ -107,7 +107,7 @@ def capture_settings_from_args(args: argparse.Namespace) -> CaptureSettings:
         raise UsageError(f"--temperature must be positive, not {args.temperature}")
     if args.explore < 0:
         raise UsageError(f"--explore must be 0 or more, not {args.explore}")
-    cap = CaptureConfig(layers=_parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)))
+    cap = CaptureConfig(layers=parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)))
     daa = DAAConfig(mode=args.daa, strength=args.daa_strength)
     kwargs = {
         "max_new_tokens": args.max_new_tokens,
