@@ -26,7 +26,6 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     ("args", "message"),
     [
         (["--task", "nope:3"], "unknown task"),
-        (["--task", "gsm8k:99999"], "out of range"),
         (["--prompt", "hi", "--rounds", "0"], "rounds must be at least 1"),
         (["--prompt", "hi", "--compress", "--rounds", "2"], "compression runs its own generation loop"),
         (["--prompt", "hi", "--compress", "--compress-threshold", "0.2"], "thresholds"),
@@ -39,6 +38,12 @@ def test_bad_loop_options_exit_2_with_one_line(tmp_path, args, message):
     assert (
         message in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
     )
+
+
+def test_out_of_range_task_exits_2_with_one_line(tmp_path, shared_data):
+    out = run_cli("--task", "gsm8k:99999", "--out", str(tmp_path / "x.o3trace.json"), timeout=120)
+    assert out.returncode == 2 and "out of range" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
 def test_task_run_records_rounds_checks_and_actions(tmp_path, shared_data):
