@@ -58,7 +58,7 @@ format: dev-setup
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
 bench: setup
-	$(BIN)/python -m o3viz bench --help
+	$(BIN)/python -m benchmarks --help
 
 clean-venv:
 	rm -rf $(VENV)

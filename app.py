@@ -8,14 +8,14 @@ import streamlit as st
 from pages._ui import add_entries, cached_samples
 
 DEFAULTS = {
-    "library": {},  # key -> o3viz.library.LibraryEntry, in insertion order
+    "library": {},  # key -> o3viz.app.library.LibraryEntry, in insertion order
     "inspect_key": None,  # the trace shown on Inspect
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
     "inspect_node": None,  # the clicked (or searched) decision-tree node
     "tree_last_click": None,
     "runs": 0,  # runs made in this session (names them)
-    "run_job": None,  # the run in progress (o3viz.library.RunJob)
+    "run_job": None,  # the run in progress (o3viz.app.library.RunJob)
     "samples_loaded": False,
 }
 

@@ -1,5 +1,5 @@
-"""``python -m o3viz``: see ``o3viz.cli``."""
+"""``python -m o3viz``: see ``o3viz.cli.main``."""
 
-from o3viz.cli import main
+from o3viz.cli.main import main
 
 raise SystemExit(main())

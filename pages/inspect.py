@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from o3viz import summarize
 from o3viz.figures import escape_markdown
-from o3viz.summary import summarize
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, tree_tab, verification_tab
 from pages._ui import entry_label, library, need_traces, require_router
 

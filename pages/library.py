@@ -6,9 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from o3viz import UPLOAD_TYPES, library_rows, trace_bytes
 from o3viz.figures import escape_markdown
-from o3viz.library import UPLOAD_TYPES, library_rows
-from o3viz.trace import trace_bytes
 from pages._ui import add_entries, library, load_upload, require_router
 
 require_router()

@@ -7,15 +7,13 @@ import time
 
 import streamlit as st
 
+from o3viz import LibraryEntry, RunJob, bytes_key, run_name, trace_bytes
 from o3viz.figures import escape_markdown
-from o3viz.library import LibraryEntry, RunJob, bytes_key, run_name
-from o3viz.trace import trace_bytes
 from pages._ui import add_entries, require_router
 
 IMPORT_PROBLEM = None
 try:  # the run machinery may be absent or broken in this installation; the page still explains itself
-    from o3viz.capture import CaptureConfig, DAAConfig, capture
-    from o3viz.runner import RunRequest, execute
+    from o3viz import CaptureConfig, DAAConfig, RunRequest, capture, execute
 except Exception as exc:  # noqa: BLE001 (ImportError, or a module that fails while importing)
     capture, IMPORT_PROBLEM = None, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
@@ -29,21 +27,21 @@ SOURCES = {
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
 def get_model(name: str | None):
-    from o3viz.model import load_model
+    from o3viz import load_model
 
     return load_model(name or None)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def task_prompt(spec: str) -> str:
-    from o3viz.tasks import load_task
+    from o3viz import load_task
 
     return load_task(spec).prompt
 
 
 @st.cache_resource(show_spinner="Checking the sandbox…")
 def isolation_note() -> str:
-    from o3viz.sandbox import available_isolation, describe_isolation
+    from o3viz import available_isolation, describe_isolation
 
     modes = available_isolation()
     return (
@@ -167,7 +165,7 @@ st.title("Run")
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
 if capture is None:
     st.info(
-        "Live runs need o3viz.capture (torch and transformers), which cannot be imported here "
+        "Live runs need o3viz.run.capture (torch and transformers), which cannot be imported here "
         f"({escape_markdown(IMPORT_PROBLEM or '')}). The library, Inspect and Compare pages work without it."
     )
     st.stop()
@@ -181,7 +179,9 @@ if settings["source"] in ("HumanEval", "MBPP+"):
     try:
         st.info(escape_markdown(isolation_note()), icon=":material/shield:")
     except ImportError:
-        st.info("The code sandbox (o3viz.sandbox) is not available: code tasks cannot be verified here.")
+        st.info(
+            "The code sandbox (o3viz.verify.sandbox.run) is not available: code tasks cannot be verified here."
+        )
 job = st.session_state.run_job
 if job is not None:
     follow_job(job)

@@ -53,12 +53,16 @@ def test_modules_are_all_importable_in_process():
 
 
 def test_capture_and_solve_stay_callable_after_their_modules_are_imported():
-    import o3viz.capture
-    import o3viz.solve
+    import o3viz.run.capture
+    import o3viz.run.solve
 
     assert callable(o3viz.capture) and callable(o3viz.solve)
     out = subprocess.run(
-        [sys.executable, "-c", "import o3viz.capture, o3viz.solve, o3viz; o3viz.capture(None, None, '')"],
+        [
+            sys.executable,
+            "-c",
+            "import o3viz.run.capture, o3viz.run.solve, o3viz; o3viz.capture(None, None, '')",
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -9,13 +9,18 @@ from o3viz.figures.attention import (
     token_heatmap,
 )
 from o3viz.figures.compare import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
+from o3viz.figures.compression import build_compression_map, build_memory_chart, build_score_trace
 from o3viz.figures.details import NodeDetails, attention_bar, node_details
 from o3viz.figures.export import figure_html
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
-from o3viz.figures.tree import TreeView, default_shown, search_nodes, tree_figure, view_graph
+from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes, tree_figure, view_graph
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "ALL_KINDS",
+    "build_compression_map",
+    "build_memory_chart",
+    "build_score_trace",
     "MAX_TOKEN_ROWS",
     "NodeDetails",
     "TreeView",

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from o3viz.compare import Comparison
+from o3viz.analysis.compare import Comparison
 from o3viz.figures._style import (
     A_COLOR,
     B_COLOR,

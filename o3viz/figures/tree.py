@@ -15,8 +15,8 @@ import networkx as nx
 import numpy as np
 import plotly.graph_objects as go
 
+from o3viz.analysis.graph import tree_layout
 from o3viz.figures._style import KIND_COLORS, VERDICT_COLORS, base_layout, clip_label
-from o3viz.graph import tree_layout
 
 ALL_KINDS = (
     "task",

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from o3viz.importers.steps import TYPES
+from o3viz.text.classify import TYPES
 
 
 @dataclass

@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from o3viz.answers import AnswerSpan, extract_answer
-from o3viz.importers.checks import claim_checks
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
-from o3viz.importers.steps import build_steps, split_steps, step_type_counts
+from o3viz.text.answers import AnswerSpan, extract_answer
+from o3viz.text.classify import build_steps, split_steps, step_type_counts
 from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.core import timestamp
-from o3viz.verification import answer_check
+from o3viz.verify.policy import answer_check
+from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
 _STRONG = ("boxed", "hashes", "answer_label", "final_math")

@@ -1,7 +1,7 @@
 """Enrichment: teacher-forcing an imported trace through a local model to give it tokens (with the
 local model's logprob, entropy and top-5 alternatives) and attention.
 
-The question is rendered with the model's chat template (``o3viz.capture_prompt.layout_prompt``,
+The question is rendered with the model's chat template (``o3viz.run.prompt.layout_prompt``,
 the same layout a local ``capture`` uses, so the two can be compared), the imported
 ``round.text`` follows it, and the whole sequence goes through the model without sampling.
 
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from o3viz.errors import UsageError
-from o3viz.importers.enrich_attention import ATTN_NAME, WindowRecorder, recording
-from o3viz.steps import token_ranges
+from o3viz.hooks.blockwise import ATTN_NAME, WindowRecorder, recording
+from o3viz.text.spans import token_ranges
 from o3viz.trace import Alt, AttentionRecord, Token, Trace
 
 MAX_PER_HEAD_BYTES = 1 << 30  # per-head rows of the kept layers, fp16
@@ -77,8 +77,8 @@ def enrich_trace(
     path for ``load_model``. ``layers`` are the layers whose per-head rows are kept ("auto", "all",
     "none" or indices).
     """
-    from o3viz.capture import resolve_layers
-    from o3viz.capture_prompt import layout_prompt, tokenize_with_offsets
+    from o3viz.run.capture import resolve_layers
+    from o3viz.run.prompt import layout_prompt, tokenize_with_offsets
 
     if model is None or isinstance(model, str):
         from o3viz.model import load_model

@@ -39,7 +39,7 @@ class CompressionEvent:
 
 @dataclass
 class CompressionRecord:
-    """Everything the compression map needs. Filled by ``o3viz.compress``."""
+    """Everything the compression map needs. Filled by ``o3viz.compress.context``."""
 
     segments: list[dict] = field(
         default_factory=list
@@ -49,7 +49,7 @@ class CompressionRecord:
     compressed_tokens: int = 0
     mode: str = "pointer"  # pointer | pointer+eviction | pointer+reprefill
     info: dict = field(default_factory=dict)
-    # optional, filled by progressive release (o3viz.memory); None when there was no generation
+    # optional, filled by progressive release (o3viz.compress.release); None when there was no generation
     memory_tokens: list[int] | None = None  # (G,) KV-cache entries after each generation step
     step_scores: list[list[float]] | None = None  # (G, S) each segment's score at each step
 

@@ -278,7 +278,7 @@ class Round:
     answer: str | None = None
     verdict: str | None = None  # pass | fail | unverifiable, for the round as a whole
     confidence: float | None = None  # mean probability of the answer's tokens
-    action: str | None = None  # what the optimization layer did next (see o3viz.solve)
+    action: str | None = None  # what the optimization layer did next (see o3viz.run.solve)
     feedback: str | None = None  # the feedback that produced the next round
     info: dict = field(default_factory=dict)
 

@@ -1,0 +1,155 @@
+"""Capture speed and memory: full attention capture against plain sdpa ``generate``, DAA allocate
+against capture, capture against eager ``output_attentions``, and peak RSS of a long capture.
+
+Runs are interleaved (plain, capture, allocate, output_attentions, then the next pair) on the
+default model with the same prompt and EOS suppressed, so every run generates exactly
+``--new-tokens`` tokens; each figure is the median of the per-pair ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+PROMPT = (
+    "A farmer has 17 sheep and buys 3 times as many goats as sheep. He then sells 12 goats. "
+    "How many animals does he have now? Explain step by step."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pairs", type=int, default=5, help="interleaved rounds of runs (default 5)")
+    p.add_argument("--new-tokens", type=int, default=256, help="tokens per run (default 256)")
+    p.add_argument(
+        "--rss-tokens",
+        type=int,
+        default=2048,
+        help="tokens of the peak-RSS capture (default 2048; 0 skips it)",
+    )
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default 0: torch's default)")
+    p.add_argument("--rss-child", type=int, default=0, help=argparse.SUPPRESS)
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _runners(model, tok, n: int) -> dict:
+    import torch
+
+    from o3viz.run.capture import DAAConfig, capture
+    from o3viz.run.prompt import layout_prompt
+
+    ids = torch.tensor([layout_prompt(tok, PROMPT).ids], device=model.device)
+    kw = {
+        "max_new_tokens": n,
+        "min_new_tokens": n,
+        "do_sample": False,
+        "attention_mask": torch.ones_like(ids),
+        "pad_token_id": tok.pad_token_id,
+    }
+
+    def generate(impl: str, **extra):
+        model.set_attn_implementation(impl)
+        try:
+            with torch.inference_mode():
+                model.generate(ids, **kw, **extra)
+        finally:
+            model.set_attn_implementation("sdpa")
+
+    return {
+        "plain": lambda: generate("sdpa"),
+        "capture": lambda: capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n),
+        "allocate": lambda: capture(
+            model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n, daa=DAAConfig(mode="allocate")
+        ),
+        "output_attentions": lambda: generate("eager", output_attentions=True, return_dict_in_generate=True),
+    }
+
+
+def _inseq_line() -> str:
+    try:
+        import inseq  # noqa: F401
+    except ImportError:
+        return "capture_vs_inseq: skipped (inseq not installed)"
+    return "capture_vs_inseq: skipped (inseq installed but no comparable attention-only run is wired up)"
+
+
+def _peak_rss_child(n: int) -> int:
+    """In a fresh process: RSS peak during an n-token capture above RSS after load and warm-up."""
+    import psutil
+
+    from o3viz.model import load_model
+    from o3viz.run.capture import capture
+
+    model, tok = load_model()
+    capture(model, tok, PROMPT, max_new_tokens=4)
+    gc.collect()
+    proc = psutil.Process()
+    base, peak, done = proc.memory_info().rss, [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.05)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    trace = capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n)
+    done.set()
+    th.join()
+    peak[0] = max(peak[0], proc.memory_info().rss)
+    print(json.dumps({"peak_above_model_mb": (peak[0] - base) / 2**20, "tokens": len(trace.tokens)}))
+    return 0
+
+
+def _peak_rss_mb(n: int) -> float:
+    out = subprocess.run(
+        [sys.executable, "-m", "o3viz", "bench", "capture", "--rss-child", str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_above_model_mb"])
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rss_child:
+        return _peak_rss_child(args.rss_child)
+    import torch
+
+    from o3viz.model import load_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"threads: {torch.get_num_threads()}")
+    model, tok = load_model()
+    runners = _runners(model, tok, args.new_tokens)
+    for fn in _runners(model, tok, 4).values():  # warm-up: lazy imports, allocator, kernels
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in runners}
+    for _ in range(args.pairs):
+        for name, fn in runners.items():
+            gc.collect()
+            times[name].append(_timed(fn))
+    ratio = {
+        k: statistics.median(a / b for a, b in zip(times[k], times[ref], strict=True))
+        for k, ref in (("capture", "plain"), ("allocate", "capture"), ("output_attentions", "capture"))
+    }
+    print(f"plain_generate_s: {statistics.median(times['plain']):.3f}")
+    print(f"capture_s: {statistics.median(times['capture']):.3f}")
+    print(f"capture_vs_plain: {ratio['capture']:.3f}")
+    print(f"daa_allocate_vs_capture: {ratio['allocate']:.3f}")
+    print(f"capture_vs_output_attentions: {1 / ratio['output_attentions']:.3f}")
+    print(_inseq_line())
+    if args.rss_tokens:
+        print(f"peak_rss_mb_{args.rss_tokens}: {_peak_rss_mb(args.rss_tokens):.1f}")
+    return 0

@@ -1,0 +1,258 @@
+"""Comparing two traces: headline metrics with deltas, the steps aligned as a diff, per-step curves
+(token entropy, confidence, attention on the prompt), a difference heatmap where the shapes allow,
+and the differences in verdicts and compression. Works for traces of any lengths, models and
+sources; what cannot be compared is reported with a reason, never faked.
+
+>>> from o3viz.testing.synthetic import make_trace
+>>> c = compare_traces(make_trace(8, seed=1), make_trace(12, seed=2))
+>>> c.metrics[0].name, c.metrics[0].a, c.metrics[0].b
+('steps', 8, 12)
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from o3viz.analysis.summary import summarize
+from o3viz.trace import Round, Trace
+
+PROGRESS_BINS = 40  # steps of two runs are resampled onto this many bins of relative progress
+MAX_DIFF_COLS = 200
+
+
+@dataclass
+class MetricRow:
+    name: str
+    a: float | int | str | None
+    b: float | int | str | None
+    delta: float | None = None  # b - a where both are numbers
+
+
+@dataclass
+class AlignedStep:
+    """One row of the step diff: ``tag`` is equal | replace | insert | delete (difflib's opcodes)."""
+
+    tag: str
+    a_index: int | None
+    a_text: str
+    b_index: int | None
+    b_text: str
+
+
+@dataclass
+class DiffMatrix:
+    """B − A over (progress bins × shared columns), or why there is none."""
+
+    values: np.ndarray | None  # (PROGRESS_BINS, K) float32
+    columns: list[str] = field(default_factory=list)
+    what: str = ""
+    reason: str = ""
+
+
+@dataclass
+class Comparison:
+    a_name: str
+    b_name: str
+    metrics: list[MetricRow]
+    steps: list[AlignedStep]
+    similarity: float  # difflib ratio of the step sequences, 0..1
+    curves: dict[str, tuple[list[float], list[float]]]  # per-step series of A and of B
+    diff: DiffMatrix
+    verdicts: dict[str, tuple[int, int]]
+    checks: list[dict]  # checks whose verdict differs between the final rounds (matched by name)
+    compression: list[MetricRow]
+
+
+def _mean(xs) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return float(sum(xs) / len(xs)) if xs else None
+
+
+def _metric(name: str, a, b) -> MetricRow:
+    num = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    return MetricRow(name, a, b, (b - a) if num else None)
+
+
+def _token_stats(t: Trace) -> tuple[float | None, float | None]:
+    toks = t.tokens
+    return (_mean(math.exp(x.logprob) for x in toks if x.logprob is not None), _mean(x.entropy for x in toks))
+
+
+def _metrics(a: Trace, b: Trace) -> list[MetricRow]:
+    sa, sb = summarize(a), summarize(b)
+    (pa, ea), (pb, eb) = _token_stats(a), _token_stats(b)
+    passed = lambda t: sum(c.verdict in ("pass", "correct") for c in t.final.checks)  # noqa: E731
+    rows = [
+        _metric("steps", len(a.steps), len(b.steps)),
+        _metric("tokens", len(a.tokens), len(b.tokens)),
+        _metric("rounds", sa.rounds, sb.rounds),
+        _metric("decision points", sa.decision_points, sb.decision_points),
+        _metric("branches", sa.branches, sb.branches),
+        _metric("mean token probability", pa, pb),
+        _metric("mean entropy (nats)", ea, eb),
+        _metric("checks passed (final round)", passed(a), passed(b)),
+        _metric("checks (final round)", len(a.final.checks), len(b.final.checks)),
+        _metric("final verdict", sa.final_verdict, sb.final_verdict),
+        _metric("answer", sa.answer, sb.answer),
+        _metric("model", sa.model, sb.model),
+        _metric("source", sa.source, sb.source),
+        _metric("DAA mode", sa.daa_mode, sb.daa_mode),
+        _metric("compression ratio", sa.compression_ratio, sb.compression_ratio),
+    ]
+    return rows
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def align_steps(a: Round, b: Round) -> tuple[list[AlignedStep], float]:
+    """Sequence alignment of the two rounds' steps (difflib on normalised step text)."""
+    ta, tb = [_norm(s.text) for s in a.steps], [_norm(s.text) for s in b.steps]
+    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    rows: list[AlignedStep] = []
+    for tag, i0, i1, j0, j1 in sm.get_opcodes():
+        for k in range(max(i1 - i0, j1 - j0)):
+            i, j = i0 + k, j0 + k
+            sa = a.steps[i] if i < i1 else None
+            sb = b.steps[j] if j < j1 else None
+            row_tag = (
+                tag if tag != "replace" else ("replace" if sa and sb else ("delete" if sa else "insert"))
+            )
+            rows.append(
+                AlignedStep(
+                    row_tag,
+                    sa.index if sa else None,
+                    sa.text if sa else "",
+                    sb.index if sb else None,
+                    sb.text if sb else "",
+                )
+            )
+    return rows, sm.ratio()
+
+
+def step_series(rnd: Round) -> dict[str, list[float]]:
+    """Per-step series: mean token entropy, mean token probability, share of attention on the prompt."""
+    out: dict[str, list[float]] = {"entropy": [], "confidence": [], "attention on prompt": []}
+    for s in rnd.steps:
+        toks = rnd.tokens[s.token_start : s.token_end]
+        out["entropy"].append(_mean(t.entropy for t in toks) or 0.0)
+        out["confidence"].append(_mean(math.exp(t.logprob) for t in toks if t.logprob is not None) or 0.0)
+    att = rnd.attention
+    if att is not None and att.step_alloc is not None:
+        seg_cols = [k for k, lab in enumerate(att.alloc_labels) if lab.startswith("seg ")]
+        out["attention on prompt"] = att.step_alloc[:, seg_cols].astype(np.float32).sum(axis=1).tolist()
+    return out
+
+
+def _progress_bins(m: np.ndarray, bins: int = PROGRESS_BINS) -> np.ndarray:
+    """Resample rows onto ``bins`` bins of relative position (0..1) by averaging."""
+    idx = np.minimum((np.arange(m.shape[0]) * bins) // max(m.shape[0], 1), bins - 1)
+    out = np.zeros((bins, m.shape[1]), dtype=np.float32)
+    np.add.at(out, idx, m)
+    counts = np.bincount(idx, minlength=bins).astype(np.float32)[:, None]
+    filled = counts[:, 0] > 0
+    out[filled] /= counts[filled]
+    if not filled.all():  # short runs: carry the last filled bin forward
+        for i in range(1, bins):
+            if not filled[i]:
+                out[i] = out[i - 1]
+    return out
+
+
+def attention_diff(a: Round, b: Round) -> DiffMatrix:
+    """B − A of attention on the prompt over relative progress, when both prompts line up."""
+    xa, xb = a.attention, b.attention
+    if xa is None or xb is None:
+        return DiffMatrix(None, reason="one of the traces has no recorded attention")
+    if [t.id for t in a.prompt_tokens] == [t.id for t in b.prompt_tokens] and a.prompt_tokens:
+        P = xa.prompt_len
+
+        def rows(rnd: Round) -> np.ndarray:
+            per_step = [
+                rnd.attention.mean[s.token_start : max(s.token_end, s.token_start + 1), :P]
+                .astype(np.float32)
+                .mean(axis=0)
+                for s in rnd.steps
+            ] or [np.zeros(P, np.float32)]
+            return _progress_bins(np.stack(per_step))
+
+        cols = [t.text for t in a.prompt_tokens]
+        diff = rows(b) - rows(a)
+        if diff.shape[1] > MAX_DIFF_COLS:
+            starts = np.linspace(0, diff.shape[1], MAX_DIFF_COLS + 1).astype(int)[:-1]
+            diff, cols = np.add.reduceat(diff, starts, axis=1), [f"{s}·{cols[s]}" for s in starts]
+        return DiffMatrix(diff, cols, "attention on each prompt token (same prompt in both)")
+    na = [lab for lab in xa.alloc_labels if lab.startswith("seg ")]
+    nb = [lab for lab in xb.alloc_labels if lab.startswith("seg ")]
+    if xa.step_alloc is not None and xb.step_alloc is not None and na and na == nb:
+        ka, kb = len(na), len(nb)
+        diff = _progress_bins(xb.step_alloc[:, :kb].astype(np.float32)) - _progress_bins(
+            xa.step_alloc[:, :ka].astype(np.float32)
+        )
+        return DiffMatrix(diff, na, "share of each step's attention on each prompt segment")
+    return DiffMatrix(None, reason="the prompts differ in tokens and in segments, so no cell lines up")
+
+
+def _compression_rows(a: Trace, b: Trace) -> list[MetricRow]:
+    def facts(t: Trace) -> dict:
+        c = t.compression
+        if c is None:
+            return {"compression": "off"}
+        kinds = Counter(e.kind for e in c.events)
+        return {
+            "compression": c.mode,
+            "original tokens": c.original_tokens,
+            "compressed tokens": c.compressed_tokens,
+            "ratio": c.ratio,
+            **{f"{k} events": kinds.get(k, 0) for k in ("compress", "expand", "release", "restore")},
+        }
+
+    fa, fb = facts(a), facts(b)
+    return [_metric(k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb])]
+
+
+def _check_diffs(a: Round, b: Round) -> list[dict]:
+    va = {c.name: c for c in a.checks}
+    vb = {c.name: c for c in b.checks}
+    out = []
+    for name in dict.fromkeys([*va, *vb]):
+        ca, cb = va.get(name), vb.get(name)
+        if (ca.verdict if ca else None) != (cb.verdict if cb else None):
+            out.append(
+                {
+                    "check": name,
+                    "A": ca.verdict if ca else "—",
+                    "B": cb.verdict if cb else "—",
+                    "A message": ca.message if ca else "",
+                    "B message": cb.message if cb else "",
+                }
+            )
+    return out
+
+
+def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") -> Comparison:
+    """Everything the Compare page shows, computed from the two traces' final rounds."""
+    steps, ratio = align_steps(a.final, b.final)
+    sa, sb = step_series(a.final), step_series(b.final)
+    curves = {k: (sa[k], sb[k]) for k in sa if sa[k] or sb[k]}
+    va = Counter(c.verdict for r in a.rounds for c in r.checks)
+    vb = Counter(c.verdict for r in b.rounds for c in r.checks)
+    verdicts = {v: (va.get(v, 0), vb.get(v, 0)) for v in sorted(set(va) | set(vb))}
+    return Comparison(
+        a_name,
+        b_name,
+        _metrics(a, b),
+        steps,
+        ratio,
+        curves,
+        attention_diff(a.final, b.final),
+        verdicts,
+        _check_diffs(a.final, b.final),
+        _compression_rows(a, b),
+    )

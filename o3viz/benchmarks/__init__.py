@@ -1,4 +1,0 @@
-"""Benchmarks for ``python -m o3viz bench NAME``. Each module NAME here defines
-``add_arguments(parser)`` and ``run(args) -> int``, and prints one ``name: value`` line per figure.
-Speed figures are ratios against a baseline measured in the same run.
-"""

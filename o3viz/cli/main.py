@@ -1,0 +1,55 @@
+"""The command line, ``o3viz`` (or ``python -m o3viz``): finds subcommands in ``o3viz.cli`` and
+turns every ``O3vizError`` into one stderr line with exit code 2. Benchmarks live outside the
+library, in the checkout's ``benchmarks/`` (``python -m benchmarks``), which reuses ``_Parser``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from o3viz import cli as commands
+from o3viz.errors import O3vizError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"o3viz: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def _modules(package) -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="o3viz",
+        description="o3viz: capture a language model's reasoning (attention, verification, "
+        "compression) into one trace file, check it, and inspect it.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in _modules(commands):
+        if name == "main":
+            continue
+        importlib.import_module(f"o3viz.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    parser = parser or build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(args.func(args) or 0)
+    except O3vizError as exc:
+        sys.stderr.write(f"o3viz: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("o3viz: interrupted\n")
+        return 130

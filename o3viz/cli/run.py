@@ -1,0 +1,258 @@
+"""``python -m o3viz run``: one instrumented generation run saved as a trace file.
+
+``add_capture_arguments`` / ``capture_settings_from_args`` are shared with commands that add
+their own options (verification rounds, compression) on top of a capture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from o3viz.errors import UsageError
+from o3viz.run.capture import CaptureConfig, DAAConfig, resolve_layers
+
+
+@dataclass
+class CaptureSettings:
+    """Everything the capture options say, ready for ``o3viz.run.capture(model, tok, prompt, **kwargs)``."""
+
+    prompt: str
+    model: str | None
+    kwargs: dict = field(default_factory=dict)
+
+
+def add_capture_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prompt", help="the prompt text")
+    src.add_argument("--prompt-file", type=Path, help="read the prompt from this file (UTF-8)")
+    src.add_argument(
+        "--task", help="a built-in task verified by the loop: gsm8k:N, humaneval:HumanEval/N, mbppplus:Mbpp/N"
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="hub id, model directory or .gguf file (default: embedded SmolLM2-135M-Instruct)",
+    )
+    p.add_argument("--max-new-tokens", type=int, default=256, help="most tokens to generate (default 256)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (sampling; default 0)")
+    p.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    p.add_argument(
+        "--daa",
+        choices=("off", "observe", "allocate"),
+        default="off",
+        help="Dynamic Attention Allocation mode (default off)",
+    )
+    p.add_argument(
+        "--daa-strength", type=float, default=1.0, help="DAA strength λ for allocate (default 1.0)"
+    )
+    p.add_argument(
+        "--layers",
+        default="auto",
+        help="layers whose per-head rows are kept: auto (first, middle, "
+        "last), all, none, or indices like 0,5,29 (default auto)",
+    )
+    p.add_argument(
+        "--top-k", default="64", help="keep the k largest keys per head row, or 'all' (default 64)"
+    )
+    p.add_argument(
+        "--explore", type=int, default=0, help="branch at the K strongest decision points (default 0)"
+    )
+
+
+def parse_layers(text: str) -> str | list[int]:
+    if text in ("auto", "all", "none"):
+        return text
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(
+            f"--layers: expected auto, all, none or comma-separated integers, not {text!r}"
+        ) from None
+
+
+def _parse_top_k(text: str) -> int | None:
+    if text in ("all", "none", "full"):
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--top-k: expected a positive integer or 'all', not {text!r}")
+    return int(text)
+
+
+def _read_prompt(args: argparse.Namespace) -> str:
+    if getattr(args, "task", None) is not None:
+        from o3viz.tasks.spec import load_task
+
+        return load_task(args.task).prompt  # validates the id before the model loads
+    if args.prompt is not None:
+        prompt = args.prompt
+    else:
+        try:
+            prompt = args.prompt_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--prompt-file: cannot read {args.prompt_file}: {exc}") from None
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
+
+
+def capture_settings_from_args(args: argparse.Namespace) -> CaptureSettings:
+    """Validate the capture options; raises ``UsageError`` with one line on bad input."""
+    if args.max_new_tokens < 1:
+        raise UsageError(f"--max-new-tokens must be at least 1, not {args.max_new_tokens}")
+    if args.temperature <= 0:
+        raise UsageError(f"--temperature must be positive, not {args.temperature}")
+    if args.explore < 0:
+        raise UsageError(f"--explore must be 0 or more, not {args.explore}")
+    cap = CaptureConfig(layers=parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)))
+    daa = DAAConfig(mode=args.daa, strength=args.daa_strength)
+    kwargs = {
+        "max_new_tokens": args.max_new_tokens,
+        "capture": cap,
+        "daa": daa,
+        "explore": args.explore,
+        "seed": args.seed,
+        "do_sample": args.sample,
+        "temperature": args.temperature,
+    }
+    return CaptureSettings(_read_prompt(args), args.model, kwargs)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="generate with attention capture and save a trace",
+        description="Run the model on a prompt with instrumented attention (and optional DAA "
+        "and branch exploration) and save the trace file.",
+    )
+    add_capture_arguments(p)
+    add_loop_arguments(p)
+    p.add_argument("--out", type=Path, required=True, help="output file, .o3trace.json or .o3trace.json.gz")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=run)
+
+
+def check_out(path: Path, overwrite: bool) -> None:
+    if not path.name.endswith((".o3trace.json", ".o3trace.json.gz")):
+        raise UsageError(f"--out: {path.name} must end in .o3trace.json or .o3trace.json.gz")
+    if path.exists() and not overwrite:
+        raise UsageError(f"--out: {path} exists; pass --overwrite to replace it")
+
+
+class Progress:
+    """tqdm bar on stderr; the tail of the generated text streams in the bar's postfix."""
+
+    def __init__(self, total: int):
+        from tqdm import tqdm
+
+        self.text = ""
+        self.bar = tqdm(total=total, unit="tok", file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def __call__(self, index: int, piece: str, total: int) -> None:
+        self.text += piece
+        self.bar.set_postfix_str(self.text[-40:].replace("\n", " "), refresh=False)
+        self.bar.update(1)
+
+    def restart(self, message: str) -> None:
+        """A new round of the loop: report the last one and start the bar again."""
+        self.bar.write(message, file=sys.stderr)
+        self.text = ""
+        self.bar.reset()
+
+    def close(self) -> None:
+        self.bar.close()
+        sys.stderr.write(self.text + "\n")
+
+
+def add_loop_arguments(p: argparse.ArgumentParser) -> None:
+    """Verification (``--rounds``) and compression (``--compress``) on top of a capture."""
+    v = p.add_argument_group("verification (the base → verify → optimize loop)")
+    v.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="max rounds of the loop (default 3 with --task, else 1 = no revision)",
+    )
+    v.add_argument(
+        "--confidence-threshold",
+        type=float,
+        default=0.9,
+        help="stop when nothing failed and the answer's mean token probability reaches this (default 0.9)",
+    )
+    v.add_argument("--timeout", type=float, default=10.0, help="seconds per sandboxed test run (default 10)")
+    c = p.add_argument_group("compression (pointers before the model, KV release during generation)")
+    c.add_argument(
+        "--compress", action="store_true", help="run on the compressed context and record the events"
+    )
+    c.add_argument(
+        "--compress-threshold", type=float, default=0.7, help="compress at score >= this (default 0.7)"
+    )
+    c.add_argument(
+        "--expand-threshold", type=float, default=0.3, help="expand at score <= this (default 0.3)"
+    )
+
+
+def request_from_args(args: argparse.Namespace, settings: CaptureSettings):
+    """The CLI's options as an ``o3viz.run.request.RunRequest`` (validated)."""
+    from o3viz.run.request import RunRequest
+
+    kw = settings.kwargs
+    req = RunRequest(
+        prompt=settings.prompt,
+        task_id=args.task,
+        max_new_tokens=kw["max_new_tokens"],
+        capture=kw["capture"],
+        daa=kw["daa"],
+        explore=kw["explore"],
+        seed=kw["seed"],
+        do_sample=kw["do_sample"],
+        temperature=kw["temperature"],
+        rounds=args.rounds,
+        confidence_threshold=args.confidence_threshold,
+        timeout_s=args.timeout,
+        compress=args.compress,
+        compress_threshold=args.compress_threshold,
+        expand_threshold=args.expand_threshold,
+    )
+    req.check()
+    return req
+
+
+def run(args: argparse.Namespace) -> int:
+    from o3viz.model import load_model
+    from o3viz.run.request import execute
+    from o3viz.trace.io import save_trace
+
+    settings = capture_settings_from_args(args)
+    req = request_from_args(args, settings)
+    check_out(args.out, args.overwrite)
+    model, tok = load_model(settings.model)
+    resolve_layers(settings.kwargs["capture"].layers, model.config.num_hidden_layers)  # fail before the bar
+    progress = Progress(settings.kwargs["max_new_tokens"])
+    try:
+        trace = execute(
+            model,
+            tok,
+            req,
+            on_token=progress,
+            on_round=lambda rnd: progress.restart(f"round {rnd.index}: {rnd.verdict} → {rnd.action}"),
+        )
+    finally:
+        progress.close()
+    path = save_trace(trace, args.out, overwrite=args.overwrite)
+    r = trace.final
+    extra = (
+        f", {len(trace.rounds)} rounds, final verdict {r.verdict}"
+        if len(trace.rounds) > 1 or r.verdict
+        else ""
+    )
+    if trace.compression is not None:
+        extra += f", compression ratio {trace.compression.ratio:.2f}, {len(trace.compression.events)} events"
+    print(
+        f"saved {path} ({path.stat().st_size} bytes): {len(r.tokens)} tokens, {len(r.steps)} steps, "
+        f"{len(r.decision_points)} decision points, {len(r.branches)} branches, answer {r.answer!r}{extra}"
+    )
+    return 0

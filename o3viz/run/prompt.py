@@ -1,0 +1,128 @@
+"""The prompt side of a capture: rendering through the chat template, prompt tokens with char
+offsets into the rendered prompt, the question's token range, and the prompt segments.
+
+Segments partition the prompt tokens: the user's question split into steps with
+``o3viz.text.spans.split_spans`` ("question 0", "question 1", ...), plus the chat-template / system
+tokens before the question ("template") and after it ("template (end)", e.g. the assistant
+header). A ``Segment`` is one contiguous range, so the template text on the two sides of the
+question makes two segments; either is left out when empty (no chat template).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from o3viz.text.spans import split_spans, token_ranges
+from o3viz.trace.core import Segment, Token
+
+
+@dataclass
+class PromptLayout:
+    """A rendered prompt, tokenized, with the question located in it."""
+
+    prompt: str
+    rendered: str
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # [start, end) into ``rendered`` per token, monotone
+    question_chars: tuple[int, int]  # the user's prompt in ``rendered``
+    question_tokens: tuple[int, int]  # [first, last+1) tokens overlapping it
+    segments: list[Segment]
+
+    @property
+    def tokens(self) -> list[Token]:
+        return [Token(i, self.rendered[s:e], s, e) for i, (s, e) in zip(self.ids, self.offsets, strict=True)]
+
+    @property
+    def pieces(self) -> list[str]:
+        return [self.rendered[s:e] for s, e in self.offsets]
+
+
+def render_chat(tokenizer, prompt: str) -> tuple[str, bool]:
+    """(text the model sees, whether a chat template was applied)."""
+    if not getattr(tokenizer, "chat_template", None):
+        return prompt, False
+    out = tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+    )
+    if not isinstance(out, str):  # some versions return a BatchEncoding or ids even so
+        ids = out["input_ids"] if hasattr(out, "keys") else out
+        out = tokenizer.decode(ids)
+    return out, True
+
+
+def tokenize_with_offsets(tokenizer, text: str, add_special: bool) -> tuple[list[int], list[tuple[int, int]]]:
+    """Token ids and monotone [start, end) char offsets; falls back to cumulative decoding when the
+    tokenizer has no offsets mapping (slow tokenizers)."""
+    try:
+        enc = tokenizer(text, add_special_tokens=add_special, return_offsets_mapping=True)
+        ids, offsets = list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
+    except (NotImplementedError, ValueError, TypeError):
+        ids = list(tokenizer(text, add_special_tokens=add_special)["input_ids"])
+        offsets = cumulative_offsets(tokenizer, ids, text, skip_special=False)
+    return ids, monotone(offsets, len(text))
+
+
+def cumulative_offsets(tokenizer, ids: list[int], text: str, skip_special: bool) -> list[tuple[int, int]]:
+    """Offsets from decoding ``ids[:i+1]`` for each i (lengths clipped to ``text``)."""
+    out, prev = [], 0
+    for i in range(len(ids)):
+        n = len(tokenizer.decode(ids[: i + 1], skip_special_tokens=skip_special))
+        end = min(max(prev, n), len(text))
+        out.append((prev, end))
+        prev = end
+    return out
+
+
+def monotone(offsets: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """Clip offsets into [0, n] and make them non-decreasing (special tokens report (0, 0))."""
+    out, prev = [], 0
+    for s, e in offsets:
+        s = min(max(s, prev), n)
+        e = min(max(e, s), n)
+        out.append((s, e))
+        prev = e
+    return out
+
+
+def locate_question(rendered: str, prompt: str) -> tuple[int, int]:
+    """Char span of the user's prompt inside the rendered prompt (templates may strip it)."""
+    for needle in (prompt, prompt.strip()):
+        if needle and (i := rendered.rfind(needle)) >= 0:
+            return i, i + len(needle)
+    return 0, len(rendered)
+
+
+def build_segments(
+    rendered: str, offsets: list[tuple[int, int]], q_chars: tuple[int, int], q_tokens: tuple[int, int]
+) -> list[Segment]:
+    """Segments that partition tokens [0, P): template, question parts, template (end)."""
+    qs, qe = q_chars
+    spans = [(qs + s, qs + e) for s, e in split_spans(rendered[qs:qe])] or [(qs, qe)]
+    starts, chars = [], []
+    for (s, _), (ts, _) in zip(spans, token_ranges(spans, offsets), strict=True):
+        ts = max(ts, q_tokens[0])
+        if ts < q_tokens[1] and (not starts or ts > starts[-1]):
+            starts.append(ts)
+            chars.append(s)
+    if starts:
+        starts[0], chars[0] = q_tokens[0], qs
+    bounds = [(0, q_tokens[0], 0, qs, "template")]
+    for i, (ts, cs) in enumerate(zip(starts, chars, strict=True)):
+        te = starts[i + 1] if i + 1 < len(starts) else q_tokens[1]
+        ce = chars[i + 1] if i + 1 < len(chars) else qe
+        bounds.append((ts, te, cs, ce, f"question {i}"))
+    bounds.append((q_tokens[1], len(offsets), qe, len(rendered), "template (end)"))
+    segs = [b for b in bounds if b[1] > b[0]]
+    return [Segment(i, cs, ce, ts, te, label) for i, (ts, te, cs, ce, label) in enumerate(segs)]
+
+
+def layout_prompt(tokenizer, prompt: str) -> PromptLayout:
+    """Render, tokenize and segment ``prompt`` for generation."""
+    rendered, chat = render_chat(tokenizer, prompt)
+    ids, offsets = tokenize_with_offsets(tokenizer, rendered, add_special=not chat)
+    q_chars = locate_question(rendered, prompt)
+    first, last = token_ranges([q_chars], offsets)[0]
+    q_tokens = (first, max(first + 1, last)) if offsets else (0, 0)
+    q_tokens = (min(q_tokens[0], len(ids)), min(q_tokens[1], len(ids)))
+    segs = build_segments(rendered, offsets, q_chars, q_tokens)
+    return PromptLayout(prompt, rendered, ids, offsets, q_chars, q_tokens, segs)

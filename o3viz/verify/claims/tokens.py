@@ -1,0 +1,235 @@
+"""Tokens and expression runs for the claim checker: the token regex, the word lists, the
+``Run``/``Chain`` dataclasses and the small token-level helpers that :mod:`o3viz.verify.claims.parse`
+builds runs with (units after numbers, list bullets, a run that continues to its left).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_TOKEN_RE = re.compile(
+    r"(?P<NUM>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
+    r"|(?P<NL>\n)|(?P<WS>[^\S\n]+|(?<=\d)-(?=[^\W\d_]{2}))|(?P<PCT>%)|(?P<OP>[-+*/^÷−])"
+    r"|(?P<LP>[(\[])|(?P<RP>[)\]])"
+    r"|(?P<EQ>==?|≈|~)|(?P<CUR>[$€£])|(?P<WORD>\\[A-Za-z]+|[^\W\d_]+(?:-[^\W\d_]+)*)"
+    r"|(?P<OTHER>.)",
+    re.DOTALL,
+)
+_GUARD_WORDS = {
+    "than",
+    "times",
+    "twice",
+    "double",
+    "triple",
+    "thrice",
+    "half",
+    "third",
+    "quarter",
+    "percent",
+    "x",
+    "sqrt",
+    "root",
+}  # a number right after one of these is probably the tail of a larger spoken expression
+_FRACTION_WORDS = {
+    "half",
+    "third",
+    "thirds",
+    "quarter",
+    "quarters",
+    "fourth",
+    "fourths",
+    "fifth",
+    "fifths",
+    "tenth",
+    "tenths",
+    "percent",
+    "twice",
+    "double",
+    "triple",
+    "times",
+    "%",
+}  # "<these> of 18": the "of" multiplies
+_STOP_WORDS = {
+    "is",
+    "are",
+    "was",
+    "were",
+    "which",
+    "so",
+    "then",
+    "because",
+    "that",
+    "gives",
+    "makes",
+    "means",
+    "has",
+    "have",
+    "had",
+    "for",
+    "to",
+    "be",
+    "and",
+    "get",
+    "gets",
+    "of",
+    "equals",
+}  # looking left for an operator written before some words stops at these
+_CONNECTIVES = {"because", "so", "then", "which", "that", "since", "thus", "hence", "therefore"}
+_RATE_WORDS = {"in", "per", "each", "every", "a", "an"}
+EQ_WORDS = {"is", "equals", "are"}
+FUNCS = {"sqrt"}
+
+
+@dataclass
+class Tok:
+    kind: str  # NUM PCT OP LP RP EQ CUR WORD WS NL OTHER
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class Run:
+    """One expression: ``items`` are (kind, text) with kind in NUM PCT OP NEG LP RP VAR FUNC."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+    start: int = 0  # normalized offsets
+    end: int = 0
+    symbolic: bool = False  # holds a variable or unknown function
+    guarded: bool = False  # may be the tail of a larger expression: a mismatch is not "wrong"
+    ambiguous: bool = False  # used implicit multiplication
+    has_of: bool = False  # "20% of 50", "1/2 of 18"
+
+    @property
+    def n_ops(self) -> int:
+        return sum(1 for k, _ in self.items if k == "OP")
+
+    @property
+    def is_bare(self) -> bool:
+        """A single (signed) number, maybe with %: a stated result."""
+        kinds = [k for k, _ in self.items if k not in ("PCT", "LP", "RP")]
+        return kinds in (["NUM"], ["NEG", "NUM"])
+
+    @property
+    def is_simple(self) -> bool:
+        """A bare number or a plain fraction ``a/b``: fit to be a stated result."""
+        kinds = [k for k, _ in self.items if k not in ("PCT", "NEG", "LP", "RP")]
+        ops = [t for k, t in self.items if k == "OP"]
+        return self.is_bare or kinds == ["NUM", "OP", "NUM"] and ops == ["/"]
+
+    def expression(self) -> str:
+        """Normalized expression string, e.g. ``16-3-4`` or ``0.2*50``."""
+        out = []
+        for kind, text in self.items:
+            out.append("-" if kind == "NEG" else text.replace(",", "") if kind == "NUM" else text)
+        return "".join(out)
+
+
+@dataclass
+class Chain:
+    runs: list[Run]
+    links: list[str]  # the relation between runs[i] and runs[i+1]: "=", "≈" or "is"
+
+
+def tokenize(norm: str) -> list[Tok]:
+    return [Tok(m.lastgroup or "OTHER", m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(norm)]
+
+
+def next_sig(toks: list[Tok], j: int) -> int:
+    """Index of the next token at or after j that is not plain whitespace (newline counts)."""
+    while j < len(toks) and toks[j].kind == "WS":
+        j += 1
+    return j
+
+
+def kind_at(toks: list[Tok], j: int) -> str:
+    return toks[j].kind if j < len(toks) else "END"
+
+
+def skip_units(toks: list[Tok], j: int) -> int:
+    """Skip up to four unit words ("duck eggs", "miles/hour") after an operand."""
+    k, words = j, 0
+    while (
+        words < 4
+        and kind_at(toks, k) == "WORD"
+        and (is_unit(toks[k].text) or words and toks[k].text.lower() == "of")
+    ):
+        words += 1
+        k = next_sig(toks, k + 1)
+        if kind_at(toks, k) == "OP" and toks[k].text == "/" and kind_at(toks, k + 1) == "WORD":
+            k = next_sig(toks, k + 1)
+    return k if words else j
+
+
+def is_unit(word: str) -> bool:
+    lw = word.lower()
+    return (
+        len(word) > 1
+        and word.isalpha()
+        and lw not in EQ_WORDS
+        and lw not in FUNCS
+        and lw not in ("x", "of")
+        and lw not in _CONNECTIVES  # "1.5% because - 18/100": "because" is no unit
+    )
+
+
+def is_bullet(toks: list[Tok], j: int) -> bool:
+    """A "-" or "*" that starts a line and is followed by a space."""
+    p = j - 1
+    while p >= 0 and toks[p].kind == "WS":
+        p -= 1
+    return (p < 0 or toks[p].kind == "NL") and kind_at(toks, j + 1) == "WS"
+
+
+def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
+    """Whether the run may be the tail of a longer expression written partly in words:
+    "3 1/2 - 2", "25 classmates + his 1 teacher", "twice as many as 10 + 4",
+    "60 questions x 40/100"."""
+    p = first - 1
+    while p >= 0 and toks[p].kind in ("WS", "CUR"):
+        p -= 1
+    if p >= 0 and toks[p].kind in ("WORD", "NUM") and run.items[0][0] == "NEG":
+        return True  # "250 of the books - 135 sold": a binary minus whose left side is words
+    if p >= 1 and toks[p].text == "." and toks[p - 1].text in (".", "…"):
+        return True  # an ellipsis "(8 - 2)...(8 - 7)"
+    p, seen, words = first - 1, 0, []
+    while p >= 0 and seen < 4:
+        t = toks[p]
+        p -= 1
+        if t.kind in ("WS", "CUR"):
+            continue
+        if t.kind in ("NL", "EQ") or t.kind == "OTHER" and t.text in ".,;:!?":
+            break
+        if t.kind in ("OP", "PCT", "LP", "RP") or t.text.lower() == "x":
+            return True
+        if t.kind == "OTHER" and t.text not in "\"'`’‘“”":
+            return True  # "66666_{16}", "<", "|": notation we do not read
+        if t.kind == "NUM":
+            return seen == 0  # mixed number "3 1/2", "$350 000"; else another quantity
+        words.append(t.text.lower())
+        if words[-1] in _STOP_WORDS:
+            break
+        seen += 1
+    if words and words[0] in _GUARD_WORDS:
+        return True
+    if words and words[0] in _RATE_WORDS and run.items[0] == ("NUM", "1"):
+        return True  # "24 eggs in 1 tray x 2 trays": the 1 belongs to a rate
+    if words[:1] == ["of"]:
+        return words[1:2] and words[1] in _FRACTION_WORDS or _number_before(toks, p)
+    return False
+
+
+def _number_before(toks: list[Tok], p: int) -> bool:
+    """A number within two words left of ``p``: "8 packs of 5 bags * $4" multiplies in words."""
+    words = 0
+    while p >= 0 and words <= 2:
+        t = toks[p]
+        p -= 1
+        if t.kind == "NUM":
+            return True
+        if t.kind == "WORD":
+            words += 1
+        elif t.kind not in ("WS", "CUR"):
+            return False
+    return False

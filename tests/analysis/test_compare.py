@@ -1,0 +1,91 @@
+"""Comparing two traces: metrics, step alignment, curves, difference heatmap, verdicts, compression."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from o3viz.analysis.compare import PROGRESS_BINS, align_steps, compare_traces, step_series
+from o3viz.figures import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
+from o3viz.testing.synthetic import make_trace
+
+
+def test_metrics_have_deltas_for_numbers_and_none_for_text():
+    a, b = make_trace(8, seed=1), make_trace(20, seed=2, rounds=3)
+    c = compare_traces(a, b)
+    m = {r.name: r for r in c.metrics}
+    assert m["steps"].a == 8 and m["steps"].b == 20 and m["steps"].delta == 12
+    assert m["rounds"].delta == 2
+    assert m["final verdict"].delta is None and m["model"].delta is None
+
+
+def test_alignment_matches_equal_steps_and_reports_insertions():
+    a = make_trace(10, seed=7)
+    b = make_trace(10, seed=7)
+    b.final.steps = b.final.steps[:4] + b.final.steps[6:]  # B skips two steps of A
+    rows, ratio = align_steps(a.final, b.final)
+    assert [r.tag for r in rows].count("delete") == 2
+    assert sum(r.tag == "equal" for r in rows) == 8 and 0.8 < ratio < 1
+    assert all(r.a_text == r.b_text for r in rows if r.tag == "equal")
+
+
+def test_alignment_of_identical_traces_is_all_equal():
+    a = make_trace(12, seed=3)
+    rows, ratio = align_steps(a.final, a.final)
+    assert ratio == 1.0 and {r.tag for r in rows} == {"equal"}
+
+
+def test_curves_have_one_value_per_step_for_each_trace():
+    a, b = make_trace(9, seed=1), make_trace(31, seed=2)
+    c = compare_traces(a, b)
+    for name in ("entropy", "confidence", "attention on prompt"):
+        assert len(c.curves[name][0]) == 9 and len(c.curves[name][1]) == 31
+    s = step_series(a.final)
+    assert all(0 <= v <= 1 for v in s["attention on prompt"])
+
+
+def test_difference_heatmap_on_the_same_prompt_is_b_minus_a_and_zero_for_itself():
+    a = make_trace(10, seed=1)
+    same = compare_traces(a, a)
+    assert same.diff.values is not None and same.diff.values.shape[0] == PROGRESS_BINS
+    assert np.abs(same.diff.values).max() == 0
+    c = compare_traces(a, make_trace(25, seed=1, daa_mode="off"))  # same seed: same prompt tokens
+    assert c.diff.values is not None and "prompt token" in c.diff.what
+
+
+def test_difference_heatmap_explains_when_shapes_do_not_allow_it():
+    a, b = make_trace(10, seed=1), make_trace(10, seed=2)
+    b.final.attention = None
+    c = compare_traces(a, b)
+    assert c.diff.values is None and "no recorded attention" in c.diff.reason
+    assert "No difference heatmap" in diff_heatmap(c).layout.annotations[0].text
+
+
+def test_verdict_and_compression_differences():
+    a = make_trace(10, seed=1, rounds=1)
+    b = make_trace(10, seed=1, rounds=3, compression=False)
+    c = compare_traces(a, b)
+    total_b = sum(len(r.checks) for r in b.rounds)
+    assert sum(v[1] for v in c.verdicts.values()) == total_b
+    comp = {r.name: r for r in c.compression}
+    assert comp["compression"].a == "pointer" and comp["compression"].b == "off"
+
+
+def test_comparison_figures_build_for_traces_of_different_lengths():
+    c = compare_traces(make_trace(5, seed=1), make_trace(60, seed=9, rounds=2), a_name="A <b>", b_name="B")
+    figs = [curves_figure(c), diff_heatmap(c), verdicts_figure(c), alignment_figure(c)]
+    assert all(f.data for f in figs)
+    assert "&lt;b&gt;" in figs[0].data[0].name  # names from files are escaped
+
+
+def test_an_import_without_tokens_or_attention_compares_with_a_local_run():
+    from o3viz.importers import import_trace
+
+    imported = import_trace(
+        b"<think>First, 3 * 4 = 12. Wait, check: 12 + 1 = 13. So 13.</think>The answer is 13."
+    )
+    c = compare_traces(imported, make_trace(15, seed=2))
+    assert c.diff.values is None and c.diff.reason
+    assert len(c.curves["entropy"][0]) == len(imported.steps) and len(c.curves["entropy"][1]) == 15
+    assert all(
+        f.data or f.layout.annotations for f in (curves_figure(c), diff_heatmap(c), alignment_figure(c))
+    )

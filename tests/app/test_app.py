@@ -1,0 +1,149 @@
+"""The Streamlit app through ``streamlit.testing.v1.AppTest``: every page renders with traces, the
+expected widgets and figures are there, a bad upload gives a one-line error, and Compare works on
+traces of different lengths. No model is ever loaded here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from o3viz.paths import REPO_ROOT
+from o3viz.testing.synthetic import make_trace
+from o3viz.trace import trace_bytes
+
+APP = str(REPO_ROOT / "app.py")
+TIMEOUT = 60
+
+
+@pytest.fixture
+def samples(tmp_path, monkeypatch):
+    make_trace(12, seed=1, rounds=2).save(tmp_path / "a_short_multi_round.o3trace.json")
+    make_trace(40, seed=2, daa_mode="off", compression=False).save(tmp_path / "b_longer.o3trace.json.gz")
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
+    return tmp_path
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _charts(at: AppTest) -> list:
+    return at.get("plotly_chart")
+
+
+def test_library_lists_the_samples_and_offers_upload(samples):
+    at = _app()
+    assert len(at.dataframe) == 1
+    df = at.dataframe[0].value
+    assert sorted(df["name"]) == ["a_short_multi_round.o3trace.json", "b_longer.o3trace.json.gz"]
+    assert set(df["source"]) == {"sample"}
+    assert len(at.get("file_uploader")) == 1
+    assert {b.label for b in at.button} >= {"Inspect", "Compare"}
+
+
+def test_a_bad_upload_shows_one_clear_error_and_the_good_one_still_loads(samples):
+    at = _app()
+    good = trace_bytes(make_trace(7, seed=9))
+    at.get("file_uploader")[0].set_value(
+        [
+            ("broken.o3trace.json", good[:200], "application/json"),
+            ("fine.o3trace.json", good, "application/json"),
+        ]
+    )
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert msg.startswith("broken") and "\n" not in msg and "Traceback" not in msg
+    assert "fine.o3trace.json" in list(at.dataframe[0].value["name"])
+
+
+def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.metric) == 6 and len(_charts(at)) == 1  # the decision tree
+    assert at.text_input(key="tree_search") is not None
+    expected = {"Attention": 4, "Compression": 3, "Verification": 1, "Tokens": 0}
+    for tab, n_charts in expected.items():
+        at.session_state["inspect_tab"] = tab
+        at.run()
+        assert not at.exception, (tab, [e.value for e in at.exception])
+        assert len(_charts(at)) == n_charts, tab
+
+
+def test_only_the_run_page_can_load_a_model():
+    root = Path(APP).parent
+    for page in (
+        "app.py",
+        "pages/library.py",
+        "pages/inspect.py",
+        "pages/_inspect_tabs.py",
+        "pages/compare.py",
+        "pages/_ui.py",
+    ):
+        src = (root / page).read_text()
+        assert "load_model" not in src and "get_model" not in src and "o3viz.run.capture" not in src, page
+    assert "st.cache_resource(max_entries=1" in (root / "pages/run.py").read_text()
+
+
+def test_selecting_a_node_opens_its_details(samples):
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.session_state["inspect_node"] = "step:1:2"
+    at.run()
+    assert not at.exception
+    assert any(h.value == "step · step:1:2" for h in at.subheader)
+    assert len(_charts(at)) == 2  # the tree and where the step's attention went
+
+
+def test_searching_the_tree_lists_matches(samples):
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.run()
+    at.text_input(key="tree_search").set_value("step:0:3").run()
+    assert not at.exception
+    box = at.selectbox(key="tree_match")
+    assert "step:0:3" in box.options[0]
+    box.set_value("step:0:3").run()
+    assert any(h.value == "step · step:0:3" for h in at.subheader)
+
+
+def test_compare_works_on_two_traces_of_different_lengths_and_swaps(samples):
+    at = _app()
+    at.switch_page("pages/compare.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(_charts(at)) == 6  # alignment, two trees, curves, difference, verdicts
+    a0, b0 = at.session_state["compare_a"], at.session_state["compare_b"]
+    assert a0 != b0
+    steps = next(m for m in at.metric if m.label == "steps")
+    assert steps.value in ("12", "40")
+    at.button[0].click().run()  # Swap
+    assert (at.session_state["compare_a"], at.session_state["compare_b"]) == (b0, a0)
+    assert not at.exception
+
+
+def test_run_page_renders_its_settings_without_loading_a_model(samples):
+    at = _app()
+    at.switch_page("pages/run.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="run_source") is not None and at.slider(key="run_rounds") is not None
+    assert at.selectbox(key="run_daa").options == ["off", "observe", "allocate"]
+    assert any(b.label == "Run" for b in at.button)
+
+
+def test_pages_without_traces_say_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path / "none"))
+    at = _app()
+    assert "No traces yet" in at.info[0].value
+    at.switch_page("pages/compare.py")
+    at.run()
+    assert not at.exception and "needs 2 traces" in at.info[0].value

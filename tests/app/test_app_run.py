@@ -1,0 +1,35 @@
+"""The Run page end to end: a real (short) run on the embedded model streams, finishes, and joins
+the library as a ``run`` entry that Inspect can open."""
+
+from __future__ import annotations
+
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from o3viz.paths import REPO_ROOT
+
+APP = str(REPO_ROOT / "app.py")
+
+
+def test_a_live_run_joins_the_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))  # no samples: the run is the only trace
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/run.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_area(key="run_prompt").set_value("What is 2+3?")
+    at.slider(key="run_max_new").set_value(16)
+    next(b for b in at.button if b.label == "Run").click()
+    deadline = time.time() + 300
+    at.run()
+    while time.time() < deadline and not any(e.source == "run" for e in at.session_state.library.values()):
+        time.sleep(1)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = [e for e in at.session_state.library.values() if e.source == "run"]
+    assert len(runs) == 1
+    trace = runs[0].trace
+    assert 0 < len(trace.tokens) <= 16 and trace.attention is not None
+    assert at.session_state.inspect_key == runs[0].key
+    assert any("Finished" in s.value for s in at.success)

@@ -1,0 +1,72 @@
+"""Compression figures: the map's states follow the events, pointer arcs, threshold lines, memory."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from o3viz.compress.context import build_compression_record, compress_context
+from o3viz.figures.compression import (
+    build_compression_map,
+    build_memory_chart,
+    build_score_trace,
+    compression_map_data,
+)
+from o3viz.trace.compression import SEGMENT_STATES, CompressionEvent, CompressionRecord
+
+LINE = "Natalia sold clips to 48 of her friends in April, and then half as many in May."
+
+
+def _record() -> CompressionRecord:
+    ctx = compress_context(f"{LINE}\nWeng earns 12 dollars an hour for babysitting.\n{LINE}\nWhat now?\n")
+    events = [
+        CompressionEvent(1, 1, "release", 0.9, "unused"),
+        CompressionEvent(3, 1, "restore", 0.1, "wanted"),
+    ]
+    scores = [[0.5, 0.8, 1.0, 0.4], [0.5, 0.9, 1.0, 0.4], [0.5, 0.2, 1.0, 0.4], [0.5, 0.1, 1.0, 0.4]]
+    return build_compression_record(
+        ctx, events, mode="pointer+eviction", memory_tokens=[40, 30, 31, 42], step_scores=scores
+    )
+
+
+def test_map_states_follow_pre_model_state_and_events():
+    data = compression_map_data(_record())
+    names = [[SEGMENT_STATES[c] for c in row] for row in data.states]
+    assert data.steps.tolist() == [-1, 0, 1, 2, 3]
+    assert names[2] == ["compressed"] * 5  # the pointer copy, from before the model on
+    assert names[1] == [
+        "kept",
+        "kept",
+        "released",
+        "released",
+        "kept",
+    ]  # restore returns to the earlier state
+    assert data.scores[1].tolist() == [0.5, 0.8, 0.9, 0.2, 0.1]
+    assert data.edges == [(2, 0, "exact")]
+
+
+def test_compression_map_has_heatmap_and_one_arc_per_pointer():
+    fig = build_compression_map(_record())
+    assert isinstance(fig, go.Figure)
+    heat, arcs = fig.data
+    assert heat.type == "heatmap" and len(heat.z) == 4
+    assert sum(x is None for x in arcs.x) == 1 and min(y for y in arcs.y if y is not None) == 0
+
+
+def test_score_trace_draws_the_threshold_lines():
+    fig = build_score_trace(_record())
+    assert sorted(round(s.y0, 2) for s in fig.layout.shapes) == [0.3, 0.7]
+    assert len(fig.data) == 4 and list(fig.data[1].y) == [0.5, 0.8, 0.9, 0.2, 0.1]
+
+
+def test_memory_chart_plots_cache_size_and_accepts_a_dict():
+    rec = _record()
+    fig = build_memory_chart(rec.to_dict())
+    assert list(fig.data[0].y) == [40, 30, 31, 42]
+    assert {a.text for a in fig.layout.annotations} >= {"release §1", "restore §1"}
+
+
+def test_map_without_generation_has_only_the_pre_model_column():
+    rec = build_compression_record(compress_context(f"{LINE}\n{LINE}\n"))
+    data = compression_map_data(rec)
+    assert data.states.shape == (2, 1) and data.steps.tolist() == [-1]
+    assert build_memory_chart(rec).data[0].y in (None, ()) or len(build_memory_chart(rec).data[0].y) == 0

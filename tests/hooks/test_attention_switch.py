@@ -1,0 +1,77 @@
+"""The shared attention-implementation switch: shared by same-name users, a stack within one run,
+refused to a different implementation from another run, restored on exit."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+import pytest
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from o3viz.errors import UsageError
+from o3viz.hooks.instrument import attention_implementation
+
+
+@pytest.fixture
+def model():
+    cfg = LlamaConfig(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=32,
+        vocab_size=50,
+    )
+    return LlamaForCausalLM(cfg).eval()
+
+
+def test_switch_restores_the_previous_implementation(model):
+    before = model.config._attn_implementation
+    with attention_implementation(model, "eager"):
+        assert model.config._attn_implementation == "eager"
+        with attention_implementation(model, "sdpa"):  # nested in the same run: a stack
+            assert model.config._attn_implementation == "sdpa"
+        assert model.config._attn_implementation == "eager"
+    assert model.config._attn_implementation == before
+
+
+def test_another_run_cannot_switch_a_busy_model_to_another_implementation(model):
+    errors: list[Exception] = []
+
+    def other_run() -> None:
+        try:
+            with attention_implementation(
+                model, "sdpa" if model.config._attn_implementation == "eager" else "eager"
+            ):
+                pass
+        except UsageError as exc:
+            errors.append(exc)
+
+    with attention_implementation(model, "eager"):
+        t = threading.Thread(target=contextvars.Context().run, args=(other_run,))
+        t.start()
+        t.join()
+        assert model.config._attn_implementation == "eager"
+    assert len(errors) == 1 and "busy" in str(errors[0])
+
+
+def test_same_implementation_is_shared_and_restored_by_the_last_user(model):
+    before = model.config._attn_implementation
+    outer = attention_implementation(model, "eager")
+    outer.__enter__()
+    entered, done = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with attention_implementation(model, "eager"):
+            entered.set()
+            done.wait(5)
+
+    t = threading.Thread(target=contextvars.Context().run, args=(other_run,))
+    t.start()
+    assert entered.wait(5)
+    outer.__exit__(None, None, None)
+    assert model.config._attn_implementation == "eager"  # the other run still holds it
+    done.set()
+    t.join()
+    assert model.config._attn_implementation == before
