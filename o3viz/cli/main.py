@@ -53,3 +53,8 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     except KeyboardInterrupt:
         sys.stderr.write("o3viz: interrupted\n")
         return 130
+
+
+def run() -> None:
+    """The ``o3viz`` console command."""
+    sys.exit(main())
