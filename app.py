@@ -12,7 +12,8 @@ DEFAULTS = {
     "inspect_key": None,  # the trace shown on Inspect
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
-    "inspect_node": None,  # the clicked (or searched) decision-tree node
+    "inspect_node": None,  # the node selected on Inspect (map, outline, search or URL)
+    "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
     "tree_last_click": None,
     "runs": 0,  # runs made in this session (names them)
     "run_job": None,  # the run in progress (o3viz.app.library.RunJob)

@@ -84,3 +84,99 @@ def require_router() -> None:
 
         PagesManager.uses_pages_directory = False
         st.switch_page("app.py")
+
+
+# ----- state that survives page switches and lives in the URL -----------------------------------
+
+VERDICT_BADGE = {"pass": "green", "correct": "green", "fail": "red", "wrong": "red", "error": "orange"}
+
+
+def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=()) -> None:
+    """Apply the URL's query to session state (``params`` maps a query name to a state key) when
+    the URL changed since this session last wrote it: a bookmark or a shared link. Names in
+    ``traces`` are library keys; one that is not in the library gets one line saying so and the
+    page keeps the session's own selection. ``view`` must be one of ``titles``; a new trace
+    clears the ``reset`` key (the selected node)."""
+    qp = st.query_params
+    wanted = {k: qp.get(k) for k in params if qp.get(k)}
+    if not wanted or wanted == st.session_state.get("_url_written"):
+        return
+    st.session_state._url_written = wanted
+    missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
+    if missing:
+        st.warning(
+            f"The linked trace {missing[0][:16]} is not in this session's library; upload it on the "
+            "Library page to open it.",
+            icon=":material/link_off:",
+        )
+        return
+    for name, value in wanted.items():
+        state = params[name]
+        if name == "view" and value not in titles:
+            continue
+        if name in traces and reset and value != st.session_state.get(state):
+            st.session_state[reset] = None
+        st.session_state[state] = value
+
+
+def sync_url(**params: str | None) -> None:
+    """Write the page's state into the URL (only what changed, so the URL is not rewritten each run)."""
+    clean = {k: str(v) for k, v in params.items() if v}
+    if {k: st.query_params.get(k) for k in params} != {k: clean.get(k) for k in params}:
+        for k in params:
+            if k in clean:
+                st.query_params[k] = clean[k]
+            elif k in st.query_params:
+                del st.query_params[k]
+    st.session_state._url_written = clean
+
+
+def _copy_pick(widget_key: str, state_key: str, reset: tuple[str, ...]) -> None:
+    st.session_state[state_key] = st.session_state[widget_key]
+    for k in reset:
+        st.session_state[k] = None
+
+
+def pick_trace(
+    label: str, state_key: str, widget_key: str, *, reset: tuple[str, ...] = ("inspect_node",), container=st
+):
+    """A trace selectbox whose choice lives in ``state_key`` (plain session state, so it survives
+    page switches; widget state does not). Returns the chosen library key."""
+    lib = library()
+    keys = list(lib)
+    if st.session_state.get(state_key) not in lib:
+        st.session_state[state_key] = keys[0]
+    st.session_state[widget_key] = st.session_state[state_key]
+    container.selectbox(
+        label,
+        keys,
+        format_func=lambda k: entry_label(lib, k),
+        key=widget_key,
+        on_change=_copy_pick,
+        args=(widget_key, state_key, reset),
+    )
+    return st.session_state[state_key]
+
+
+def fmt(value, digits: int = 2) -> str:
+    """A value for people: floats rounded, ``None`` as "—"."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def verdict_md(verdict: str | None) -> str:
+    """A coloured badge in markdown: green pass/correct, red fail/wrong, grey otherwise."""
+    label = verdict if verdict and verdict.isalnum() else "no verdict"
+    return f":{VERDICT_BADGE.get(verdict or '', 'gray')}-badge[{label}]"
+
+
+def selected_node() -> str | None:
+    """The node selected on Inspect (map, outline, search or URL), shared by every view."""
+    return st.session_state.get("inspect_node")
+
+
+def select_node(node: str | None) -> None:
+    st.session_state.inspect_node = node

@@ -16,7 +16,7 @@ from o3viz.figures import (
     view_graph,
 )
 from pages._inspect_tabs import graph_of
-from pages._ui import entry_label, library, need_traces, require_router, show_figure
+from pages._ui import library, need_traces, pick_trace, require_router, show_figure, sync_url, url_state
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing…")
@@ -37,14 +37,14 @@ if not need_traces(2):
     st.stop()
 lib = library()
 keys = list(lib)
-if st.session_state.compare_a not in lib:
-    st.session_state.compare_a = keys[0]
+url_state({"trace": "compare_a", "b": "compare_b"}, traces=("trace", "b"))
 if st.session_state.compare_b not in lib or st.session_state.compare_b == st.session_state.compare_a:
-    st.session_state.compare_b = next(k for k in keys if k != st.session_state.compare_a)
+    st.session_state.compare_b = next(k for k in keys if k != (st.session_state.compare_a or keys[0]))
 c1, c2, c3 = st.columns([5, 1.4, 5], vertical_alignment="bottom")
-ka = c1.selectbox("Trace A", keys, format_func=lambda k: entry_label(lib, k), key="compare_a")
+ka = pick_trace("Trace A", "compare_a", "compare_pick_a", reset=(), container=c1)
 c2.button("Swap", on_click=_swap, icon=":material/swap_horiz:")
-kb = c3.selectbox("Trace B", keys, format_func=lambda k: entry_label(lib, k), key="compare_b")
+kb = pick_trace("Trace B", "compare_b", "compare_pick_b", reset=(), container=c3)
+sync_url(trace=ka, b=kb)
 a, b = lib[ka].trace, lib[kb].trace
 comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
 
@@ -87,6 +87,9 @@ with left:
     show_figure(verdicts_figure(comp), "cmp_verdicts")
 with right:
     st.markdown("**Checks whose verdict differs (final rounds)**")
-    st.dataframe(comp.checks, hide_index=True) if comp.checks else st.caption("None.")
+    if comp.checks:
+        st.dataframe(comp.checks, hide_index=True)
+    else:
+        st.caption("None.")
     st.markdown("**Compression**")
     st.dataframe([{"": m.name, "A": str(m.a), "B": str(m.b)} for m in comp.compression], hide_index=True)

@@ -1,44 +1,69 @@
-"""Inspect one trace: headline metrics, then the decision tree, attention, compression,
-verification and token tabs (each tab renders only while it is open)."""
+"""Inspect one trace: the question, the final answer and its verdict, the totals, then one tab per
+view. Views are registered in ``VIEWS`` below, one line each: ``(tab title, render)`` where
+``render(key, trace)`` draws the view for the library entry ``key`` (``pages._ui.selected_node()``
+is the node selected anywhere on the page). Only the open tab's view runs. The trace, the open tab
+and the selected node live in session state and in the URL (``?trace=KEY&node=ID&view=TITLE``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-from o3viz import summarize
-from o3viz.figures import escape_markdown
+from o3viz import Trace, summarize
+from o3viz.figures import clip_label, escape_markdown
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, tree_tab, verification_tab
-from pages._ui import entry_label, library, need_traces, require_router
+from pages._ui import fmt, library, need_traces, pick_trace, require_router, sync_url, url_state, verdict_md
+
+View = Callable[[str, Trace], None]
+VIEWS: list[tuple[str, View]] = [
+    ("Reasoning map", tree_tab),
+    ("Attention", attention_tab),
+    ("Compression", compression_tab),
+    ("Verification", verification_tab),
+    ("Tokens", tokens_tab),
+]
+
+
+def _header(trace: Trace, question_col) -> None:
+    """The question, the final answer with its verdict, and the totals (labelled as totals)."""
+    s = summarize(trace)
+    question_col.markdown(f"**Question** · {escape_markdown(clip_label(trace.task.question, 220))}")
+    answer = escape_markdown(clip_label(s.answer, 80)) if s.answer else "—"
+    rounds = " → ".join(r.verdict or "—" for r in trace.rounds)
+    conf = trace.final.confidence if trace.rounds else None
+    st.markdown(
+        f"**Final answer** · {answer} {verdict_md(s.final_verdict)} "
+        + escape_markdown(
+            f" · totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
+            f"({rounds}) · {s.tokens} generated tokens · {s.decision_points} decision points · "
+            f"final confidence {fmt(conf)}"
+        )
+    )
+
+
+def _remember_view() -> None:
+    st.session_state.inspect_view = st.session_state.inspect_tab
+
 
 require_router()
-st.title("Inspect")
 if not need_traces(1):
     st.stop()
-lib = library()
-keys = list(lib)
-if st.session_state.inspect_key not in lib:
-    st.session_state.inspect_key = keys[0]
-key = st.selectbox("Trace", keys, format_func=lambda k: entry_label(lib, k), key="inspect_key")
-trace = lib[key].trace
-s = summarize(trace)
-st.caption(escape_markdown(f"{s.model} · {s.source} · task: {s.task}"))
-
-cols = st.columns(6)
-cols[0].metric("Tokens", s.tokens)
-cols[1].metric("Steps", s.steps)
-cols[2].metric("Rounds", s.rounds)
-cols[3].metric("Decision points", s.decision_points)
-cols[4].metric("Final verdict", s.final_verdict or "—")
-cols[5].metric("Confidence", f"{trace.final.confidence:.2f}" if trace.final.confidence is not None else "—")
-
-tabs = st.tabs(
-    ["Decision tree", "Attention", "Compression", "Verification", "Tokens"],
-    key="inspect_tab",
-    on_change="rerun",
+titles = [t for t, _ in VIEWS]
+url_state(
+    {"trace": "inspect_key", "node": "inspect_node", "view": "inspect_view"},
+    reset="inspect_node",
+    titles=titles,
 )
-for tab, render in zip(
-    tabs, (tree_tab, attention_tab, compression_tab, verification_tab, tokens_tab), strict=True
-):
+top = st.columns([2, 3], vertical_alignment="center")
+key = pick_trace("Inspect trace", "inspect_key", "inspect_pick", container=top[0])
+trace = library()[key].trace
+_header(trace, top[1])
+if st.session_state.inspect_view not in titles:
+    st.session_state.inspect_view = titles[0]
+tabs = st.tabs(titles, default=st.session_state.inspect_view, key="inspect_tab", on_change=_remember_view)
+for tab, (_, render) in zip(tabs, VIEWS, strict=True):
     if tab.open is not False:
         with tab:
             render(key, trace)
+sync_url(trace=key, node=st.session_state.inspect_node, view=st.session_state.inspect_view)

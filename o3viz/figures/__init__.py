@@ -1,6 +1,7 @@
 """Plotly figure builders for the app: each takes trace data and returns a ``go.Figure``; none
 imports streamlit, so all are tested (and usable in notebooks) without the app."""
 
+from o3viz.figures._style import clip_label
 from o3viz.figures.attention import (
     MAX_TOKEN_ROWS,
     layer_head_heatmap,
@@ -29,6 +30,7 @@ __all__ = [
     "check_rows",
     "checks_figure",
     "claims_html",
+    "clip_label",
     "curves_figure",
     "default_shown",
     "diff_heatmap",

@@ -68,11 +68,11 @@ def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
     at.switch_page("pages/inspect.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.metric) == 6 and len(_charts(at)) == 1  # the decision tree
+    assert len(_charts(at)) == 1  # the reasoning map
     assert at.text_input(key="tree_search") is not None
     expected = {"Attention": 4, "Compression": 3, "Verification": 1, "Tokens": 0}
     for tab, n_charts in expected.items():
-        at.session_state["inspect_tab"] = tab
+        at.session_state["inspect_view"] = tab
         at.run()
         assert not at.exception, (tab, [e.value for e in at.exception])
         assert len(_charts(at)) == n_charts, tab
@@ -147,3 +147,44 @@ def test_pages_without_traces_say_what_to_do(tmp_path, monkeypatch):
     at.switch_page("pages/compare.py")
     at.run()
     assert not at.exception and "needs 2 traces" in at.info[0].value
+
+
+def test_a_link_with_trace_and_node_opens_that_trace_and_node(samples):
+    at = _app()
+    key = list(at.session_state["library"])[1]
+    at.switch_page("pages/inspect.py")
+    at.query_params["trace"] = key
+    at.query_params["node"] = "step:0:3"
+    at.query_params["view"] = "Tokens"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["inspect_key"] == key
+    assert at.session_state["inspect_node"] == "step:0:3"
+    assert at.session_state["inspect_view"] == "Tokens"
+
+
+def test_a_link_to_a_trace_not_in_the_library_says_so_in_one_line(samples):
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.query_params["trace"] = "0123456789abcdef"
+    at.run()
+    assert not at.exception
+    assert len(at.warning) == 1 and "not in this session's library" in at.warning[0].value
+    assert at.session_state["inspect_key"] in at.session_state["library"]
+
+
+def test_inspect_selection_survives_a_page_switch_and_is_written_to_the_url(samples):
+    at = _app()
+    key = list(at.session_state["library"])[1]
+    at.switch_page("pages/inspect.py")
+    at.run()
+    at.selectbox(key="inspect_pick").set_value(key).run()
+    at.session_state["inspect_node"] = "step:0:2"
+    at.run()
+    at.switch_page("pages/compare.py")
+    at.run()
+    at.switch_page("pages/inspect.py")
+    at.run()
+    assert not at.exception
+    assert at.session_state["inspect_key"] == key and at.session_state["inspect_node"] == "step:0:2"
+    assert at.query_params["trace"] == key and at.query_params["node"] == "step:0:2"
