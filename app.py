@@ -18,6 +18,7 @@ DEFAULTS = {
     "runs": 0,  # runs made in this session (names them)
     "run_job": None,  # the run in progress (o3viz.app.library.RunJob)
     "samples_loaded": False,
+    "upload_results": {},  # upload bytes key -> (entries, errors), read once in a worker process
 }
 
 st.set_page_config(page_title="o3viz", page_icon=":material/account_tree:", layout="wide")

@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from o3viz import LibraryEntry, bytes_key, load_files, load_samples, samples_dir
+from o3viz import LibraryEntry, bytes_key, load_samples, load_upload_in_worker, samples_dir
 from o3viz.figures import figure_html
 
 
@@ -23,15 +23,21 @@ def cached_samples() -> tuple[list[LibraryEntry], list[str]]:
     return _samples(str(folder), stamp)
 
 
-@st.cache_data(max_entries=32, show_spinner="Loading…")
-def _load_one(key: str, name: str, _data: bytes) -> tuple[list[LibraryEntry], list[str]]:
-    """Keyed by the bytes' hash (``key``): the bytes themselves are not hashed again."""
-    res = load_files([(name, _data)])
-    return res.entries, res.errors
-
-
 def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
-    return _load_one(bytes_key(data), name, data)
+    """Read an upload once per session, in a worker process with a time budget, showing progress:
+    a pathological file cannot stall the server, and leaving the page cancels the work."""
+    done = st.session_state.upload_results
+    key = bytes_key(data)
+    if key not in done:
+        bar = st.progress(0.0, text=f"Reading {name}…")
+
+        def show(elapsed: float, budget: float, stage: str) -> None:
+            bar.progress(min(elapsed / budget, 1.0), text=f"{stage} · {elapsed:.0f} s of {budget:.0f} s")
+
+        res = load_upload_in_worker(name, data, on_progress=show)
+        bar.empty()
+        done[key] = (res.entries, res.errors)
+    return done[key]
 
 
 def add_entries(entries: list[LibraryEntry]) -> None:

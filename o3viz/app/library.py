@@ -76,6 +76,42 @@ def load_file(name: str, data: bytes, *, source: str = "upload") -> LibraryEntry
     return LibraryEntry(bytes_key(data), name, source, trace, len(data))
 
 
+def load_upload_trace(name: str, data: bytes) -> Trace:
+    """The trace an upload holds (``load_file``), saying what it does: the app worker's task."""
+    from o3viz.app.worker import report
+
+    report(f"reading {name} ({len(data) / 1e6:.1f} MB)")
+    if name.lower().endswith(IMPORT_SUFFIXES) and not name.lower().endswith(TRACE_SUFFIXES):
+        report(f"importing {name}: splitting steps, checking claims")
+    return load_file(name, data).trace
+
+
+def load_upload_in_worker(
+    name: str, data: bytes, *, budget_s: float | None = None, on_progress=None
+) -> LoadResult:
+    """``load_files`` for one upload, run in a worker process with a time budget (o3viz.app.worker),
+    so a pathological file cannot stall the server. ``on_progress(elapsed_s, budget_s, stage)``."""
+    from o3viz.app.worker import run_in_worker, upload_budget_s
+
+    if len(data) > MAX_FILE_BYTES:
+        return LoadResult(errors=[f"{name}: {len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes"])
+    budget = budget_s if budget_s is not None else upload_budget_s()
+    res = run_in_worker(
+        "load_upload",
+        name,
+        data=data,
+        budget_s=budget,
+        on_progress=on_progress,
+        label="reading this file",
+        hint="the app kept serving; try a smaller file, or raise O3VIZ_UPLOAD_BUDGET_S",
+    )
+    if res.status != "done":
+        return LoadResult(errors=[f"{name}: {res.error}"])
+    lower = name.lower()
+    source = "import" if lower.endswith(IMPORT_SUFFIXES) and not lower.endswith(TRACE_SUFFIXES) else "upload"
+    return LoadResult(entries=[LibraryEntry(bytes_key(data), name, source, res.value, len(data))])
+
+
 def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> LoadResult:
     """Load every file it can; each failure becomes ``"NAME: problem"`` and the rest still load."""
     out = LoadResult()

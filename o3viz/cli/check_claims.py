@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from o3viz.errors import O3vizError
+from o3viz.trace.files import read_bounded
+from o3viz.trace.io import MAX_FILE_BYTES
 from o3viz.verify.claims.check import check_claims
 
 
@@ -28,16 +29,12 @@ def register(subparsers) -> None:
 
 
 def read_text(name: str) -> str:
-    """The text of ``name`` ("-" for stdin); a missing or unreadable file is an O3vizError."""
-    if name == "-":
-        return sys.stdin.read()
-    path = Path(name)
+    """The UTF-8 text of ``name`` ("-" for stdin), bounded by the input limit; else one O3vizError line."""
+    data = read_bounded(name, MAX_FILE_BYTES)
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise O3vizError(f"{name}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise O3vizError(f"{name}: cannot read ({type(exc).__name__})") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise O3vizError(f"{name}: not UTF-8 text (byte {exc.start})") from None
 
 
 def run(args: argparse.Namespace) -> int:

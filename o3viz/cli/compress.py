@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 from o3viz.compress.context import CompressionConfig, compress_context
-from o3viz.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,12 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(file: str) -> str:
-    if file == "-":
-        return sys.stdin.read()
-    path = Path(file)
-    if not path.is_file():
-        raise UsageError(f"{file}: no such file")
-    return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    from o3viz.trace.files import read_bounded
+    from o3viz.trace.io import MAX_FILE_BYTES
+
+    return read_bounded(file, MAX_FILE_BYTES).decode("utf-8", errors="surrogateescape")
 
 
 def _tokenizer(name: str | None):

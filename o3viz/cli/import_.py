@@ -8,7 +8,6 @@ import argparse
 from pathlib import Path
 
 from o3viz.cli.run import check_out, parse_layers
-from o3viz.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,8 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.importers import import_trace
 
     check_out(args.out, args.overwrite)
-    if not args.file.is_file():
-        raise UsageError(f"{args.file}: no such file")
     layers = parse_layers(args.layers)
     options = {"window": args.window} if args.window else {}
     trace = import_trace(

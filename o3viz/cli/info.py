@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from o3viz.analysis.summary import summarize
-from o3viz.trace import load_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,8 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    trace = load_trace(args.file)
-    summary = summarize(trace, file_bytes=args.file.stat().st_size).to_dict()
+    from o3viz.trace.files import read_bounded
+    from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes
+
+    data = read_bounded(args.file, MAX_FILE_BYTES)
+    summary = summarize(parse_trace_bytes(data), file_bytes=len(data)).to_dict()
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
         return 0

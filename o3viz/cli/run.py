@@ -90,10 +90,15 @@ def _read_prompt(args: argparse.Namespace) -> str:
     if args.prompt is not None:
         prompt = args.prompt
     else:
+        from o3viz.trace.files import read_bounded
+        from o3viz.trace.io import MAX_FILE_BYTES
+
         try:
-            prompt = args.prompt_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--prompt-file: cannot read {args.prompt_file}: {exc}") from None
+            prompt = read_bounded(args.prompt_file, MAX_FILE_BYTES).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--prompt-file: {args.prompt_file} is not UTF-8 text (byte {exc.start})"
+            ) from None
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     return prompt
@@ -136,10 +141,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check_out(path: Path, overwrite: bool) -> None:
+    """Refuse a bad ``--out`` before any slow work (the write itself is checked again, atomically)."""
+    from o3viz.trace.files import check_output
+
     if not path.name.endswith((".o3trace.json", ".o3trace.json.gz")):
         raise UsageError(f"--out: {path.name} must end in .o3trace.json or .o3trace.json.gz")
-    if path.exists() and not overwrite:
-        raise UsageError(f"--out: {path} exists; pass --overwrite to replace it")
+    check_output(path, overwrite)
 
 
 class Progress:

@@ -89,13 +89,10 @@ def read_input(src: Any) -> RawInput:
         return RawInput(src, "json")
     file = None
     if isinstance(src, os.PathLike) or (isinstance(src, str) and _looks_like_path(src)):
+        from o3viz.trace.files import read_bounded
+
         path = Path(src)
-        if not path.is_file():
-            raise TraceError(f"{path}: no such file")
-        size = path.stat().st_size
-        if size > MAX_IMPORT_BYTES:
-            raise TraceError(f"{path}: {size} bytes exceeds the import limit of {MAX_IMPORT_BYTES} bytes")
-        file, text = str(path), _decode(path.read_bytes(), str(path))
+        file, text = str(path), _decode(read_bounded(path, MAX_IMPORT_BYTES, "the import limit"), str(path))
     elif isinstance(src, bytes | bytearray):
         text = _decode(bytes(src), "(input)")
     elif isinstance(src, str):

@@ -3,7 +3,8 @@
 Files are untrusted: ``load_trace`` checks the size before reading, stops a gzip bomb at the limit
 without expanding it, bounds nesting, and validates every field through ``Trace.from_dict``. Any
 problem raises ``TraceError``; nothing in a file is ever executed (no pickle, no ``torch.load``).
-``save_trace`` writes atomically (temp file in the same folder, then rename).
+``save_trace`` first checks that ``load_trace`` would accept the bytes (``check_trace_limits``,
+naming the limit), then writes atomically through ``o3viz.trace.files.write_atomic``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -111,21 +111,31 @@ def load_trace(source: str | os.PathLike | bytes) -> Trace:
     """A trace from a path or from the file's bytes (an upload). Raises ``TraceError``."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return parse_trace_bytes(bytes(source))
-    path = Path(source)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TraceError(f"{path.name}: {size} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return parse_trace_bytes(data)
+    from o3viz.trace.files import read_bounded
+
+    return parse_trace_bytes(read_bounded(source, MAX_FILE_BYTES))
 
 
 def trace_bytes(trace: Trace, *, gzipped: bool = False) -> bytes:
     """The file's bytes (what ``save_trace`` writes and the app's download button serves)."""
     raw = json.dumps(trace.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     return gzip.compress(raw, compresslevel=6, mtime=0) if gzipped else raw
+
+
+def check_trace_limits(data: bytes) -> None:
+    """Raise ``TraceError`` naming the limit when ``load_trace`` would refuse these file bytes.
+
+    Called before anything is written or handed on, so o3viz never makes a file it cannot read back.
+    """
+    if len(data) > MAX_FILE_BYTES:
+        hint = "" if data[:2] == _GZIP_MAGIC else "; save as .o3trace.json.gz to compress it"
+        raise TraceError(
+            f"the trace would be {len(data)} bytes, over the file limit MAX_FILE_BYTES = {MAX_FILE_BYTES}{hint}"
+        )
+    try:
+        parse_trace_bytes(data)
+    except TraceError as exc:
+        raise TraceError(f"the trace would not load back: {exc}") from None
 
 
 def save_trace(trace: Trace, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
@@ -136,18 +146,7 @@ def save_trace(trace: Trace, path: str | os.PathLike, *, overwrite: bool = False
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
     data = trace_bytes(trace, gzipped=path.name.endswith(".gz"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved trace is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    check_trace_limits(data)
+    from o3viz.trace.files import write_atomic
+
+    return write_atomic(path, data, overwrite=overwrite)

@@ -1,0 +1,182 @@
+"""The one place o3viz reads input files and writes output files: bounded, never blocking, atomic.
+
+- ``read_bounded(name, limit)`` reads a regular file, or ``-`` for stdin, and refuses anything else
+  in one line: a FIFO (it would block), a device such as ``/dev/zero`` (endless), a file on
+  ``/proc`` or ``/sys`` (sizes lie, reads fail), a folder. The size limit is enforced while
+  reading, so a file that grows, or stdin, stops at ``limit`` + 1 bytes.
+- ``write_atomic(path, data, overwrite=False)`` writes a temp file in the target's folder, then
+  makes it the final name in one step: ``os.replace`` to overwrite, else a hard link, which fails
+  if the name exists. Of two writers racing for one name without ``overwrite``, exactly one wins
+  and the other gets ``OutputExistsError`` (one line); nothing is silently replaced.
+- ``check_output(path, overwrite)`` says early (before slow work) whether ``write_atomic`` can
+  succeed: not a folder, not on /proc or /sys, not existing unless ``overwrite``.
+
+Every problem is an ``O3vizError`` (the CLI prints one line and exits 2).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from o3viz.errors import O3vizError, TraceError
+
+_CHUNK = 1 << 20
+_PSEUDO_FS = ("/proc", "/sys")
+
+
+class OutputExistsError(O3vizError, FileExistsError):
+    """The output name exists (or another writer took it first) and overwriting was not asked for."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _pseudo_fs(st: os.stat_result) -> str | None:
+    """``/proc`` or ``/sys`` when ``st`` lies on one of them (their files' sizes are not real)."""
+    for root in _PSEUDO_FS:
+        try:
+            if os.stat(root).st_dev == st.st_dev:
+                return root
+        except OSError:
+            continue
+    return None
+
+
+def _read_capped(fd: int, limit: int, name: str, what: str = "the limit") -> bytes:
+    chunks, total = [], 0
+    while True:
+        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise TraceError(f"{name}: more than {what} of {limit} bytes")
+
+
+def _read_stdin(limit: int) -> bytes:
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # replaced by a StringIO (tests, notebooks)
+        data = sys.stdin.read(limit + 1)
+        data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+        if len(data) > limit:
+            raise TraceError(f"stdin: more than the limit of {limit} bytes") from None
+        return data
+    try:
+        return _read_capped(fd, limit, "stdin")
+    except OSError as exc:
+        raise TraceError(f"stdin: cannot read ({exc.strerror or exc})") from None
+
+
+def read_bounded(name: str | os.PathLike, limit: int, what: str = "the limit") -> bytes:
+    """The bytes of a regular file (``-``: stdin), at most ``limit``; else one-line ``TraceError``."""
+    if str(name) == "-":
+        return _read_stdin(limit)
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: a terminal stays ours.
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise TraceError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise TraceError(f"{name}: cannot open ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceError(f"{name}: cannot read {_kind(st.st_mode)}, only regular files")
+        root = _pseudo_fs(st)
+        if root:
+            raise TraceError(f"{name}: cannot read a file on {root}, only regular files")
+        if st.st_size > limit:
+            raise TraceError(f"{name}: {st.st_size} bytes exceeds {what} of {limit} bytes")
+        os.set_blocking(fd, True)
+        return _read_capped(fd, limit, str(name), what)
+    except OSError as exc:
+        raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def check_output(path: str | os.PathLike, overwrite: bool, *, what: str = "--out") -> Path:
+    """Refuse, in one line, an output ``write_atomic`` could not create; checked before slow work."""
+    path = Path(path)
+    if path.is_dir():
+        raise O3vizError(f"{what}: {path} is a folder; give a file name")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    try:
+        root = _pseudo_fs(os.stat(parent))
+    except OSError as exc:
+        raise O3vizError(f"{what}: cannot use {path} ({exc.strerror or exc})") from None
+    if root:
+        raise O3vizError(f"{what}: {path} is on {root}, where files cannot be written; pick another folder")
+    if not overwrite and (path.exists() or path.is_symlink()):
+        raise OutputExistsError(f"{what}: {path} exists; pass --overwrite to replace it")
+    return path
+
+
+def write_atomic(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write ``data`` to ``path`` atomically; without ``overwrite``, claim the name exclusively."""
+    path = check_output(path, overwrite, what=str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise O3vizError(f"{path}: cannot write there ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file is an ordinary file
+        _publish(tmp, path, overwrite)
+    except O3vizError:
+        raise  # OutputExistsError is also an OSError: keep its own message
+    except OSError as exc:
+        raise O3vizError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def _publish(tmp: str, path: Path, overwrite: bool) -> None:
+    if overwrite:
+        if path.is_dir():
+            raise O3vizError(f"{path} is a folder; give a file name")
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)  # fails with EEXIST if the name exists: the refusal is atomic
+    except FileExistsError:
+        raise OutputExistsError(f"{path} exists (another writer created it); nothing was replaced") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        _publish_without_links(tmp, path)
+
+
+def _publish_without_links(tmp: str, path: Path) -> None:
+    """For file systems without hard links: claim the name with O_EXCL, then rename over it."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        raise OutputExistsError(f"{path} exists (another writer created it); nothing was replaced") from None
+    os.replace(tmp, path)
