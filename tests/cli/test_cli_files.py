@@ -86,7 +86,9 @@ def test_two_cli_writers_of_one_out_one_wins_the_other_gets_one_line(tmp_path):
     big.write_text("<think>" + "Then 2 + 3 = 5, and we go on.\n\n" * 20_000 + "</think>The answer is 5.")
     out = tmp_path / "race.o3trace.json"
     argv = [sys.executable, "-m", "o3viz", "import", str(big), "--no-claims", "--out", str(out)]
-    procs = [subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     results = [(p.wait(120), p.stderr.read()) for p in procs]
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
@@ -95,29 +97,34 @@ def test_two_cli_writers_of_one_out_one_wins_the_other_gets_one_line(tmp_path):
     assert load_trace(out).final.steps  # the winner's file, whole
 
 
+def _race(path, writers: int) -> tuple[list[bytes], list[str]]:
+    wins, losses = [], []
+    barrier = threading.Barrier(writers)
+
+    def write(tag: bytes):
+        barrier.wait()
+        try:
+            write_atomic(path, tag * 200_000)
+            wins.append(tag)
+        except OutputExistsError as exc:
+            losses.append(str(exc))
+
+    threads = [threading.Thread(target=write, args=(bytes([65 + i]),)) for i in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return wins, losses
+
+
 def test_write_atomic_race_never_replaces_and_always_refuses_in_one_line(tmp_path):
     for round_ in range(20):
         path = tmp_path / f"r{round_}.o3trace.json"
-        wins, losses = [], []
-        barrier = threading.Barrier(4)
-
-        def write(tag: bytes):
-            barrier.wait()
-            try:
-                write_atomic(path, tag * 200_000)
-                wins.append(tag)
-            except OutputExistsError as exc:
-                losses.append(str(exc))
-
-        threads = [threading.Thread(target=write, args=(bytes([65 + i]),)) for i in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        wins, losses = _race(path, 4)
         assert len(wins) == 1 and len(losses) == 3, (wins, losses)
         assert path.read_bytes() == wins[0] * 200_000
         assert all("\n" not in m for m in losses)
-        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(f".r{round_}.")) == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp files
 
 
 def test_write_atomic_still_raises_file_exists_for_the_api(tmp_path):
