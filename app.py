@@ -21,24 +21,35 @@ DEFAULTS = {
     "upload_results": {},  # upload bytes key -> (entries, errors), read once in a worker process
 }
 
-st.set_page_config(page_title="o3viz", page_icon=":material/account_tree:", layout="wide")
+st.set_page_config(
+    page_title="o3viz", page_icon=":material/account_tree:", layout="wide", initial_sidebar_state="collapsed"
+)
 for key, value in DEFAULTS.items():
     if key not in st.session_state:
         st.session_state[key] = value.copy() if isinstance(value, dict) else value
 
-pages = [
-    st.Page("pages/library.py", title="Library", icon=":material/folder_open:", default=True),
-    st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
-    st.Page("pages/inspect.py", title="Inspect", icon=":material/account_tree:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+PAGES = [  # (script, title, icon); the first is the home page
+    ("pages/library.py", "Library", ":material/folder_open:"),
+    ("pages/run.py", "Run", ":material/play_arrow:"),
+    ("pages/inspect.py", "Inspect", ":material/account_tree:"),
+    ("pages/compare.py", "Compare", ":material/compare_arrows:"),
 ]
-page = st.navigation(pages)  # first, so the sidebar never shows the raw pages/ folder
+pages = [st.Page(f, title=t, icon=i, default=k == 0) for k, (f, t, i) in enumerate(PAGES)]
+page = st.navigation(pages, position="top")  # first, so the sidebar never shows the raw pages/ folder
 
 if not st.session_state.samples_loaded:
     entries, errors = cached_samples()
     add_entries(entries)
     st.session_state.sample_errors = errors
     st.session_state.samples_loaded = True
+
+# Less empty space above the page (the default leaves ~6rem under the top navigation), so a
+# page's first screen fits 1280×720.
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4.4rem;padding-bottom:2rem}</style>")
+
+resume = st.session_state.pop("_resume", None)  # set by pages._ui.require_router
+if resume and resume[0] in {f for f, _, _ in PAGES}:
+    st.switch_page(resume[0], query_params=resume[1])
 
 with st.sidebar:
     st.markdown("### o3viz")

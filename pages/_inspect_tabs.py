@@ -1,107 +1,27 @@
-"""The Inspect page's tabs. Each reads its widgets, calls o3viz builders, and renders."""
+"""Inspect's attention, compression, verification and token views. Each reads its widgets, calls
+o3viz builders, and renders."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace, build_graph
+from o3viz import Trace
 from o3viz.figures import (
-    ALL_KINDS,
     MAX_TOKEN_ROWS,
-    attention_bar,
     build_compression_map,
     build_memory_chart,
     build_score_trace,
     check_rows,
     checks_figure,
     claims_html,
-    default_shown,
     escape_markdown,
     layer_head_heatmap,
-    node_details,
     relevance_figure,
-    search_nodes,
     step_allocation_heatmap,
     token_heatmap,
     tokens_html,
-    tree_figure,
-    view_graph,
 )
 from pages._ui import show_figure
-
-
-@st.cache_resource(max_entries=8, show_spinner="Building the run graph…")
-def graph_of(key: str, _trace: Trace):
-    return build_graph(_trace)
-
-
-def _clicked(event) -> str | None:
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    ids = [p.get("customdata") for p in points if isinstance(p.get("customdata"), str)]
-    return ids[0] if ids else None
-
-
-def tree_tab(key: str, trace: Trace) -> None:
-    G = graph_of(key, trace)
-    c1, c2 = st.columns([3, 2])
-    shown = c1.multiselect(
-        "Show",
-        ALL_KINDS,
-        default=list(default_shown(G)),
-        key=f"tree_kinds_{key}",
-        help="Collapsed kinds stay hidden except under the selected node.",
-    )
-    query = c2.text_input(
-        "Search nodes", key="tree_search", placeholder="text or id, e.g. 'wait' or step:0:3"
-    )
-    matches = search_nodes(G, query) if query else []
-    if query:
-        pick = c2.selectbox(
-            f"{len(matches)} matches",
-            matches,
-            index=None,
-            key="tree_match",
-            format_func=lambda n: f"{n} · {G.nodes[n]['label']}",
-        )
-        if pick:
-            st.session_state.inspect_node = pick
-    node = st.session_state.inspect_node if st.session_state.inspect_node in G else None
-    view = view_graph(G, shown, expand={node} if node else set())
-    fig = tree_figure(view, highlight=matches, selected=node)
-    event = show_figure(fig, "tree_chart", on_select="rerun", selection_mode="points")
-    clicked = _clicked(event)
-    if clicked and clicked != st.session_state.tree_last_click:
-        st.session_state.tree_last_click = clicked
-        st.session_state.inspect_node = clicked
-        st.rerun()
-    if node:
-        node_panel(trace, G, node)
-    else:
-        st.caption(
-            "Click a node to see its text, tokens, verdicts, alternatives and where its attention went."
-        )
-
-
-def node_panel(trace: Trace, G, node: str) -> None:
-    det = node_details(trace, G, node)
-    st.subheader(f"{det.kind} · {node}")
-    st.text(det.text)  # st.text shows trace text literally (no markdown, no HTML)
-    facts = {k: v for k, v in det.facts.items() if k not in ("kind",)}
-    st.dataframe([{"field": k, "value": str(v)} for k, v in facts.items()], hide_index=True)
-    c1, c2 = st.columns(2)
-    with c1:
-        if det.alternatives:
-            st.markdown("**Alternatives**")
-            st.dataframe(det.alternatives, hide_index=True)
-        if det.checks:
-            st.markdown("**Verdicts**")
-            st.dataframe(det.checks, hide_index=True)
-        if det.tokens:
-            st.markdown("**Tokens**")
-            st.dataframe(det.tokens, hide_index=True, height=240)
-    with c2:
-        if det.attention:
-            show_figure(attention_bar(det), f"node_attention_{node}")
 
 
 def _round_pick(trace: Trace, key: str):

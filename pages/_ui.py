@@ -89,6 +89,9 @@ def require_router() -> None:
         from streamlit.runtime.pages_manager import PagesManager
 
         PagesManager.uses_pages_directory = False
+        # The router resumes this page with its query (a shared link must survive the detour).
+        script = st.context.url.rsplit("/", 1)[-1].split("?")[0] if st.context.url else ""
+        st.session_state._resume = (f"pages/{script}.py" if script else None, st.query_params.to_dict())
         st.switch_page("app.py")
 
 
@@ -144,7 +147,13 @@ def _copy_pick(widget_key: str, state_key: str, reset: tuple[str, ...]) -> None:
 
 
 def pick_trace(
-    label: str, state_key: str, widget_key: str, *, reset: tuple[str, ...] = ("inspect_node",), container=st
+    label: str,
+    state_key: str,
+    widget_key: str,
+    *,
+    reset: tuple[str, ...] = ("inspect_node",),
+    container=st,
+    collapsed: bool = False,
 ):
     """A trace selectbox whose choice lives in ``state_key`` (plain session state, so it survives
     page switches; widget state does not). Returns the chosen library key."""
@@ -160,6 +169,7 @@ def pick_trace(
         key=widget_key,
         on_change=_copy_pick,
         args=(widget_key, state_key, reset),
+        label_visibility="collapsed" if collapsed else "visible",
     )
     return st.session_state[state_key]
 

@@ -15,7 +15,7 @@ from o3viz.figures import (
     verdicts_figure,
     view_graph,
 )
-from pages._inspect_tabs import graph_of
+from pages._inspect_map import graph_of
 from pages._ui import library, need_traces, pick_trace, require_router, show_figure, sync_url, url_state
 
 

@@ -11,13 +11,14 @@ from collections.abc import Callable
 import streamlit as st
 
 from o3viz import Trace, summarize
-from o3viz.figures import clip_label, escape_markdown
-from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, tree_tab, verification_tab
+from o3viz.figures import clip_label, escape_markdown, readable
+from pages._inspect_map import map_view
+from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
 from pages._ui import fmt, library, need_traces, pick_trace, require_router, sync_url, url_state, verdict_md
 
 View = Callable[[str, Trace], None]
 VIEWS: list[tuple[str, View]] = [
-    ("Reasoning map", tree_tab),
+    ("Reasoning map", map_view),
     ("Attention", attention_tab),
     ("Compression", compression_tab),
     ("Verification", verification_tab),
@@ -26,16 +27,24 @@ VIEWS: list[tuple[str, View]] = [
 
 
 def _header(trace: Trace, question_col) -> None:
-    """The question, the final answer with its verdict, and the totals (labelled as totals)."""
+    """The question and the final answer with its verdict (one line each, full text on hover),
+    then the totals, labelled as totals."""
     s = summarize(trace)
-    question_col.markdown(f"**Question** · {escape_markdown(clip_label(trace.task.question, 220))}")
-    answer = escape_markdown(clip_label(s.answer, 80)) if s.answer else "—"
+    q = readable(" ".join(trace.task.question.split())).replace("`", "ˋ")
+    question_col.markdown(
+        f"**Question** · {escape_markdown(clip_label(q, 150))}", help=q[:2000] if len(q) > 150 else None
+    )
+    answer = readable(" ".join((s.answer or "").split())).replace("`", "ˋ")
     rounds = " → ".join(r.verdict or "—" for r in trace.rounds)
     conf = trace.final.confidence if trace.rounds else None
-    st.markdown(
-        f"**Final answer** · {answer} {verdict_md(s.final_verdict)} "
-        + escape_markdown(
-            f" · totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
+    c1, c2 = st.columns([2, 3])
+    c1.markdown(
+        f"**Final answer** · {escape_markdown(clip_label(answer, 48)) if answer else '—'} {verdict_md(s.final_verdict)}",
+        help=answer[:2000] if len(answer) > 48 else None,
+    )
+    c2.caption(
+        escape_markdown(
+            f"Totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
             f"({rounds}) · {s.tokens} generated tokens · {s.decision_points} decision points · "
             f"final confidence {fmt(conf)}"
         )
@@ -56,7 +65,7 @@ url_state(
     titles=titles,
 )
 top = st.columns([2, 3], vertical_alignment="center")
-key = pick_trace("Inspect trace", "inspect_key", "inspect_pick", container=top[0])
+key = pick_trace("Inspect trace", "inspect_key", "inspect_pick", container=top[0], collapsed=True)
 trace = library()[key].trace
 _header(trace, top[1])
 if st.session_state.inspect_view not in titles:

@@ -1,7 +1,7 @@
 """Plotly figure builders for the app: each takes trace data and returns a ``go.Figure``; none
 imports streamlit, so all are tested (and usable in notebooks) without the app."""
 
-from o3viz.figures._style import clip_label
+from o3viz.figures._style import STEP_TYPE_COLORS, STEP_TYPE_LABELS, VERDICT_COLORS, clip_label, readable
 from o3viz.figures.attention import (
     MAX_TOKEN_ROWS,
     layer_head_heatmap,
@@ -11,13 +11,32 @@ from o3viz.figures.attention import (
 )
 from o3viz.figures.compare import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.figures.compression import build_compression_map, build_memory_chart, build_score_trace
-from o3viz.figures.details import NodeDetails, attention_bar, node_details
+from o3viz.figures.details import (
+    NodeDetails,
+    attention_bar,
+    node_details,
+    share_bar,
+    step_decisions,
+    token_attention,
+)
 from o3viz.figures.export import figure_html
+from o3viz.figures.outline import outline_items
+from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes, tree_figure, view_graph
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "share_bar",
+    "step_decisions",
+    "token_attention",
+    "answer_label",
+    "map_layout",
+    "outline_items",
+    "reasoning_map_figure",
+    "STEP_TYPE_COLORS",
+    "STEP_TYPE_LABELS",
+    "VERDICT_COLORS",
     "ALL_KINDS",
     "build_compression_map",
     "build_memory_chart",
@@ -31,6 +50,7 @@ __all__ = [
     "checks_figure",
     "claims_html",
     "clip_label",
+    "readable",
     "curves_figure",
     "default_shown",
     "diff_heatmap",

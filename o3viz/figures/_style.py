@@ -1,6 +1,9 @@
-"""Shared look of every o3viz figure: colours for node kinds and verdicts, the base layout."""
+"""Shared look of every o3viz figure: colours for node kinds, verdicts and step types, the base
+layout, and labels for people (clipped, LaTeX made readable)."""
 
 from __future__ import annotations
+
+import re
 
 import plotly.graph_objects as go
 
@@ -16,14 +19,41 @@ KIND_COLORS = {
     "answer": "#14b8a6",
     "compression": "#ec4899",
 }
+# Green is pass/correct and red is fail/wrong on every page; the pair is Okabe-Ito's bluish green
+# and vermillion, which colour-blind readers can still tell apart (and the marks differ in shape).
+GOOD_COLOR, BAD_COLOR = "#009E73", "#D55E00"
 VERDICT_COLORS = {
-    "pass": "#16a34a",
-    "correct": "#16a34a",
-    "fail": "#dc2626",
-    "wrong": "#dc2626",
-    "error": "#ea580c",
-    "timeout": "#d97706",
+    "pass": GOOD_COLOR,
+    "correct": GOOD_COLOR,
+    "fail": BAD_COLOR,
+    "wrong": BAD_COLOR,
+    "error": "#E69F00",
+    "timeout": "#E69F00",
     "unverifiable": "#9ca3af",
+}
+# One palette for Thought Anchors step types, shared by the map, the outline, tables and Compare
+# (Okabe-Ito and Tol's indigo: colour-blind safe; no green or red, which mean pass and fail).
+STEP_TYPE_COLORS = {
+    "problem_setup": "#8C8C8C",
+    "plan_generation": "#0072B2",
+    "fact_retrieval": "#56B4E9",
+    "active_computation": "#E69F00",
+    "uncertainty_management": "#CC79A7",
+    "result_consolidation": "#C9B400",
+    "self_checking": "#332288",
+    "final_answer_emission": "#000000",
+    "untyped": "#BBBBBB",
+}
+STEP_TYPE_LABELS = {
+    "problem_setup": "setup",
+    "plan_generation": "plan",
+    "fact_retrieval": "recall fact",
+    "active_computation": "compute",
+    "uncertainty_management": "doubt / backtrack",
+    "result_consolidation": "consolidate",
+    "self_checking": "self-check",
+    "final_answer_emission": "state answer",
+    "untyped": "untyped",
 }
 VERDICT_ORDER = ("pass", "correct", "unverifiable", "timeout", "error", "fail", "wrong")
 A_COLOR, B_COLOR = "#2563eb", "#ea580c"  # trace A and trace B in every comparison figure
@@ -63,6 +93,46 @@ def empty_figure(title: str, message: str, *, height: int = 260) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return base_layout(fig, title, height=height)
+
+
+_LATEX_WORDS = {
+    "\\cdot": "·",
+    "\\times": "×",
+    "\\div": "÷",
+    "\\le": "≤",
+    "\\ge": "≥",
+    "\\neq": "≠",
+    "\\pi": "π",
+    "\\sqrt": "√",
+    "\\left": "",
+    "\\right": "",
+    "\\quad": " ",
+    "\\,": " ",
+    "\\(": "",
+    "\\)": "",
+    "\\[": "",
+    "\\]": "",
+    "\\boxed": "",
+    "\\text": "",
+    "\\mathrm": "",
+    "$": "",
+}
+_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")  # one level, linear: no nesting
+
+
+def readable(text: str) -> str:
+    """LaTeX made readable in labels: ``\\frac{a}{b}`` → ``a/b``, ``\\cdot`` → ``·``, ``$`` and
+    ``\\boxed`` dropped. Text without a backslash or ``$`` is returned as it is (code stays code).
+
+    >>> readable(r"So $x = \\frac{3}{4} \\cdot 2$, i.e. \\boxed{1.5}")
+    'So x = 3/4 · 2, i.e. 1.5'
+    """
+    if "$" not in text and not any(k in text for k in _LATEX_WORDS):
+        return text
+    text = _FRAC.sub(r"\1/\2", text)
+    for k in sorted(_LATEX_WORDS, key=len, reverse=True):  # \\left before \\le
+        text = text.replace(k, _LATEX_WORDS[k])
+    return text.replace("{", "").replace("}", "")
 
 
 def clip_label(text: str, n: int = 40) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, empty_figure
+from o3viz.figures._style import BAD_COLOR, GOOD_COLOR, HEAT_SCALE, base_layout, clip_label, empty_figure
 from o3viz.trace import AttentionRecord, Round
 
 MAX_TOKEN_ROWS = 256  # generated tokens in one token-level window
@@ -130,7 +130,7 @@ def step_labels(rnd: Round) -> dict[str, str]:
         for s in rnd.segments
     }
     names.update({f"step {s.index}": f"step {s.index} · {clip_label(s.text, 24)}" for s in rnd.steps})
-    return {k: html.escape(v) for k, v in names.items()}
+    return {k: html.escape(v, quote=False) for k, v in names.items()}
 
 
 def step_allocation_heatmap(
@@ -247,7 +247,7 @@ def relevance_figure(rnd: Round, g0: int = 0, g1: int | None = None) -> go.Figur
         c = daa.before.shape[1]
         diff = (att.mean[g0:g1, :c].astype(np.float32) - daa.before[g0:g1].astype(np.float32)).mean(axis=0)
         d, _ = bin_axis(diff[None, :], MAX_COLS, axis=1)
-        colors = np.where(d[0] >= 0, "#16a34a", "#dc2626")
+        colors = np.where(d[0] >= 0, GOOD_COLOR, BAD_COLOR)
         fig.add_trace(
             go.Bar(
                 x=x[: d.shape[1]],

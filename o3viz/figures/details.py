@@ -8,9 +8,10 @@ import math
 from dataclasses import dataclass, field
 
 import networkx as nx
+import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.figures._style import base_layout, empty_figure
+from o3viz.figures._style import base_layout, clip_label, empty_figure
 from o3viz.figures.attention import step_labels
 from o3viz.trace import Trace
 
@@ -94,24 +95,67 @@ def _step_attention(rnd, step_index: int) -> list[tuple[str, float]]:
 
 def attention_bar(det: NodeDetails, top: int = 12) -> go.Figure:
     """Where the node's step put its attention: the top targets (segments and earlier steps)."""
-    if not det.attention:
-        return empty_figure(
-            "Where this step's attention went", "No step-level attention for this node.", height=200
-        )
-    pairs = det.attention[:top][::-1]
+    return share_bar(det.attention, f"Where step {det.step}'s attention went", top=top)
+
+
+def share_bar(pairs: list[tuple[str, float]], title: str, *, top: int = 12) -> go.Figure:
+    """Top ``(target, share)`` pairs as horizontal bars, largest on top; prompt segments grey."""
+    if not pairs:
+        return empty_figure(title, "No attention was recorded here.", height=200)
+    pairs = pairs[:top][::-1]
     fig = go.Figure(
         go.Bar(
             x=[v for _, v in pairs],
-            y=[k for k, _ in pairs],
+            y=[clip_label(k, 30) for k, _ in pairs],
             orientation="h",
-            marker_color=["#64748b" if k.startswith("seg") else "#0ea5e9" for k, _ in pairs],
-            hovertemplate="%{y}<br>share %{x:.3f}<extra></extra>",
+            marker_color=["#8C8C8C" if k.startswith("seg") else "#0072B2" for k, _ in pairs],
+            hovertemplate="%{y}<br>share %{x:.2f}<extra></extra>",
         )
     )
-    fig.update_xaxes(title="share of the step's attention", tickformat=".0%")
-    return base_layout(
-        fig,
-        f"Where step {det.step}'s attention went",
-        height=120 + 24 * len(pairs),
-        margin={"l": 230, "r": 20, "t": 50, "b": 40},
-    )
+    fig.update_xaxes(title="share of the attention", tickformat=".0%", tickfont={"size": 11})
+    fig.update_yaxes(tickfont={"size": 11}, automargin=True)
+    return base_layout(fig, title, height=110 + 24 * len(pairs), margin={"l": 10, "r": 10, "t": 44, "b": 40})
+
+
+def step_decisions(rnd, step) -> list[dict]:
+    """The decision points inside ``step`` (token index, token, entropy, margin, alternatives),
+    the token-level detail shown only for the opened step."""
+    rows = []
+    for dp in rnd.decision_points:
+        if not step.token_start <= dp.token_index < step.token_end:
+            continue
+        tok = rnd.tokens[dp.token_index].text if dp.token_index < len(rnd.tokens) else ""
+        rows.append(
+            {
+                "token #": dp.token_index,
+                "chosen": tok,
+                "entropy (nats)": round(float(dp.entropy), 2),
+                "top-2 margin": round(float(dp.margin), 2),
+                "alternatives": ", ".join(f"{a.text!r} {a.prob:.2f}" for a in dp.alternatives[:4]),
+            }
+        )
+    return rows
+
+
+def token_attention(rnd, t: int) -> list[tuple[str, float]]:
+    """Where generated token ``t``'s attention went: its row summed over each prompt segment and
+    each earlier step (the targets of the step-level allocation), largest first, shares of 1."""
+    att = rnd.attention
+    if att is None or not 0 <= t < att.num_generated:
+        return []
+    row = att.mean[t].astype(np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(row)])
+    names = step_labels(rnd)
+    spans = [(f"seg {s.index}", s.token_start, s.token_end) for s in rnd.segments]
+    P = att.prompt_len
+    spans += [
+        (f"step {s.index}", P + s.token_start, P + s.token_end) for s in rnd.steps if s.token_start <= t
+    ]
+    pairs = [
+        (names.get(lab, html.escape(lab)), float(cum[min(b, len(row))] - cum[min(a, len(row))]))
+        for lab, a, b in spans
+    ]
+    total = sum(v for _, v in pairs)
+    if total <= 0:
+        return []
+    return sorted(((k, v / total) for k, v in pairs if v > 0), key=lambda p: -p[1])

@@ -81,7 +81,7 @@ def claims_html(rnd: Round) -> str:
         tip = html.escape(f"{c.verdict}: {c.message or c.rule or ''}", quote=True)
         mark = f'<mark style="background:{bg};padding:1px 2px;border-radius:3px" title="{tip}">{html.escape(rnd.text[s:e])}</mark>'
         if c.verdict == "wrong" and c.computed is not None:
-            mark += f'<sup style="color:#dc2626;font-weight:600"> ✗ should be {html.escape(c.computed)}</sup>'
+            mark += f'<sup style="color:#D55E00;font-weight:600"> ✗ should be {html.escape(c.computed)}</sup>'
         out.append(mark)
         pos = e
     out.append(html.escape(rnd.text[pos:]))

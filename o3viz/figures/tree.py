@@ -234,7 +234,10 @@ def _node_traces(view: TreeView, kind: str, nodes: list[str], labels: bool) -> l
                     "color": color,
                     "size": np.array([_node_size(d) for d in data]),
                     "symbol": symbol,
-                    "line": {"width": 3 if flagged else 1, "color": "#dc2626" if flagged else "white"},
+                    "line": {
+                        "width": 3 if flagged else 1,
+                        "color": VERDICT_COLORS["fail"] if flagged else "white",
+                    },
                     "opacity": 0.95,
                 },
                 customdata=np.array(members, dtype=object),
@@ -307,7 +310,10 @@ def _frame(fig: go.Figure, view: TreeView, title: str, height: int, labels: bool
     # A one-line key instead of plotly's legend (which hosts may restyle into a tall column).
     shown = {k for _, k in view.graph.nodes(data="kind")}
     key = "   ".join(f'<span style="color:{KIND_COLORS[k]}">●</span> {k}' for k in ALL_KINDS if k in shown)
-    key += '   <span style="color:#16a34a">●</span> pass/correct   <span style="color:#dc2626">●</span> fail/wrong'
+    key += (
+        f'   <span style="color:{VERDICT_COLORS["pass"]}">●</span> pass/correct'
+        f'   <span style="color:{VERDICT_COLORS["fail"]}">●</span> fail/wrong'
+    )
     fig.add_annotation(
         text=key,
         xref="paper",

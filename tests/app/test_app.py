@@ -69,7 +69,8 @@ def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(_charts(at)) == 1  # the reasoning map
-    assert at.text_input(key="tree_search") is not None
+    key = at.session_state["inspect_key"]
+    assert at.text_input(key=f"map_search_{key}") is not None
     expected = {"Attention": 4, "Compression": 3, "Verification": 1, "Tokens": 0}
     for tab, n_charts in expected.items():
         at.session_state["inspect_view"] = tab
@@ -93,26 +94,29 @@ def test_only_the_run_page_can_load_a_model():
     assert "st.cache_resource(max_entries=1" in (root / "pages/run.py").read_text()
 
 
-def test_selecting_a_node_opens_its_details(samples):
+def test_selecting_a_node_opens_its_details_beside_the_map(samples):
     at = _app()
     at.switch_page("pages/inspect.py")
     at.session_state["inspect_node"] = "step:1:2"
     at.run()
-    assert not at.exception
-    assert any(h.value == "step · step:1:2" for h in at.subheader)
-    assert len(_charts(at)) == 2  # the tree and where the step's attention went
+    assert not at.exception, [e.value for e in at.exception]
+    trace = at.session_state["library"][at.session_state["inspect_key"]].trace
+    assert trace.rounds[1].steps[2].text in [t.value for t in at.text]
+    assert len(_charts(at)) == 2  # the map and where the step's attention went
 
 
-def test_searching_the_tree_lists_matches(samples):
+def test_searching_the_map_lists_matches_and_selects_the_pick(samples):
     at = _app()
     at.switch_page("pages/inspect.py")
     at.run()
-    at.text_input(key="tree_search").set_value("step:0:3").run()
+    key = at.session_state["inspect_key"]
+    at.text_input(key=f"map_search_{key}").set_value("step:0:3").run()
     assert not at.exception
-    box = at.selectbox(key="tree_match")
-    assert "step:0:3" in box.options[0]
+    box = at.selectbox(key=f"map_match_{key}")
+    assert box.options[0].startswith("step:0:3")
     box.set_value("step:0:3").run()
-    assert any(h.value == "step · step:0:3" for h in at.subheader)
+    assert at.session_state["inspect_node"] == "step:0:3"
+    assert at.session_state["map_focus"] == "step:0:3"
 
 
 def test_compare_works_on_two_traces_of_different_lengths_and_swaps(samples):

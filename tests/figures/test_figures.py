@@ -9,6 +9,7 @@ import pytest
 from o3viz.analysis.graph import build_graph
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
+    VERDICT_COLORS,
     attention_bar,
     check_rows,
     checks_figure,
@@ -55,8 +56,8 @@ def test_tree_colours_wrong_checks_red_and_sizes_steps_by_confidence(trace):
     fig = tree_figure(view_graph(G, default_shown(G)))
     colour = {n: tr.marker.color for tr in fig.data if tr.name == "check" for n in tr.customdata}
     wrong = [n for n in colour if G.nodes[n]["verdict"] == "wrong"]
-    assert wrong and all(colour[n] == "#dc2626" for n in wrong)
-    assert all(colour[n] == "#16a34a" for n in colour if G.nodes[n]["verdict"] == "correct")
+    assert wrong and all(colour[n] == VERDICT_COLORS["wrong"] for n in wrong)
+    assert all(colour[n] == VERDICT_COLORS["correct"] for n in colour if G.nodes[n]["verdict"] == "correct")
     sizes = {
         n: s
         for tr in fig.data

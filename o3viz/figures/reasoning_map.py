@@ -1,0 +1,404 @@
+"""The reasoning map: what a trace did, at a glance. One lane per Thought Anchors step type, steps in
+order left to right, rounds as bands headed by their verdict, backtracks as arcs back to the step
+they reconsider, checks as green/red marks, and each round's answer at its end. Token-level detail
+(decision points, alternatives) is not drawn here: the details panel shows it for the opened step.
+
+Scales from a 20-token run to a 2,000-step import: markers shrink with the number of steps, the
+order spine is drawn only while it stays readable, and no step text is drawn on the map (hover
+shows it; the outline beside the map lists it), so labels never overlap. The only labels are the
+lane names, the round headers, the final answer and the selected node.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+
+from o3viz.analysis.outline import BAD, GOOD, Outline, OutlineStep
+from o3viz.figures._style import (
+    STEP_TYPE_COLORS,
+    STEP_TYPE_LABELS,
+    VERDICT_COLORS,
+    base_layout,
+    clip_label,
+    readable,
+)
+
+CHECKS, ANSWER = "checks", "answer"
+PLOT_PX = 640  # the width the marker sizes are planned for
+SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
+FOCUS_WINDOW = 40  # steps each side of a searched node, when the trace is wider than twice that
+ROUND_GAP = 1.6
+_KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "star", "step": "circle"}
+
+
+@dataclass
+class MapLayout:
+    """Where each node sits: ``x`` in step units (rounds left to right), ``y`` a lane index."""
+
+    lanes: list[str]
+    pos: dict[str, tuple[float, float]] = field(default_factory=dict)
+    rounds: list[tuple[str, float, float]] = field(default_factory=list)  # (round id, x0, x1)
+    width: float = 1.0
+
+
+def map_layout(outline: Outline, lanes: list[str] | None = None) -> MapLayout:
+    """Lanes (the trace's step types, then checks and answer) and a position for every node."""
+    lanes = lanes or [*outline.types(), CHECKS, ANSWER]
+    row = {lane: i for i, lane in enumerate(lanes)}
+    lay, x = MapLayout(lanes), 0.0
+    for r in outline.rounds:
+        x0 = x
+        for s in r.steps:
+            lay.pos[s.id] = (x, float(row.get(s.type, row.get("untyped", 0))))
+            spread = np.linspace(-0.3, 0.3, len(s.checks)) if len(s.checks) > 1 else [0.0]
+            for c, dx in zip(s.checks, spread, strict=False):
+                lay.pos[c.id] = (x + float(dx), float(row[CHECKS]))
+            x += 1.0
+        for k, c in enumerate(r.checks):  # checks of the whole round (tests, the answer) follow its steps
+            lay.pos[c.id] = (x + 0.4 * k, float(row[CHECKS]))
+        x += 0.4 * max(len(r.checks) - 1, 0) + (0.6 if r.steps else 0.0)
+        lay.pos[r.answer_id] = (x, float(row[ANSWER]))
+        lay.pos[r.id] = (x0, -0.5)
+        lay.rounds.append((r.id, x0 - 0.5, x + 0.5))
+        x += ROUND_GAP
+    lay.width = max(x - ROUND_GAP, 1.0)
+    return lay
+
+
+def _marker_px(n_units: float) -> float:
+    return float(np.clip(0.75 * PLOT_PX / max(n_units, 1.0), 5.0, 16.0))
+
+
+def _step_hover(s: OutlineStep) -> str:
+    bits = [
+        f"<b>{html.escape(STEP_TYPE_LABELS.get(s.type, s.type))}</b> · step {s.index} of round {s.round}"
+        + (" (type inferred)" if s.inferred else ""),
+        html.escape(clip_label(readable(s.text), 160)),
+    ]
+    if s.kind != "step":
+        bits.append(f"kind: {s.kind}" + (f", branches from step {s.parent}" if s.parent is not None else ""))
+    if s.importance is not None:
+        bits.append(f"importance: {s.importance:.2f}")
+    if s.confidence is not None:
+        bits.append(f"mean token probability: {s.confidence:.2f}")
+    if s.checks:
+        bits.append("checks: " + ", ".join(html.escape(f"{c.name} {c.verdict}") for c in s.checks[:6]))
+    return "<br>".join(bits)
+
+
+def _arc(x0: float, y0: float, x1: float, y1: float, lift: float) -> tuple[list[float], list[float]]:
+    """A quadratic curve from (x0, y0) to (x1, y1) bowing by ``lift`` lanes (9 points, then a gap)."""
+    t = np.linspace(0.0, 1.0, 9)
+    cx, cy = (x0 + x1) / 2, min(y0, y1) - lift
+    xs = (1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t**2 * x1
+    ys = (1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t**2 * y1
+    return [*xs, np.nan], [*ys, np.nan]
+
+
+def _line_trace(xs, ys, color: str, width: float, name: str, dash: str = "solid") -> go.Scatter:
+    return go.Scatter(
+        x=np.asarray(xs, dtype=float),
+        y=np.asarray(ys, dtype=float),
+        mode="lines",
+        line={"color": color, "width": width, "dash": dash},
+        hoverinfo="skip",
+        name=name,
+        showlegend=False,
+    )
+
+
+def _edges(outline: Outline, lay: MapLayout, dep_min: float) -> list[go.Scatter]:
+    """The order spine, dependency arcs (where the trace has them) and backtrack arcs."""
+    out, steps = [], outline.steps
+    if len(steps) <= SPINE_UP_TO:
+        xs, ys = [], []
+        for r in outline.rounds:
+            for a, b in zip(r.steps, r.steps[1:], strict=False):
+                xs += [lay.pos[a.id][0], lay.pos[b.id][0], np.nan]
+                ys += [lay.pos[a.id][1], lay.pos[b.id][1], np.nan]
+        out.append(_line_trace(xs, ys, "#d4d8de", 1.0, "order"))
+    xs, ys = [], []
+    for s in steps:
+        if s.importance is not None and s.importance < dep_min:
+            continue
+        for d in s.depends_on[:8]:
+            src = f"step:{s.round}:{d}"
+            if src in lay.pos:
+                (x0, y0), (x1, y1) = lay.pos[src], lay.pos[s.id]
+                ax, ay = _arc(x0, y0, x1, y1, 0.35)
+                xs, ys = xs + ax, ys + ay
+    if xs:
+        out.append(_line_trace(xs, ys, "rgba(90,100,120,0.45)", 1.0, "depends on"))
+    xs, ys = [], []
+    for s in steps:
+        if s.parent is not None and f"step:{s.round}:{s.parent}" in lay.pos:
+            (x0, y0), (x1, y1) = lay.pos[f"step:{s.round}:{s.parent}"], lay.pos[s.id]
+            ax, ay = _arc(x0, y0, x1, y1, 0.6)
+            xs, ys = xs + ax, ys + ay
+    if xs:
+        out.append(_line_trace(xs, ys, STEP_TYPE_COLORS["uncertainty_management"], 2.0, "backtrack"))
+    return out
+
+
+def _step_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatter]:
+    groups: dict[tuple[str, str], list[OutlineStep]] = {}
+    for s in outline.steps:
+        groups.setdefault((s.type, s.kind), []).append(s)
+    traces = []
+    for (typ, kind), members in groups.items():
+        sizes = [size * (0.6 + 1.4 * s.importance) if s.importance is not None else size for s in members]
+        bump = 1.5 if kind in ("backtrack", "final") else 1.0
+        traces.append(
+            go.Scatter(
+                x=np.array([lay.pos[s.id][0] for s in members]),
+                y=np.array([lay.pos[s.id][1] for s in members]),
+                mode="markers",
+                marker={
+                    "color": STEP_TYPE_COLORS.get(typ, "#BBBBBB"),
+                    "size": np.array(sizes) * bump,
+                    "symbol": _KIND_SYMBOL.get(kind, "circle"),
+                    "line": {"width": 1, "color": "white" if kind == "step" else "#1f2937"},
+                },
+                customdata=np.array([s.id for s in members], dtype=object),
+                hovertext=np.array([_step_hover(s) for s in members], dtype=object),
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=f"step: {STEP_TYPE_LABELS.get(typ, typ)}",
+            )
+        )
+    return traces
+
+
+def _check_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatter]:
+    checks = [c for r in outline.rounds for c in [*(c for s in r.steps for c in s.checks), *r.checks]]
+    traces = []
+    for verdicts, symbol, name in (
+        (GOOD, "square", "check passed"),
+        (BAD, "x", "check failed"),
+        (("unverifiable",), "circle-open", "check unverifiable"),
+    ):
+        members = [c for c in checks if c.verdict in verdicts]
+        if not members:
+            continue
+        traces.append(
+            go.Scatter(
+                x=np.array([lay.pos[c.id][0] for c in members]),
+                y=np.array([lay.pos[c.id][1] for c in members]),
+                mode="markers",
+                marker={
+                    "color": [VERDICT_COLORS.get(c.verdict, "#9ca3af") for c in members],
+                    "size": max(size * 0.8, 7),
+                    "symbol": symbol,
+                    "line": {"width": 1.5, "color": VERDICT_COLORS.get(members[0].verdict, "#9ca3af")},
+                },
+                customdata=np.array([c.id for c in members], dtype=object),
+                hovertext=np.array(
+                    [
+                        html.escape(clip_label(f"{c.kind} {c.name}: {c.verdict}. {c.message}", 160))
+                        for c in members
+                    ],
+                    dtype=object,
+                ),
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=name,
+            )
+        )
+    return traces
+
+
+def answer_label(outline: Outline) -> str:
+    """The final answer as the map labels it: short text and its verdict."""
+    verdict = outline.verdict or "no verdict"
+    mark = "✓ " if verdict in GOOD else "✗ " if verdict in BAD else ""
+    return f"{mark}{clip_label(readable(outline.answer or '(no answer)'), 28)} · {verdict}"
+
+
+def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
+    rounds = [r for r in outline.rounds if r.answer_id in lay.pos]
+    if not rounds:
+        return []
+    final = rounds[-1]
+    x, y = lay.pos[final.answer_id]
+    star = go.Scatter(
+        x=[lay.pos[r.answer_id][0] for r in rounds],
+        y=[lay.pos[r.answer_id][1] for r in rounds],
+        mode="markers",
+        marker={
+            "size": 20,
+            "symbol": "star",
+            "color": [VERDICT_COLORS.get(r.verdict or "", "#64748b") for r in rounds],
+            "line": {"width": 1, "color": "#1f2937"},
+        },
+        customdata=[r.answer_id for r in rounds],
+        hovertext=[
+            html.escape(
+                f"answer of round {r.index}: {clip_label(r.answer or '(none)', 120)} · {r.verdict or '—'}"
+            )
+            for r in rounds
+        ],
+        hovertemplate="%{hovertext}<extra></extra>",
+        name="answer",
+    )
+    label = go.Scatter(  # SVG text (not an annotation), so a test can find it inside the plot area
+        x=[x],
+        y=[y + 0.42],
+        mode="text",
+        text=[html.escape(answer_label(outline))],
+        textposition="middle left",
+        textfont={"size": 13, "color": VERDICT_COLORS.get(outline.verdict or "", "#334155")},
+        hoverinfo="skip",
+        name="final answer",
+        meta="answer-label",
+    )
+    return [star, label]
+
+
+def _lane_ticks(lanes: list[str]) -> list[str]:
+    names = {CHECKS: "checks", ANSWER: "answer"}
+    out = []
+    for lane in lanes:
+        color = STEP_TYPE_COLORS.get(lane, "#334155")
+        out.append(
+            f'<span style="color:{color}">■</span> {names.get(lane, STEP_TYPE_LABELS.get(lane, lane))}'
+        )
+    return out
+
+
+def _round_bands(fig: go.Figure, outline: Outline, lay: MapLayout) -> None:
+    verdicts = {r.id: r for r in outline.rounds}
+    for k, (rid, x0, x1) in enumerate(lay.rounds):
+        r = verdicts[rid]
+        fig.add_shape(
+            type="rect",
+            x0=x0,
+            x1=x1,
+            y0=0,
+            y1=1,
+            xref="x",
+            yref="paper",
+            fillcolor="#f4f6f9" if k % 2 == 0 else "#e9edf3",
+            line={"width": 0},
+            layer="below",
+        )
+        verdict = r.verdict or "no verdict"
+        fig.add_annotation(
+            x=x0,
+            y=1.0,
+            xref="x",
+            yref="paper",
+            xanchor="left",
+            yanchor="bottom",
+            showarrow=False,
+            text=f"<b>Round {r.index}</b> · <span style='color:{VERDICT_COLORS.get(verdict, '#64748b')}'>"
+            f"{html.escape(verdict)}</span>",
+            font={"size": 12, "color": "#1f2937"},
+            captureevents=False,
+        )
+
+
+def _selection(fig: go.Figure, lay: MapLayout, outline: Outline, selected: str | None, highlight) -> None:
+    marks = [n for n in (*highlight, *([selected] if selected else [])) if n in lay.pos]
+    if marks:
+        fig.add_trace(
+            go.Scatter(
+                x=[lay.pos[n][0] for n in marks],
+                y=[lay.pos[n][1] for n in marks],
+                mode="markers",
+                marker={
+                    "size": 26,
+                    "color": "rgba(0,0,0,0)",
+                    "line": {"width": 3, "color": ["#111827" if n == selected else "#f59e0b" for n in marks]},
+                },
+                hoverinfo="skip",
+                name="selected / search",
+            )
+        )
+    node = outline.find(selected) if selected else None
+    if selected in lay.pos and node is not None:
+        x, y = lay.pos[selected]
+        text = getattr(node, "text", None) or getattr(node, "name", "")
+        if selected.startswith(("answer:", "round:")):  # the answer has its own label; rounds a header
+            return
+        right_half = (x - lay.rounds[0][1]) > 0.6 * (lay.rounds[-1][2] - lay.rounds[0][1])
+        fig.add_annotation(
+            x=x,
+            y=y,
+            text=html.escape(clip_label(readable(text), 48)),
+            showarrow=True,
+            arrowhead=0,
+            ax=0,
+            ay=34 if y < 1.5 else -34,
+            xanchor="right" if right_half else "left",
+            font={"size": 12, "color": "#111827"},
+            bgcolor="rgba(255,255,255,0.92)",
+            bordercolor="#111827",
+            borderwidth=1,
+        )
+
+
+def reasoning_map_figure(
+    outline: Outline,
+    *,
+    selected: str | None = None,
+    highlight: tuple[str, ...] | list[str] = (),
+    focus: str | None = None,
+    lanes: list[str] | None = None,
+    dep_min: float = 0.0,
+    height: int | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
+
+    ``selected`` gets a ring and its text; ``highlight`` (search matches) get rings; ``focus``
+    moves the view to that node on traces too wide to read whole. ``lanes`` fixes the lanes (so two
+    maps share them); dependency arcs are drawn for steps of importance at least ``dep_min``."""
+    lay = map_layout(outline, lanes)
+    size = _marker_px(lay.width)
+    fig = go.Figure(_edges(outline, lay, dep_min))
+    fig.add_traces(_step_traces(outline, lay, size))
+    fig.add_traces(_check_traces(outline, lay, size))
+    fig.add_traces(_answer_traces(outline, lay))
+    _round_bands(fig, outline, lay)
+    _selection(fig, lay, outline, selected, highlight)
+    n = len(outline.steps)
+    sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
+    if outline.has_importance:
+        sub += " · size = importance"
+    title = title or f"What happened: {n} step{'s' if n != 1 else ''} in {len(outline.rounds)} round" + (
+        "s" if len(outline.rounds) != 1 else ""
+    )
+    base_layout(
+        fig,
+        f"{html.escape(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
+        height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)),
+        margin={"l": 10, "r": 16, "t": 84, "b": 28},
+        showlegend=False,
+        dragmode="pan",
+        clickmode="event+select",
+        hovermode="closest",
+    )
+    x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.3 if lay.rounds else 1
+    if focus in lay.pos and x1 - x0 > 2 * FOCUS_WINDOW:
+        fx = lay.pos[focus][0]
+        x0, x1 = max(x0, fx - FOCUS_WINDOW), min(x1, fx + FOCUS_WINDOW)
+    fig.update_xaxes(
+        range=[x0, x1],
+        showticklabels=False,
+        showgrid=False,
+        zeroline=False,
+        title={"text": "reasoning steps in order →", "font": {"size": 11, "color": "#64748b"}},
+    )
+    fig.update_yaxes(
+        range=[len(lay.lanes) - 0.2, -0.6],
+        tickvals=list(range(len(lay.lanes))),
+        ticktext=_lane_ticks(lay.lanes),
+        tickfont={"size": 12},
+        showgrid=True,
+        gridcolor="#e5e7eb",
+        zeroline=False,
+        automargin=True,
+    )
+    return fig

@@ -1,0 +1,132 @@
+"""The details of the node selected on Inspect, shown beside the map: a step's text, type, checks,
+decision points (the token-level detail, only for the opened step) and where its attention went
+(or, for a chosen decision point, where that token's attention went); a check's verdict and
+message; a round's verdict and feedback; an answer and its verdict."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from o3viz import Trace
+from o3viz.figures import (
+    STEP_TYPE_COLORS,
+    STEP_TYPE_LABELS,
+    escape_markdown,
+    node_details,
+    share_bar,
+    step_decisions,
+    token_attention,
+)
+from pages._ui import fmt, show_figure, verdict_md
+
+PANEL_HEIGHT = 430
+
+
+def _round(trace: Trace, r: int):
+    return next((x for x in trace.rounds if x.index == r), None)
+
+
+def _checks(checks) -> None:
+    for c in checks:
+        st.markdown(
+            f"{verdict_md(c.verdict)} **{escape_markdown(c.name)}** "
+            + (f"· {escape_markdown(c.message[:300])}" if c.message else "")
+        )
+
+
+def _step(trace: Trace, G, s) -> None:
+    color = STEP_TYPE_COLORS.get(s.type, "#BBBBBB")
+    label = STEP_TYPE_LABELS.get(s.type, s.type) + (" (type inferred)" if s.inferred else "")
+    st.html(
+        f'<div style="font-weight:600;font-size:15px"><span style="color:{color}">●</span> '
+        f"Step {s.index} · {label}</div>"
+    )
+    st.text(s.text)
+    rnd = _round(trace, s.round)
+    step = next(x for x in rnd.steps if x.index == s.index)
+    facts = [
+        f"round {s.round}",
+        f"kind {s.kind}" + (f" (branches from step {s.parent})" if s.parent is not None else ""),
+        f"tokens {step.token_start}–{max(step.token_end - 1, step.token_start)}",
+        f"mean token probability {fmt(s.confidence)}",
+        f"importance {fmt(s.importance)}",
+    ]
+    if s.depends_on:
+        facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
+    st.caption(escape_markdown(" · ".join(facts)))
+    _checks(s.checks)
+    decisions = step_decisions(rnd, step)
+    target = None
+    if decisions:
+        st.markdown(f"**Decision points in this step** ({len(decisions)})")
+        st.dataframe(decisions, hide_index=True, height=min(36 + 35 * len(decisions), 180))
+        options = [None, *(d["token #"] for d in decisions)]
+        target = st.selectbox(
+            "Attention of",
+            options,
+            format_func=lambda t: "the whole step" if t is None else f"token #{t} (a decision point)",
+            key=f"details_att_{s.id}",
+        )
+    if target is None:
+        pairs = node_details(trace, G, s.id).attention
+        show_figure(share_bar(pairs, f"Where step {s.index}'s attention went"), f"details_att_fig_{s.id}")
+    else:
+        show_figure(
+            share_bar(token_attention(rnd, target), f"Where token #{target}'s attention went"),
+            f"details_tok_fig_{s.id}",
+        )
+
+
+def details_panel(trace: Trace, outline, G, node: str | None) -> None:
+    with st.container(height=PANEL_HEIGHT, border=True, key="details_panel"):
+        if node is None:
+            st.markdown("**Details**")
+            st.caption(
+                "Click a step on the map or in the outline to see its text, checks, decision points and attention."
+            )
+            final = outline.rounds[-1] if outline.rounds else None
+            if final is not None:
+                st.markdown(f"**Final answer** {verdict_md(final.verdict)}")
+                st.text(final.answer or "(no answer)")
+                _checks(final.checks)
+            return
+        item = outline.find(node)
+        kind = node.split(":")[0]
+        if kind == "step" and item is not None:
+            _step(trace, G, item)
+        elif kind == "check" and item is not None:
+            st.markdown(f"**Check · {escape_markdown(item.kind)}** {verdict_md(item.verdict)}")
+            st.text(item.name)
+            if item.message:
+                st.text(item.message)
+            c = _round(trace, int(node.split(":")[1])).checks[int(node.split(":")[2])]
+            st.caption(
+                escape_markdown(
+                    " · ".join(
+                        f"{k} {fmt(v)}"
+                        for k, v in (
+                            ("rule", c.rule),
+                            ("expression", c.expression),
+                            ("stated", c.stated),
+                            ("computed", c.computed),
+                            ("step", c.step),
+                        )
+                        if v is not None
+                    )
+                )
+            )
+        elif kind == "answer" and item is not None:
+            st.markdown(f"**Answer of round {item.index}** {verdict_md(item.verdict)}")
+            st.text(item.answer or "")
+            _checks(item.checks)
+        elif kind == "round" and item is not None:
+            st.markdown(f"**Round {item.index}** {verdict_md(item.verdict)}")
+            st.caption(escape_markdown(f"{len(item.steps)} steps · action {fmt(item.action)}"))
+            if item.feedback:
+                st.markdown("**Feedback to the next round**")
+                st.text(item.feedback)
+            _checks(item.checks)
+        else:
+            det = node_details(trace, G, node)
+            st.markdown(f"**{escape_markdown(det.kind)} · {escape_markdown(node)}**")
+            st.text(det.text)

@@ -1,0 +1,152 @@
+"""The reasoning map and its outline rows, built without streamlit on the trace shapes the app must
+handle: a 20-token run, a 3-round solve, an R1-style import with backtracks and a 2,000-step import."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from o3viz.analysis.outline import build_outline
+from o3viz.figures.outline import outline_items
+from o3viz.figures.reasoning_map import FOCUS_WINDOW, answer_label, map_layout, reasoning_map_figure
+from o3viz.importers import import_trace
+from o3viz.testing.synthetic import make_trace
+
+PARTS = [
+    "Let me compute 3 + 4 = 7.",
+    "Wait, that is not right.",
+    "So the total is $\\frac{24}{2}$.",
+    "Let me check: 12 - 5 = 7.",
+    "Alternatively, we can try another approach.",
+    "The problem says the train is 40 km long.",
+]
+
+
+def _import(n: int, seed: int = 0):
+    rng = random.Random(seed)
+    text = "<think>" + " ".join(rng.choice(PARTS) for _ in range(n)) + "</think> The answer is \\boxed{12}."
+    return import_trace(text.encode())
+
+
+@pytest.fixture(scope="module")
+def big():
+    return _import(2000)
+
+
+def _x_range(fig):
+    return fig.layout.xaxis.range
+
+
+def _all_points(fig):
+    xs = np.concatenate(
+        [np.asarray(t.x, dtype=float) for t in fig.data if t.x is not None and t.mode != "lines"]
+    )
+    return xs
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: make_trace(3, seed=4),  # a tiny run (a handful of tokens)
+        lambda: make_trace(12, seed=5, rounds=3),
+        lambda: _import(200),
+    ],
+    ids=["tiny-run", "three-rounds", "r1-200-sentences"],
+)
+def test_the_whole_trace_fits_the_default_view(make):
+    fig = reasoning_map_figure(build_outline(make()))
+    x0, x1 = _x_range(fig)
+    xs = _all_points(fig)
+    assert x0 <= xs.min() and xs.max() <= x1
+
+
+def test_a_2000_step_import_fits_whole_with_small_markers_and_no_spine(big):
+    o = build_outline(big)
+    assert len(o.steps) >= 2000
+    fig = reasoning_map_figure(o)
+    x0, x1 = _x_range(fig)
+    xs = _all_points(fig)
+    assert x0 <= xs.min() and xs.max() <= x1
+    steps = [t for t in fig.data if str(t.name).startswith("step:")]
+    assert max(float(np.max(t.marker.size)) for t in steps) <= 8
+    assert not any(t.name == "order" for t in fig.data)
+
+
+def test_search_focus_moves_the_view_to_the_node_on_a_wide_trace(big):
+    o = build_outline(big)
+    target = o.steps[1500].id
+    fig = reasoning_map_figure(o, focus=target, selected=target)
+    x = map_layout(o).pos[target][0]
+    x0, x1 = _x_range(fig)
+    assert x0 <= x <= x1 and x1 - x0 <= 2 * FOCUS_WINDOW + 1
+
+
+def test_no_step_text_is_drawn_on_the_map_only_the_final_answer_label():
+    o = build_outline(make_trace(12, seed=5, rounds=3))
+    fig = reasoning_map_figure(o)
+    texts = [t for t in fig.data if t.mode and "text" in t.mode]
+    assert [t.name for t in texts] == ["final answer"]
+    assert texts[0].text[0] == answer_label(o)
+    assert all(f.size >= 11 for f in [fig.layout.yaxis.tickfont, texts[0].textfont])
+
+
+def test_the_answer_label_sits_inside_the_x_range_left_of_its_star():
+    fig = reasoning_map_figure(build_outline(make_trace(3, seed=4)))
+    label = next(t for t in fig.data if t.name == "final answer")
+    assert label.textposition == "middle left"
+    x0, x1 = _x_range(fig)
+    assert x0 < label.x[0] <= x1
+
+
+def test_rounds_are_headed_by_their_verdict_and_checks_are_green_or_red():
+    t = make_trace(12, seed=5, rounds=3)
+    fig = reasoning_map_figure(build_outline(t))
+    headers = [a.text for a in fig.layout.annotations if "Round" in a.text]
+    assert len(headers) == 3
+    for r, h in zip(t.rounds, headers, strict=True):
+        assert (r.verdict or "no verdict") in h
+    passed = next((tr for tr in fig.data if tr.name == "check passed"), None)
+    failed = next((tr for tr in fig.data if tr.name == "check failed"), None)
+    assert passed is None or set(passed.marker.color) == {"#009E73"}
+    assert failed is None or set(failed.marker.color) <= {"#D55E00", "#E69F00"}
+
+
+def test_backtracks_are_drawn_as_arcs_to_the_step_they_reconsider():
+    o = build_outline(_import(60))
+    assert any(s.kind == "backtrack" for s in o.steps)
+    assert any(t.name == "backtrack" for t in reasoning_map_figure(o).data)
+
+
+def test_importance_sizes_nodes_and_dependencies_draw_edges():
+    t = make_trace(6, seed=1)
+    for k, s in enumerate(t.rounds[0].steps):
+        s.importance, s.depends_on = k / 5, [k - 1] if k else []
+    fig = reasoning_map_figure(build_outline(t))
+    sizes = np.concatenate(
+        [
+            np.asarray(tr.marker.size, dtype=float).ravel()
+            for tr in fig.data
+            if str(tr.name).startswith("step:")
+        ]
+    )
+    assert sizes.max() > 2 * sizes.min()
+    assert any(tr.name == "depends on" for tr in fig.data)
+    assert "size = importance" in fig.layout.title.text
+
+
+def test_every_marker_carries_its_node_id_for_clicks():
+    o = build_outline(make_trace(8, seed=2, rounds=2))
+    fig = reasoning_map_figure(o)
+    ids = {c for t in fig.data if t.customdata is not None for c in t.customdata}
+    assert {s.id for s in o.steps} <= ids
+
+
+def test_outline_rows_nest_rounds_steps_checks_and_read_latex_as_text():
+    t = _import(20)
+    rows = outline_items(build_outline(t))
+    assert rows[0]["kind"] == "round" and rows[0]["depth"] == 0
+    assert {r["depth"] for r in rows if r["kind"] == "step"} == {1}
+    assert all("\\frac" not in r["text"] and "$" not in r["text"] for r in rows)
+    assert rows[-1]["kind"] == "answer"
