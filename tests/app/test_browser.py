@@ -98,7 +98,7 @@ def _click_first_node(page, trace_name: str) -> None:
     xy = page.evaluate(
         """(name) => {
         const gd = document.querySelector('.js-plotly-plot');
-        const tr = gd._fullData.find(t => t.name === name);
+        const tr = gd._fullData.find(t => String(t.name).startsWith(name));
         const L = gd._fullLayout, r = gd.getBoundingClientRect();
         return [r.left + L._size.l + L.xaxis.l2p(tr.x[0]), r.top + L._size.t + L.yaxis.l2p(tr.y[0])];
     }""",
@@ -120,16 +120,18 @@ def test_app_in_chromium_uploads_inspects_clicks_compares_and_renders_hostile_te
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         # The server's first request goes straight to a page URL: it must pass through the router
-        # (Streamlit's legacy pages/ mode would run the page alone) and land on the library.
+        # (Streamlit's legacy pages/ mode would run the page alone) and come back to that page.
         page.goto(f"{url}/inspect")
+        page.get_by_text("What happened").first.wait_for(timeout=90_000)
+        page.get_by_role("link", name="Library").first.click()
         page.get_by_text("Trace library").first.wait_for(timeout=60_000)
         page.set_input_files("input[type=file]", str(upload))
         page.get_by_text("Added longer_run.o3trace.json.gz").wait_for(timeout=60_000)
 
         page.get_by_role("link", name="Inspect").first.click()
-        page.get_by_text("Decision tree").first.wait_for(timeout=60_000)
-        _click_first_node(page, "step")
-        page.get_by_text("step · step:0:0").wait_for(timeout=30_000)
+        page.get_by_text("What happened").first.wait_for(timeout=60_000)
+        _click_first_node(page, "step:")
+        page.get_by_text("Step 0 ·").first.wait_for(timeout=30_000)
         # The hostile sample's first step holds a <script> tag: it must show as text.
         page.get_by_text(HOSTILE[0], exact=False).first.wait_for(timeout=10_000)
         page.screenshot(path=str(ARTIFACTS / "inspect.png"), full_page=True)
