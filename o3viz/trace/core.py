@@ -16,6 +16,7 @@ from typing import Any, Literal
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
 from o3viz.trace.compression import CompressionRecord
+from o3viz.trace.internals import InternalsRecord
 
 SCHEMA_VERSION = 1
 MAX_TOKENS = 200_000  # per round, generated or prompt
@@ -281,6 +282,7 @@ class Round:
     action: str | None = None  # what the optimization layer did next (see o3viz.run.solve)
     feedback: str | None = None  # the feedback that produced the next round
     info: dict = field(default_factory=dict)
+    internals: InternalsRecord | None = None  # MoE routing and the logit lens (optional)
 
     _LISTS = (
         ("prompt_tokens", Token, MAX_TOKENS),
@@ -301,6 +303,8 @@ class Round:
         d.update({k: getattr(self, k) for k, _ in self._OPTS if getattr(self, k) is not None})
         if self.attention is not None:
             d["attention"] = self.attention.to_dict()
+        if self.internals is not None:
+            d["internals"] = self.internals.to_dict()
         d["info"] = self.info
         return d
 
@@ -315,6 +319,9 @@ class Round:
             setattr(r, k, opt(d, k, typ, path))
         if d.get("attention") is not None:
             r.attention = AttentionRecord.from_dict(req(d, "attention", dict, path), f"{path}.attention")
+        if d.get("internals") is not None:
+            r.internals = InternalsRecord.from_dict(req(d, "internals", dict, path), f"{path}.internals")
+            r.internals.check_tokens(len(r.tokens), len(r.prompt_tokens), f"{path}.internals")
         r.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
         _check_offsets(r, path)
         return r
