@@ -28,6 +28,7 @@ import numpy as np
 from o3viz.errors import UsageError
 from o3viz.hooks.daa import detect_task_type
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
+from o3viz.moefy import MoefySetting, moefied
 from o3viz.run.assemble import (
     ENTROPY_THRESHOLD,
     MARGIN_THRESHOLD,
@@ -42,6 +43,7 @@ from o3viz.run.assemble import (
 )
 from o3viz.run.daa import DAAConfig, DAATrack
 from o3viz.run.explore import explore_branches
+from o3viz.run.internals import check_internals, record_internals
 from o3viz.run.loop import eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
@@ -69,6 +71,12 @@ class CaptureConfig:
     entropy_threshold: float = ENTROPY_THRESHOLD  # decision point: entropy (nats) at or above
     margin_threshold: float = MARGIN_THRESHOLD  # decision point: p(top1) - p(top2) at or below
     branch_tokens: int = 48  # tokens generated per explored branch
+    routing: bool = False  # record MoE expert routing per token and layer (o3viz.hooks.routing)
+    routing_top_n: int | None = None  # keep the n most probable experts per token (None: all, fp16)
+    routing_prefill: bool = False  # also record the prompt tokens' chosen experts
+    logit_lens: Sequence[int] = ()  # layers whose residual is read through the final norm + unembedding
+    lens_top_k: int = 5  # tokens kept per layer and generated token by the logit lens
+    moefy: tuple[int, int] | None = None  # (E, k): run the dense model split into E experts, k per token
 
 
 def resolve_layers(layers: str | Sequence[int], num_layers: int) -> list[int]:
@@ -120,6 +128,7 @@ def _check_args(
         raise UsageError(f"top_k must be at least 1, not {capture_cfg.top_k}")
     if capture_cfg.dtype not in ("float16", "float32"):
         raise UsageError(f"dtype must be float16 or float32, not {capture_cfg.dtype!r}")
+    check_internals(capture_cfg)
 
 
 class _Streamer:
@@ -238,22 +247,29 @@ def capture(
     )
     stop_ids = eos_ids(model, tokenizer)
     streamer = _Streamer(tokenizer, on_token, max_new_tokens) if on_token else None
-    with instrument(model, rec) if instrumented else nullcontext():
-        gen = run_loop(
-            model,
-            layout.ids,
-            max_new_tokens=max_new_tokens,
-            stop_ids=stop_ids,
-            min_new_tokens=min_new_tokens,
-            do_sample=do_sample,
-            temperature=temperature,
-            seed=seed,
-            before_forward=track.append if track else None,
-            after_forward=rec.end_step if instrumented else None,
-            on_token=streamer,
-            should_stop=should_stop,
-        )
+    with (
+        moefied(model, tokenizer, MoefySetting(*cfg.moefy)) if cfg.moefy else nullcontext(None) as moefy_info,
+        instrument(model, rec) if instrumented else nullcontext(),
+    ):
+        with record_internals(
+            model, tokenizer, cfg, {"moefy": moefy_info} if moefy_info else None
+        ) as internals:
+            gen = run_loop(
+                model,
+                layout.ids,
+                max_new_tokens=max_new_tokens,
+                stop_ids=stop_ids,
+                min_new_tokens=min_new_tokens,
+                do_sample=do_sample,
+                temperature=temperature,
+                seed=seed,
+                before_forward=track.append if track else None,
+                after_forward=rec.end_step if instrumented else None,
+                on_token=streamer,
+                should_stop=should_stop,
+            )
         rnd = _build_round(tokenizer, layout, gen, task, cfg)
+        rnd.internals = internals.finish(len(gen.ids))
         if explore:
             rnd.branches = explore_branches(
                 model,

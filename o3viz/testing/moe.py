@@ -162,6 +162,7 @@ def tiny_moe(family: str, seed: int = 0, sharpen: float = 4.0):
     torch.manual_seed(seed)
     model = getattr(mod, model_name)(cfg).eval()
     sharpen_routers(model, sharpen, seed)
+    model.o3viz_routing_source = "random"  # routing recorded on it is labelled random-weight
     return model
 
 

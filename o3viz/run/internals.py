@@ -1,0 +1,85 @@
+"""Glue between a capture's settings and the per-layer recorders: MoE routing
+(``o3viz.hooks.routing``) and the logit lens (``o3viz.hooks.lens``), both opt-in.
+
+``record_internals(model, tokenizer, cfg)`` is a context manager around the generation loop only
+(explored branches are not recorded); ``finish(num_generated)`` turns what was recorded into the
+round's ``InternalsRecord``, or None when neither was asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from o3viz.errors import UsageError
+from o3viz.trace.internals import InternalsRecord
+
+
+def check_internals(cfg: Any, num_layers: int | None = None) -> None:
+    """One-line ``UsageError`` for internals settings that cannot run (``cfg``: a CaptureConfig)."""
+    if cfg.routing_top_n is not None and cfg.routing_top_n < 1:
+        raise UsageError(f"routing top-n must be at least 1, not {cfg.routing_top_n}")
+    if cfg.moefy is not None and (len(cfg.moefy) != 2 or not 1 <= int(cfg.moefy[1]) <= int(cfg.moefy[0])):
+        raise UsageError(f"moefy must be (E, k) with 1 <= k <= E, not {tuple(cfg.moefy)}")
+    if cfg.lens_top_k < 1:
+        raise UsageError(f"the logit-lens top-k must be at least 1, not {cfg.lens_top_k}")
+    if num_layers is not None:
+        bad = [i for i in cfg.logit_lens if not -num_layers <= int(i) < num_layers]
+        if bad:
+            raise UsageError(
+                f"logit-lens layer {bad[0]} does not exist; the model has layers 0..{num_layers - 1}"
+            )
+
+
+def routing_source(model) -> str:
+    """What the routing of ``model`` means: a real MoE's, a dense model split into experts, or random."""
+    from o3viz.moefy import active
+
+    return "moefied" if active() is not None else getattr(model, "o3viz_routing_source", "model")
+
+
+@dataclass
+class InternalsRun:
+    """The recorders of one run (either may be None)."""
+
+    routing: Any = None
+    lens: Any = None
+    num_layers: int = 0
+    tokenizer: Any = None
+    info: dict | None = None
+
+    def finish(self, num_generated: int) -> InternalsRecord | None:
+        if self.routing is None and self.lens is None:
+            return None
+        out = InternalsRecord()
+        if self.routing is not None:
+            out.routing = self.routing.to_record(num_generated, self.info)
+        if self.lens is not None:
+            out.lens = self.lens.to_record(num_generated, self.num_layers, self._decode)
+        return out
+
+    def _decode(self, token_id: int) -> str:
+        return self.tokenizer.decode([token_id]) if self.tokenizer is not None else f"#{token_id}"
+
+
+@contextmanager
+def record_internals(model, tokenizer, cfg: Any, info: dict | None = None) -> Iterator[InternalsRun]:
+    """Install the recorders ``cfg`` (a CaptureConfig) asks for around the generation loop;
+    ``info`` goes into the routing record's provenance (e.g. the MoEfication settings)."""
+    n = model.config.num_hidden_layers
+    check_internals(cfg, n)
+    run = InternalsRun(num_layers=n, tokenizer=tokenizer, info=info)
+    with ExitStack() as stack:
+        if cfg.routing:
+            from o3viz.hooks.routing import RoutingSpec, record_routing
+
+            spec = RoutingSpec(cfg.routing_top_n, cfg.routing_prefill, routing_source(model))
+            run.routing = stack.enter_context(record_routing(model, spec))
+        if cfg.logit_lens:
+            from o3viz.hooks.lens import record_lens
+
+            layers = sorted({int(i) + n if int(i) < 0 else int(i) for i in cfg.logit_lens})
+            run.lens = stack.enter_context(record_lens(model, layers, cfg.lens_top_k))
+        yield run
