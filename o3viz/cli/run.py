@@ -11,8 +11,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from o3viz.cli._internals import add_internals_arguments, internals_settings
 from o3viz.errors import UsageError
 from o3viz.run.capture import CaptureConfig, DAAConfig, resolve_layers
+from o3viz.run.internals import check_internals_for
 
 
 @dataclass
@@ -61,6 +63,7 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--explore", type=int, default=0, help="branch at the K strongest decision points (default 0)"
     )
+    add_internals_arguments(p)
 
 
 def parse_layers(text: str) -> str | list[int]:
@@ -112,7 +115,9 @@ def capture_settings_from_args(args: argparse.Namespace) -> CaptureSettings:
         raise UsageError(f"--temperature must be positive, not {args.temperature}")
     if args.explore < 0:
         raise UsageError(f"--explore must be 0 or more, not {args.explore}")
-    cap = CaptureConfig(layers=parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)))
+    cap = CaptureConfig(
+        layers=parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)), **internals_settings(args)
+    )
     daa = DAAConfig(mode=args.daa, strength=args.daa_strength)
     kwargs = {
         "max_new_tokens": args.max_new_tokens,
@@ -238,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out, args.overwrite)
     model, tok = load_model(settings.model)
     resolve_layers(settings.kwargs["capture"].layers, model.config.num_hidden_layers)  # fail before the bar
+    check_internals_for(model, settings.kwargs["capture"])
     progress = Progress(settings.kwargs["max_new_tokens"])
     try:
         trace = execute(

@@ -33,6 +33,19 @@ def check_internals(cfg: Any, num_layers: int | None = None) -> None:
             )
 
 
+def check_internals_for(model, cfg: Any) -> None:
+    """Fail before generating: lens layers beyond the model's depth, routing on a dense model."""
+    check_internals(cfg, model.config.num_hidden_layers)
+    if cfg.routing and not cfg.moefy:
+        from o3viz.hooks.routing import find_routers
+
+        if not find_routers(model):
+            raise UsageError(
+                f"{type(model).__name__} has no mixture-of-experts router; pass an MoE --model "
+                "or split the dense model into experts with --moefy E,k"
+            )
+
+
 def routing_source(model) -> str:
     """What the routing of ``model`` means: a real MoE's, a dense model split into experts, or random."""
     from o3viz.moefy import active

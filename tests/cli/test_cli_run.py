@@ -138,3 +138,28 @@ def test_capture_settings_from_args_builds_capture_kwargs():
     assert s.kwargs["capture"].layers == "all" and s.kwargs["do_sample"] and s.kwargs["seed"] == 7
     with pytest.raises(UsageError):
         capture_settings_from_args(p.parse_args(["--prompt", " "]))
+
+
+def test_run_records_the_logit_lens_and_moefied_routing(tiny_dir, tmp_path):
+    out = tmp_path / "lens.o3trace.json.gz"
+    argv = ["run", "--model", str(tiny_dir), "--prompt", "What is 2 + 3?", "--max-new-tokens", "4"]
+    assert main([*argv, "--logit-lens", "0,-1", "--moefy", "8,2", "--out", str(out)]) == 0
+    internals = load_trace(out).final.internals
+    assert internals.lens.layers == [0, 1] and internals.lens.token_ids.shape[0] == 4
+    assert internals.routing.source == "moefied" and internals.routing.experts.shape == (4, 2, 2)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--logit-lens", "0,7"], "layer 7 does not exist"),
+        (["--routing"], "no mixture-of-experts router"),
+        (["--moefy", "4,8"], "k must lie in"),
+        (["--logit-lens", "a"], "integers"),
+    ],
+)
+def test_bad_internals_options_exit_2_with_one_line(tiny_dir, tmp_path, capsys, extra, message):
+    argv = ["run", "--model", str(tiny_dir), "--prompt", "Hi", "--out", str(tmp_path / "x.o3trace.json.gz")]
+    assert main([*argv, *extra]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("o3viz:")]
+    assert len(errors) == 1 and message in errors[0]  # (model loading may print progress first)
