@@ -53,12 +53,13 @@ _EXPORTS: dict[str, str] = {
     "TraceSummary": "o3viz.analysis.summary",
     # capture and DAA
     "capture": "o3viz.run.capture",
-    "CaptureConfig": "o3viz.run.capture",
-    "DAAConfig": "o3viz.run.capture",
-    "resolve_layers": "o3viz.run.capture",
+    "CaptureConfig": "o3viz.run.config",
+    "DAAConfig": "o3viz.run.config",
+    "parse_layers": "o3viz.run.config",
+    "resolve_layers": "o3viz.run.config",
     "register_attention": "o3viz.hooks.instrument",
     "Recorder": "o3viz.hooks.instrument",
-    "detect_task_type": "o3viz.hooks.daa",
+    "detect_task_type": "o3viz.tasks.kind",
     "relevance": "o3viz.hooks.daa",
     # verification
     "check_claims": "o3viz.verify.claims.check",

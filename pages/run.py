@@ -7,15 +7,21 @@ import time
 
 import streamlit as st
 
-from o3viz import LibraryEntry, RunJob, bytes_key, run_name, trace_bytes
+from o3viz import (
+    CaptureConfig,
+    DAAConfig,
+    LibraryEntry,
+    RunJob,
+    RunRequest,
+    UsageError,
+    bytes_key,
+    execute,
+    parse_layers,
+    run_name,
+    trace_bytes,
+)
 from o3viz.figures import escape_markdown
 from pages._ui import add_entries, require_router
-
-IMPORT_PROBLEM = None
-try:  # the run machinery may be absent or broken in this installation; the page still explains itself
-    from o3viz import CaptureConfig, DAAConfig, RunRequest, capture, execute
-except Exception as exc:  # noqa: BLE001 (ImportError, or a module that fails while importing)
-    capture, IMPORT_PROBLEM = None, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 SOURCES = {
     "Free prompt": None,
@@ -51,11 +57,11 @@ def isolation_note() -> str:
     )
 
 
-def settings_form() -> dict:
-    """Every input of a run, as plain values."""
+def settings_form() -> tuple[str, RunRequest, str | None]:
+    """Every input of a run: (task source, the run's ``RunRequest``, a problem with the inputs or None)."""
     c1, c2 = st.columns([2, 1])
     source = c2.selectbox("Task source", list(SOURCES), key="run_source")
-    task_id, prompt = None, ""
+    task_id, prompt, problem = None, "", None
     if SOURCES[source] is None:
         prompt = c1.text_area(
             "Prompt",
@@ -92,46 +98,32 @@ def settings_form() -> dict:
         compress = v1.toggle("Compression", False, key="run_compress")
         hi = v2.slider("Compress at score ≥", 0.0, 1.0, 0.7, 0.05, key="run_hi", disabled=not compress)
         lo = v2.slider("Expand at score ≤", 0.0, 1.0, 0.3, 0.05, key="run_lo", disabled=not compress)
-    layer_spec = (
-        layers.strip()
-        if layers.strip() in ("auto", "all", "none")
-        else [int(x) for x in layers.replace(" ", "").split(",") if x.lstrip("-").isdigit()]
-    )
-    return {
-        "source": source,
-        "task_id": task_id,
-        "prompt": prompt,
-        "model": model.strip(),
-        "max_new": max_new,
-        "layers": layer_spec,
-        "explore": int(explore),
-        "daa": daa,
-        "strength": strength,
-        "rounds": rounds,
-        "confidence": confidence,
-        "compress": compress,
-        "thresholds": (hi, lo),
-    }
-
-
-def start_job(s: dict) -> RunJob:
-    """Load the model (cached), then start the run in the background."""
+    try:
+        layer_spec = parse_layers(layers)
+    except UsageError as exc:  # said next to the Run button, which stays disabled
+        layer_spec, problem = "auto", f"Layers kept per head: {exc}"
     req = RunRequest(
-        prompt=s["prompt"],
-        task_id=s["task_id"],
-        max_new_tokens=s["max_new"],
-        capture=CaptureConfig(layers=s["layers"]),
-        daa=DAAConfig(mode=s["daa"], strength=s["strength"]),
-        explore=s["explore"],
-        rounds=s["rounds"],
-        confidence_threshold=s["confidence"],
-        compress=s["compress"],
-        compress_threshold=s["thresholds"][0],
-        expand_threshold=s["thresholds"][1],
+        prompt=prompt,
+        task_id=task_id,
+        model=model.strip() or None,
+        max_new_tokens=max_new,
+        capture=CaptureConfig(layers=layer_spec),
+        daa=DAAConfig(mode=daa, strength=strength),
+        explore=int(explore),
+        rounds=rounds,
+        confidence_threshold=confidence,
+        compress=compress,
+        compress_threshold=hi,
+        expand_threshold=lo,
     )
-    req.check()  # bad settings fail here, before the model loads
-    model, tok = get_model(s["model"])
-    return RunJob(lambda **callbacks: execute(model, tok, req, **callbacks), s["max_new"])
+    return source, req, problem
+
+
+def start_job(req: RunRequest) -> RunJob:
+    """Check the settings, load the model (cached), then start the run in the background."""
+    req.validate()  # bad settings fail here, before the model loads
+    model, tok = get_model(req.model)
+    return RunJob(lambda **callbacks: execute(model, tok, req, **callbacks), req.max_new_tokens)
 
 
 def follow_job(job: RunJob) -> None:
@@ -163,25 +155,16 @@ def follow_job(job: RunJob) -> None:
 require_router()
 st.title("Run")
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
-if capture is None:
-    st.info(
-        "Live runs need o3viz.run.capture (torch and transformers), which cannot be imported here "
-        f"({escape_markdown(IMPORT_PROBLEM or '')}). The library, Inspect and Compare pages work without it."
-    )
-    st.stop()
-settings = settings_form()
-if settings["compress"]:
+source, request, problem = settings_form()
+if request.compress:
     st.info(
         "Compression runs on a free prompt only (no task, rounds, explore or DAA), and a compressed run "
         "cannot be stopped midway: its release loop ends at the token limit or the end of the answer."
     )
-if settings["source"] in ("HumanEval", "MBPP+"):
-    try:
-        st.info(escape_markdown(isolation_note()), icon=":material/shield:")
-    except ImportError:
-        st.info(
-            "The code sandbox (o3viz.verify.sandbox.run) is not available: code tasks cannot be verified here."
-        )
+if source in ("HumanEval", "MBPP+"):
+    st.info(escape_markdown(isolation_note()), icon=":material/shield:")
+if problem:
+    st.error(escape_markdown(problem))
 job = st.session_state.run_job
 if job is not None:
     follow_job(job)
@@ -189,10 +172,10 @@ if st.button(
     "Run",
     type="primary",
     icon=":material/play_arrow:",
-    disabled=not (settings["task_id"] or settings["prompt"].strip()),
+    disabled=bool(problem) or not (request.task_id or (request.prompt or "").strip()),
 ):
     try:
-        st.session_state.run_job = start_job(settings)
+        st.session_state.run_job = start_job(request)
     except Exception as exc:  # model load or bad settings: one line, never a traceback
         st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
     else:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from o3viz.cli.run import check_out, parse_layers
+from o3viz.cli.run import check_out
+from o3viz.run.config import parse_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:

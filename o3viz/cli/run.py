@@ -1,29 +1,19 @@
-"""``python -m o3viz run``: one instrumented generation run saved as a trace file.
-
-``add_capture_arguments`` / ``capture_settings_from_args`` are shared with commands that add
-their own options (verification rounds, compression) on top of a capture.
+"""``o3viz run``: one run (a capture, the verify/optimize loop, or a compressed run) saved as a
+trace file. The options become one ``o3viz.run.request.RunRequest`` (``request_from_args``), the
+same settings object the app's Run page builds, validated by its one ``validate``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from o3viz.cli._internals import add_internals_arguments, internals_settings
 from o3viz.errors import UsageError
-from o3viz.run.capture import CaptureConfig, DAAConfig, resolve_layers
+from o3viz.run.config import DAA_MODES, CaptureConfig, DAAConfig, parse_layers, parse_top_k, resolve_layers
 from o3viz.run.internals import check_internals_for
-
-
-@dataclass
-class CaptureSettings:
-    """Everything the capture options say, ready for ``o3viz.run.capture(model, tok, prompt, **kwargs)``."""
-
-    prompt: str
-    model: str | None
-    kwargs: dict = field(default_factory=dict)
+from o3viz.run.request import RunRequest
 
 
 def add_capture_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,7 +34,7 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument(
         "--daa",
-        choices=("off", "observe", "allocate"),
+        choices=DAA_MODES,
         default="off",
         help="Dynamic Attention Allocation mode (default off)",
     )
@@ -64,25 +54,6 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
         "--explore", type=int, default=0, help="branch at the K strongest decision points (default 0)"
     )
     add_internals_arguments(p)
-
-
-def parse_layers(text: str) -> str | list[int]:
-    if text in ("auto", "all", "none"):
-        return text
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(
-            f"--layers: expected auto, all, none or comma-separated integers, not {text!r}"
-        ) from None
-
-
-def _parse_top_k(text: str) -> int | None:
-    if text in ("all", "none", "full"):
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise UsageError(f"--top-k: expected a positive integer or 'all', not {text!r}")
-    return int(text)
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -105,30 +76,6 @@ def _read_prompt(args: argparse.Namespace) -> str:
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     return prompt
-
-
-def capture_settings_from_args(args: argparse.Namespace) -> CaptureSettings:
-    """Validate the capture options; raises ``UsageError`` with one line on bad input."""
-    if args.max_new_tokens < 1:
-        raise UsageError(f"--max-new-tokens must be at least 1, not {args.max_new_tokens}")
-    if args.temperature <= 0:
-        raise UsageError(f"--temperature must be positive, not {args.temperature}")
-    if args.explore < 0:
-        raise UsageError(f"--explore must be 0 or more, not {args.explore}")
-    cap = CaptureConfig(
-        layers=parse_layers(args.layers), top_k=_parse_top_k(str(args.top_k)), **internals_settings(args)
-    )
-    daa = DAAConfig(mode=args.daa, strength=args.daa_strength)
-    kwargs = {
-        "max_new_tokens": args.max_new_tokens,
-        "capture": cap,
-        "daa": daa,
-        "explore": args.explore,
-        "seed": args.seed,
-        "do_sample": args.sample,
-        "temperature": args.temperature,
-    }
-    return CaptureSettings(_read_prompt(args), args.model, kwargs)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -207,30 +154,41 @@ def add_loop_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def request_from_args(args: argparse.Namespace, settings: CaptureSettings):
-    """The CLI's options as an ``o3viz.run.request.RunRequest`` (validated)."""
-    from o3viz.run.request import RunRequest
-
-    kw = settings.kwargs
+def request_from_args(args: argparse.Namespace) -> RunRequest:
+    """The options as a validated ``RunRequest``; raises ``UsageError`` with one line on bad input.
+    Loop and compression options (``add_loop_arguments``) are optional on ``args``."""
     req = RunRequest(
-        prompt=settings.prompt,
-        task_id=args.task,
-        max_new_tokens=kw["max_new_tokens"],
-        capture=kw["capture"],
-        daa=kw["daa"],
-        explore=kw["explore"],
-        seed=kw["seed"],
-        do_sample=kw["do_sample"],
-        temperature=kw["temperature"],
-        rounds=args.rounds,
-        confidence_threshold=args.confidence_threshold,
-        timeout_s=args.timeout,
-        compress=args.compress,
-        compress_threshold=args.compress_threshold,
-        expand_threshold=args.expand_threshold,
+        prompt=_read_prompt(args),
+        task_id=getattr(args, "task", None),
+        model=args.model,
+        max_new_tokens=args.max_new_tokens,
+        capture=CaptureConfig(
+            layers=_option(parse_layers, "--layers", args.layers),
+            top_k=_option(parse_top_k, "--top-k", str(args.top_k)),
+            **internals_settings(args),
+        ),
+        daa=DAAConfig(mode=args.daa, strength=args.daa_strength),
+        explore=args.explore,
+        seed=args.seed,
+        do_sample=args.sample,
+        temperature=args.temperature,
+        rounds=getattr(args, "rounds", None),
+        confidence_threshold=getattr(args, "confidence_threshold", 0.9),
+        timeout_s=getattr(args, "timeout", 10.0),
+        compress=getattr(args, "compress", False),
+        compress_threshold=getattr(args, "compress_threshold", 0.7),
+        expand_threshold=getattr(args, "expand_threshold", 0.3),
     )
-    req.check()
+    req.validate()
     return req
+
+
+def _option(parse, flag: str, text: str):
+    """``parse(text)`` with the option's name in its error."""
+    try:
+        return parse(text)
+    except UsageError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,13 +196,12 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.run.request import execute
     from o3viz.trace.io import save_trace
 
-    settings = capture_settings_from_args(args)
-    req = request_from_args(args, settings)
+    req = request_from_args(args)
     check_out(args.out, args.overwrite)
-    model, tok = load_model(settings.model)
-    resolve_layers(settings.kwargs["capture"].layers, model.config.num_hidden_layers)  # fail before the bar
-    check_internals_for(model, settings.kwargs["capture"])
-    progress = Progress(settings.kwargs["max_new_tokens"])
+    model, tok = load_model(req.model)
+    resolve_layers(req.capture.layers, model.config.num_hidden_layers)  # fail before the bar
+    check_internals_for(model, req.capture)
+    progress = Progress(req.max_new_tokens)
     try:
         trace = execute(
             model,

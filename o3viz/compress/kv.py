@@ -9,11 +9,11 @@ any number of releases and restores (RoPE positions are passed explicitly as ``p
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
-from o3viz.hooks.instrument import attention_implementation
+SurgeryMode = Literal["eviction", "reprefill"]
 
 
 def supports_surgery(cache: Any) -> bool:
@@ -59,11 +59,6 @@ def prefill(model, ids: torch.Tensor, positions: torch.Tensor, cache=None):
     return out.logits[0, -1].float(), out.past_key_values
 
 
-def attn_implementation(model, name: str):
-    """Temporarily switch the model's attention implementation (``o3viz.hooks.instrument``'s shared switch)."""
-    return attention_implementation(model, name)
-
-
 class KVState:
     """The cache plus, per cached entry, its token id, original position and segment (-1: none)."""
 
@@ -74,10 +69,9 @@ class KVState:
         ids: torch.Tensor,
         positions: torch.Tensor,
         seg_of: torch.Tensor,
-        mode: str,
-        prefill_impl: str = "sdpa",
+        mode: SurgeryMode,
     ):
-        self.model, self.cache, self.mode, self.prefill_impl = model, cache, mode, prefill_impl
+        self.model, self.cache, self.mode = model, cache, mode
         self.ids, self.positions, self.seg_of = ids, positions, seg_of  # (N,) each, on CPU
         self.present = Counter(ids.tolist())
 
@@ -129,6 +123,8 @@ class KVState:
         return missing
 
     def _reprefill(self) -> None:
-        """Fallback: rebuild the whole cache from the entries still present, at their positions."""
-        with torch.no_grad(), attn_implementation(self.model, self.prefill_impl):
+        """Fallback: rebuild the whole cache from the entries still present, at their positions
+        (with the model's current attention function: under the release loop's recorder, which
+        records nothing outside its decode steps, that is sdpa)."""
+        with torch.no_grad():
             _, self.cache = prefill(self.model, self.ids, self.positions)

@@ -13,10 +13,11 @@ the event's reason says when it is not. Where a cache has no plain per-layer ten
 window, linear attention), the fallback ``mode="reprefill"`` rebuilds the cache from the tokens
 still present, at their original positions, after each release or restore.
 
-**Attention received.** Decode steps run with ``attn_implementation="eager"`` and
-``output_attentions=True`` (the prefill uses the model's own implementation, then the loop switches
-and restores it in ``finally``). That materialises one (heads, cache) row per layer per step,
-cheap for one query row; the slower eager kernel is the cost. A segment's demand at a step is its
+**Attention received.** Decode steps run under o3viz's attention function
+(``o3viz.hooks.instrument.instrument``, the one mechanism capture also uses) with a ``Recorder``
+that keeps only the latest step's row averaged over layers and heads, indexed by cache entry
+(``key_index="cache"``: evicted entries leave gaps in the positions). The prefill, restores and
+re-prefills are not recorded (sdpa). A segment's demand at a step is its
 share of the attention (mean over layers and heads, attention sinks excluded) divided by its share
 of the cached entries, clipped to [0, 1]: 1 means at least a uniform share.
 
@@ -37,8 +38,10 @@ from typing import Any, Protocol
 import torch
 
 from o3viz.compress.context import CompressedContext, CompressionConfig, build_compression_record
-from o3viz.compress.kv import KVState, attn_implementation, prefill, supports_surgery
+from o3viz.compress.kv import KVState, SurgeryMode, prefill, supports_surgery
 from o3viz.errors import UsageError
+from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
+from o3viz.run.loop import eos_ids, token_stats
 from o3viz.trace.compression import CompressionEvent, CompressionRecord
 
 
@@ -56,7 +59,7 @@ class ReleaseResult:
     events: list[CompressionEvent]
     memory_tokens: list[int]  # (G,) KV-cache entries after each step
     step_scores: list[list[float]]  # (G, S) score of each segment at each step
-    mode: str  # "eviction" | "reprefill"
+    mode: SurgeryMode
     info: dict[str, Any] = field(default_factory=dict)
     entropies: list[float] = field(
         default_factory=list
@@ -199,7 +202,7 @@ def _apply_rules(step, tr: _Tracker, demand, kv, input_ids, recent, cfg, events)
     return scores
 
 
-def _choose_mode(cfg: CompressionConfig, cache) -> str:
+def _choose_mode(cfg: CompressionConfig, cache) -> SurgeryMode:
     if cfg.surgery == "reprefill":
         return "reprefill"
     if supports_surgery(cache):
@@ -212,7 +215,7 @@ def _choose_mode(cfg: CompressionConfig, cache) -> str:
     return "reprefill"
 
 
-def _start(model, input_ids: torch.Tensor, ranges, cfg: CompressionConfig, prefill_impl: str):
+def _start(model, input_ids: torch.Tensor, ranges, cfg: CompressionConfig):
     """Prefill the prompt; (first-token logits (V,), KVState)."""
     n = len(input_ids)
     seg_of = torch.full((n,), -1, dtype=torch.long)
@@ -220,7 +223,7 @@ def _start(model, input_ids: torch.Tensor, ranges, cfg: CompressionConfig, prefi
         seg_of[a:b] = s
     logits, cache = prefill(model, input_ids, torch.arange(n))
     mode = _choose_mode(cfg, cache)
-    return logits, KVState(model, cache, input_ids.clone(), torch.arange(n), seg_of, mode, prefill_impl)
+    return logits, KVState(model, cache, input_ids.clone(), torch.arange(n), seg_of, mode)
 
 
 @torch.no_grad()
@@ -250,20 +253,21 @@ def generate_with_release(
     pinned = [a < cfg.sink_tokens or s >= n_seg - cfg.protect_last for s, (a, _) in enumerate(ranges)]
     tr = _Tracker(ranges, red, pinned, [0] * n_seg, [False] * n_seg, [0] * n_seg)
     prefill_impl = model.config._attn_implementation
-    eos = _eos_ids(model, tokenizer)
-    logits, kv = _start(model, ids, ranges, cfg, prefill_impl)
+    eos = eos_ids(model, tokenizer)
+    logits, kv = _start(model, ids, ranges, cfg)
     out, logprobs, events, memory, scores, entropies, top = [], [], [], [], [], [], []
-    with attn_implementation(model, "eager"):
+    rec = _demand_recorder(model)
+    with instrument(model, rec):
         for step in range(max_new_tokens):
             token = int(logits.argmax())
-            for acc, value in zip((logprobs, entropies, top), _token_stats(logits, token), strict=True):
+            for acc, value in zip((logprobs, entropies, top), token_stats(logits, token), strict=True):
                 acc.append(value)
             out.append(token)
             if on_token is not None:
                 on_token(step, token, tokenizer.decode([token]) if tokenizer is not None else "")
             if token in eos:
                 break
-            logits, att = _decode_step(model, kv, token, len(ids) + step)
+            logits, att = _decode_step(model, kv, rec, token, len(ids) + step)
             demand = _demand(att, kv, n_seg, cfg.sink_tokens)
             scores.append(_apply_rules(step, tr, demand, kv, ids, out[-cfg.restore_window :], cfg, events))
             memory.append(len(kv))
@@ -272,30 +276,42 @@ def generate_with_release(
     return ReleaseResult(text, out, logprobs, events, memory, scores, kv.mode, info, entropies, top)
 
 
-def _token_stats(logits: torch.Tensor, token: int) -> tuple[float, float, list[tuple[int, float]]]:
-    """Log-probability of ``token``, entropy (nats) and top-5 (id, probability) of ``logits`` (V,)."""
-    logp = torch.log_softmax(logits, -1)
-    p5, i5 = logp.exp().topk(5)
-    return (
-        float(logp[token]),
-        float(-(logp.exp() * logp).sum()),
-        list(zip(i5.tolist(), p5.tolist(), strict=True)),
+def _demand_recorder(model) -> Recorder:
+    """A recorder of each decode step's row averaged over layers and heads, over cache entries;
+    it records only inside ``_decode_step``."""
+    c = model.config
+    spec = RecorderSpec(
+        c.num_hidden_layers, c.num_attention_heads, 0, prefill=False, dtype=torch.float32, key_index="cache"
     )
+    rec = Recorder(spec)
+    rec.record = False
+    return rec
 
 
-def _decode_step(model, kv: KVState, token: int, position: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _decode_step(
+    model, kv: KVState, rec: Recorder, token: int, position: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Feed one token at its original ``position``; (next logits (V,), attention it paid (N,)),
     the attention averaged over layers and heads."""
     kv.append(token, position)
-    res = model(
-        input_ids=torch.tensor([[token]], device=model.device),
-        position_ids=torch.tensor([[position]], device=model.device),
-        past_key_values=kv.cache,
-        use_cache=True,
-        output_attentions=True,
-    )
-    att = torch.stack([a[0, :, -1, :].float().mean(0) for a in res.attentions]).mean(0)  # (N,)
-    return res.logits[0, -1].float(), att.cpu()
+    rec.record = True
+    try:
+        res = model(
+            input_ids=torch.tensor([[token]], device=model.device),
+            position_ids=torch.tensor([[position]], device=model.device),
+            past_key_values=kv.cache,
+            use_cache=True,
+        )
+    finally:
+        rec.record = False
+    rec.end_step()
+    att = rec.pop_mean()
+    if att is None or att.shape[0] != len(kv):
+        raise UsageError(
+            f"{type(model).__name__} does not route its attention through transformers' AttentionInterface; "
+            "progressive release needs the attention each cache entry receives"
+        )
+    return res.logits[0, -1].float(), att
 
 
 def _release_info(cfg: CompressionConfig, mode: str, prefill_impl: str, n_prompt: int) -> dict:
@@ -306,22 +322,11 @@ def _release_info(cfg: CompressionConfig, mode: str, prefill_impl: str, n_prompt
         "restore_window": cfg.restore_window,
         "restore_min_hits": cfg.restore_min_hits,
         "sink_tokens": cfg.sink_tokens,
-        "decode_attn_implementation": "eager",
+        "decode_attn_implementation": ATTN_NAME,
         "prefill_attn_implementation": prefill_impl,
         "prompt_tokens": n_prompt,
         "positions": f"original (explicit position_ids); {how}",
     }
-
-
-def _eos_ids(model, tokenizer) -> set[int]:
-    eos = (
-        getattr(model.generation_config, "eos_token_id", None)
-        if hasattr(model, "generation_config")
-        else None
-    )
-    if eos is None and tokenizer is not None:
-        eos = tokenizer.eos_token_id
-    return set(eos if isinstance(eos, list) else [] if eos is None else [eos])
 
 
 def segment_token_ranges(

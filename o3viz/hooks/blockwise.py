@@ -1,8 +1,8 @@
 """The attention function behind enrichment: exact eager attention computed in blocks of query
 rows, reducing each block's probabilities to what the trace keeps before the next block.
 
-Registered through ``AttentionInterface`` (with the eager mask under the same name, so causality is
-never lost) as ``o3viz_enrich``. A full 8k-token eager pass with ``output_attentions`` would hold
+Installed through ``o3viz.hooks.instrument`` (the one attention-function mechanism) as
+``o3viz_enrich``; its state is a ``WindowRecorder``, or None to compute without recording. A full 8k-token eager pass with ``output_attentions`` would hold
 8k × 8k × 9 heads × 30 layers fp32 (70 GB); here one block is alive at a time (9 × 512 × 8k fp32,
 150 MB) and a window's accumulators are (rows, keys) fp32.
 """
@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 
 import torch
 
-from o3viz.hooks.instrument import attention_implementation
+from o3viz.hooks.instrument import active_state, install, register_attention
 
 ATTN_NAME = "o3viz_enrich"
 BLOCK_ROWS = 512  # query rows per block: bounds the live probabilities to H × 512 × K fp32
-
-_ACTIVE: ContextVar[WindowRecorder | None] = ContextVar("o3viz_enrich_recorder", default=None)
 
 
 class WindowRecorder:
@@ -70,7 +67,8 @@ def blockwise_attention(module, query, key, value, attention_mask, scaling, drop
     Shapes: query (B, H, Q, D), key/value (B, Hkv, K, D), mask (B, 1, Q, K) float; returns
     ((B, Q, H, D), None). Batch 0 is recorded when a recorder is active.
     """
-    rec = _ACTIVE.get()
+    rec = active_state()
+    rec = rec if isinstance(rec, WindowRecorder) else None
     b, h, q_len, d = query.shape
     n_rep = h // key.shape[1]
     keys = key.repeat_interleave(n_rep, dim=1) if n_rep > 1 else key  # (B, H, K, D)
@@ -93,22 +91,10 @@ def blockwise_attention(module, query, key, value, attention_mask, scaling, drop
     return out.transpose(1, 2).contiguous(), None
 
 
-def register() -> None:
-    from transformers import AttentionInterface, AttentionMaskInterface
-    from transformers.masking_utils import eager_mask
-
-    AttentionInterface.register(ATTN_NAME, blockwise_attention)
-    AttentionMaskInterface.register(ATTN_NAME, eager_mask)
-
-
 @contextmanager
 def recording(model, recorder: WindowRecorder | None) -> Iterator[None]:
     """Run ``model`` with ``blockwise_attention`` and ``recorder`` active; the previous attention
     implementation is restored when the last concurrent user leaves."""
-    register()
-    with attention_implementation(model, ATTN_NAME):
-        token = _ACTIVE.set(recorder)
-        try:
-            yield
-        finally:
-            _ACTIVE.reset(token)
+    register_attention(ATTN_NAME, blockwise_attention)
+    with install(model, ATTN_NAME, recorder):
+        yield

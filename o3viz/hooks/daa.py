@@ -18,10 +18,7 @@ Relevance (the seed article's function, α = 0.6)::
   (where the question's last relevant element sits; for "... 3 apples cost 2 each, how many"
   that is near the asked-for quantity).
 
-Task type detection (``detect_task_type``): *code* when the text has a code fence, a ``def`` /
-``class`` / ``return`` / ``import`` statement, or asks to "write a function/program"; *math* when
-it has at least two numbers, or one number with an arithmetic operator or a math word ("how
-many", "calculate", "solve", "sum", "total", ...); *general* otherwise.
+The task type (code, math, general) comes from ``o3viz.tasks.kind.detect_task_type``.
 
 Bias: ``bias(r) = (r − μ) / σ`` where μ and σ are the mean and standard deviation of r over the
 prompt positions (computed once, kept for generated tokens). Softmax ignores a constant shift,
@@ -41,6 +38,7 @@ import torch
 from o3viz.errors import UsageError
 
 ALPHA = 0.6
+_MATH_CHARS = frozenset("+-*/×÷^%=<>()·")  # math descriptors: operators and relations
 _STOP = frozenset(
     "the a an and or but if then else of to in on at by for with from into onto as is are was were be been "
     "being it its this that these those there their they them he she his her we our you your i me my what "
@@ -49,36 +47,8 @@ _STOP = frozenset(
     "only own same other about above below after before again further once here out over under up down "
     "off per let lets please answer question give find show tell explain".split()
 )
-_MATH_CHARS = set("+-*/×÷^%=<>()·")
 _CODE_PUNCT = set("()[]:=<>+-*/")
-_CODE_RE = re.compile(
-    r"```|^\s*(def|class|return|import|from \S+ import)\b|\bwrite (a |an )?(python )?"
-    r"(function|program|script|class)\b",
-    re.I | re.M,
-)
-_NUM_RE = re.compile(r"\d+(?:[.,]\d+)?")
-_MATH_WORDS = re.compile(
-    r"\b(how many|how much|calculate|compute|solve|sum|total|product|difference|"
-    r"percent|equation|average|multiply|divide|remainder)\b",
-    re.I,
-)
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def detect_task_type(text: str) -> str:
-    """``"code"``, ``"math"`` or ``"general"`` by the rules in the module docstring.
-
-    >>> detect_task_type("Tom has 3 apples and buys 5 more. How many apples?")
-    'math'
-    >>> detect_task_type("Write a function that reverses a list.")
-    'code'
-    """
-    if _CODE_RE.search(text):
-        return "code"
-    nums = _NUM_RE.findall(text)
-    if len(nums) >= 2 or (nums and (_MATH_WORDS.search(text) or any(c in _MATH_CHARS for c in text))):
-        return "math"
-    return "general"
 
 
 def is_descriptor(piece: str, task_type: str) -> bool:

@@ -1,209 +1,86 @@
-"""Instrumentation: an attention function registered with transformers' ``AttentionInterface``
-that computes attention itself, records the rows a run keeps, and adds the Dynamic Attention
-Allocation bias to the attention logits.
+"""The one way o3viz reads or changes attention: attention functions registered with transformers'
+``AttentionInterface``, installed on a model for the length of a ``with`` block.
 
-Per-run state lives in a ``Recorder`` held in a ``ContextVar``: the app shares one cached model
-across users and threads, so nothing run-specific is stored on the model. Outside a run (no
-recorder in the current context) the function delegates to transformers' sdpa, so a model left
-switched to ``"o3viz"`` by another thread still generates normally.
+**The mechanism.** An attention function has transformers' signature (``AttentionFunction``). It
+is registered under a name with ``register_attention(name, fn)``, together with the eager float
+mask under the SAME name (with ``sdpa_mask`` the function would get ``None`` masks and silently
+lose causality). ``install(model, name, state)`` then switches the model to that name and makes
+``state`` (whatever the function needs: a recorder, a bias, a mask) visible to the function through
+one ``ContextVar``, read with ``active_state()``. The model is never forked or patched, and
+nothing run-specific is stored on it: the app shares one cached model across users and threads.
+``attention_implementation(model, name)`` is the shared switch under ``install``: overlapping runs
+asking for the same name share it, the last one out restores the previous implementation, and a
+run asking for another name while one is active gets ``UsageError``.
 
-``instrument(model, recorder)`` registers the function (and the eager float mask under the SAME
-name, so the function gets real causal / sliding-window masks rather than ``None``), switches
-the model to it, and restores the previous implementation when the last concurrent run leaves.
+**The functions.**
 
-What a recorder keeps, per decode step (one query row per head with the KV cache):
+- ``"o3viz"`` (``o3viz_attention``, here): capture and the release loop. It records what a
+  ``Recorder`` (``o3viz.hooks.recorder``) keeps and adds the recorder's per-key logit bias (DAA's
+  allocation, or ``-inf`` to mask keys). Outside a run (no recorder in the current context) it
+  delegates to transformers' sdpa, so a model left switched to ``"o3viz"`` by another thread still
+  generates normally. ``instrument(model, recorder)`` is ``install(model, "o3viz", recorder)``.
+- ``"o3viz_enrich"`` (``o3viz.hooks.blockwise``): exact eager attention in blocks of query rows,
+  for teacher-forcing long imported texts.
 
-- ``mean``: the row averaged over all layers and heads, ``(K,)``;
-- ``layer_head``: each head's attention share on the prompt, ``(L, H)``;
-- ``heads``: full (or top-k) rows of the kept layers, ``(len(keep_layers), H', K)``;
-- ``before``: in allocate mode, the mean row with the bias removed in each layer.
-
-Prefill forwards record the head-averaged ``(P, P)`` attention of the kept layers. Recording
-assumes batch size 1 (a capture is one sequence). Everything is
-detached, sliced, downcast and moved to the CPU at the end of each step.
+To add a function (attention suppression, a probe), write it with the ``AttentionFunction``
+signature, read its state with ``active_state()``, register it once, and run the model inside
+``install(model, name, state)``. Hooks that are not attention (routing, logit lens) belong beside
+this, as forward hooks on modules installed in their own context manager.
 """
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 import torch
 
 from o3viz.errors import UsageError
+from o3viz.hooks.recorder import Recorder, RecorderSpec
+
+__all__ = [
+    "ATTN_NAME",
+    "AttentionFunction",
+    "Recorder",
+    "RecorderSpec",
+    "active_recorder",
+    "active_state",
+    "attention_implementation",
+    "install",
+    "instrument",
+    "o3viz_attention",
+    "register_attention",
+]
 
 ATTN_NAME = "o3viz"
 PREFILL_CHUNK = 256  # query rows per chunk when computing prefill probabilities (bounds memory)
 
-_ACTIVE: ContextVar[Recorder | None] = ContextVar("o3viz_recorder", default=None)
+_ACTIVE: ContextVar[Any] = ContextVar("o3viz_attention_state", default=None)
 _LOCK = threading.Lock()
+_FUNCTIONS: dict[str, AttentionFunction] = {}  # name -> function, filled by register_attention
+S = TypeVar("S")
 
 
-@dataclass
-class RecorderSpec:
-    """What a recorder keeps. Layer and head indices refer to the model's own numbering."""
+class AttentionFunction(Protocol):
+    """transformers' attention-function signature. Shapes: query (B, H, Q, D), key/value
+    (B, Hkv, K, D), attention_mask (B, 1, Q, K) float or None; returns ((B, Q, H, D), weights or None)."""
 
-    num_layers: int
-    num_heads: int
-    prompt_len: int  # P: the prompt share in ``layer_head`` is attention on keys [0, P)
-    keep_layers: list[int] = field(default_factory=list)  # layers whose per-head rows are kept
-    keep_heads: list[int] | None = None  # None: all heads
-    head_average: bool = False  # keep the head mean (H' = 1) instead of per-head rows
-    top_k: int | None = None  # keep only the k largest keys of each kept row, zeros elsewhere
-    prefill: bool = True  # record head-averaged prefill attention of the kept layers
-    dtype: torch.dtype = torch.float16  # storage dtype on the CPU
+    def __call__(
+        self, module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs
+    ) -> tuple[torch.Tensor, torch.Tensor | None]: ...
 
 
-TRIM_EVERY = 64  # decode steps between returns of freed heap memory to the OS
+def active_state() -> Any:
+    """The state the current context installed with ``install`` (None outside a run)."""
+    return _ACTIVE.get()
 
 
-@functools.lru_cache(maxsize=1)
-def _malloc_trim():
-    """glibc's ``malloc_trim``, or None elsewhere."""
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-def release_free_heap() -> None:
-    """Give freed heap pages back to the OS. Each decode step frees temporaries of a slightly larger
-    size than the last while keeping small per-step rows, which fragments glibc's heap: without this a
-    2,048-token capture held ~2.8 GB of freed-but-unreturned memory (424 MB with it)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-class Recorder:
-    """Per-run state read by the attention function: what to record, the bias, and the rows."""
-
-    def __init__(self, spec: RecorderSpec) -> None:
-        self.spec = spec
-        self.record = True  # False during forwards that must not be recorded (branches)
-        self.keep_index = {layer: i for i, layer in enumerate(spec.keep_layers)}
-        self.bias: torch.Tensor | None = None  # (C_max,) additive logit bias per key position
-        self.strength: torch.Tensor | None = None  # (L, H) λ per layer and head
-        self.record_before = False
-        self._lam = []
-        self.steps_mean: list[torch.Tensor] = []  # per step (K,)
-        self.steps_before: list[torch.Tensor] = []  # per step (K,), allocate mode only
-        self.steps_layer_head: list[torch.Tensor] = []  # per step (L, H)
-        self.steps_heads: list[torch.Tensor] = []  # per step (len(keep_layers), H', K)
-        self.prefill: dict[int, torch.Tensor] = {}  # layer -> (P, P) head mean
-        self._pid_obj: torch.Tensor | None = None
-        self._pid_end = 0
-        # One (L, H, capacity) buffer per kind, grown geometrically and reused across steps, instead
-        # of a fresh buffer of ever-growing size at every step.
-        self._stores: dict[str, torch.Tensor] = {}
-        self._reset_step()
-
-    # ---- bias ---------------------------------------------------------------------------------
-    def set_bias(self, bias: torch.Tensor | None, strength: torch.Tensor | None, record_before: bool) -> None:
-        """``bias`` (C_max,) and ``strength`` (L, H); heads with strength 0 get no bias at all
-        (so a ``-inf`` bias never turns into ``0 * -inf = nan``). Per-layer λ columns are
-        prepared once here, so the per-step cost is one multiply per biased layer."""
-        self.bias, self.strength, self.record_before = bias, strength, record_before
-        self._lam: list[tuple[torch.Tensor, torch.Tensor | None] | None] = []
-        for row in strength if strength is not None else []:
-            nonzero = row != 0
-            if not bool(nonzero.any()):
-                self._lam.append(None)
-            else:
-                partial = None if bool(nonzero.all()) else nonzero[:, None]
-                self._lam.append((row.float()[:, None], partial))
-
-    def key_end(self, position_ids: torch.Tensor | None, num_keys: int) -> int:
-        """One past the absolute position of the last key. Sliding-window caches hand the function
-        only the last keys, so positions come from ``position_ids`` (read once per forward: every
-        layer gets the same tensor object)."""
-        if position_ids is None:
-            return num_keys
-        if position_ids is not self._pid_obj:
-            self._pid_obj, self._pid_end = position_ids, int(position_ids[0, -1]) + 1
-        return self._pid_end
-
-    def bias_for(self, layer: int, start: int, end: int, device: torch.device) -> torch.Tensor | None:
-        """(H, K) additive term ``λ[layer, h] * bias[start:end]`` or None when this layer has no bias."""
-        if self.bias is None or self.strength is None or self._lam[layer] is None:
-            return None
-        lam, partial = self._lam[layer]
-        term = lam.to(device) * self.bias[start:end].to(device=device, dtype=torch.float32)[None, :]
-        return term if partial is None else torch.where(partial.to(device), term, 0.0)
-
-    # ---- recording ----------------------------------------------------------------------------
-    def _reset_step(self) -> None:
-        self._buf: torch.Tensor | None = None  # (L, H, C) this step's rows, on the model's device
-        self._bbuf: torch.Tensor | None = None  # (L, H, C) the same with the bias removed
-
-    def add_decode(
-        self, layer: int, probs: torch.Tensor, before: torch.Tensor | None, start: int = 0
-    ) -> None:
-        """One layer's decode-step probabilities ``probs`` (H, K) over keys at positions
-        ``start..start+K`` (``start`` > 0 only under a sliding window), ``before`` (H, K) or None.
-        One copy per layer; the reductions run once per step in ``end_step``."""
-        if not self.record:
-            return
-        end = start + probs.shape[-1]
-        if self._buf is None:
-            self._buf = self._step_buffer("rows", probs, end)
-        self._buf[layer, :, start:end] = probs
-        if self.record_before:  # layers without bias contribute their (unchanged) rows
-            if self._bbuf is None:
-                self._bbuf = self._step_buffer("before", probs, end)
-            self._bbuf[layer, :, start:end] = probs if before is None else before
-
-    def _step_buffer(self, kind: str, like: torch.Tensor, end: int) -> torch.Tensor:
-        """A zeroed (L, H, end) view of the reusable store of ``kind``, grown geometrically."""
-        store = self._stores.get(kind)
-        if store is None or store.shape[-1] < end or store.dtype != like.dtype or store.device != like.device:
-            cap = max(end, 2 * store.shape[-1] if store is not None else end + 256)
-            store = self._stores[kind] = like.new_empty(self.spec.num_layers, self.spec.num_heads, cap)
-        view = store[:, :, :end]
-        view.zero_()
-        return view
-
-    def add_prefill(self, layer: int, head_mean: torch.Tensor) -> None:
-        """(P, P) head-averaged prefill attention of a kept layer."""
-        if self.record:
-            self.prefill[layer] = head_mean.detach().to("cpu", self.spec.dtype)
-
-    def wants_prefill(self, layer: int) -> bool:
-        return self.record and self.spec.prefill and layer in self.keep_index
-
-    def end_step(self) -> None:
-        """Reduce this decode step's rows, move them to the CPU (downcast) and start a new step."""
-        buf = self._buf
-        if buf is None:  # a prefill forward or an unrecorded one
-            return
-        if len(self.steps_mean) % TRIM_EVERY == TRIM_EVERY - 1:
-            release_free_heap()
-        dt = self.spec.dtype
-        self.steps_mean.append(buf.mean((0, 1)).to("cpu", dt))
-        if self._bbuf is not None:
-            self.steps_before.append(self._bbuf.mean((0, 1)).to("cpu", dt))
-        self.steps_layer_head.append(buf[..., : self.spec.prompt_len].sum(-1).to("cpu", dt))
-        if self.spec.keep_layers:
-            block = buf[self.spec.keep_layers]  # (nL, H, C)
-            if self.spec.keep_heads is not None:
-                block = block[:, self.spec.keep_heads]
-            if self.spec.head_average:
-                block = block.mean(1, keepdim=True)
-            self.steps_heads.append(_top_k(block, self.spec.top_k).to("cpu", dt))
-        self._reset_step()
-
-
-def _top_k(rows: torch.Tensor, k: int | None) -> torch.Tensor:
-    """Zero all but the k largest entries of each row (last dim); exact values are kept."""
-    if k is None or k >= rows.shape[-1]:
-        return rows
-    vals, idx = rows.topk(k, dim=-1)
-    return torch.zeros_like(rows).scatter_(-1, idx, vals)
+def active_recorder() -> Recorder | None:
+    state = _ACTIVE.get()
+    return state if isinstance(state, Recorder) else None
 
 
 # ---- the attention function -------------------------------------------------------------------
@@ -212,7 +89,7 @@ def o3viz_attention(module, query, key, value, attention_mask, scaling, dropout=
     signature. Shapes: query (B, H, Q, D), key/value (B, Hkv, K, D), mask (B, 1, Q, K) float."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    rec = _ACTIVE.get()
+    rec = active_recorder()
     if rec is None:
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
@@ -281,17 +158,19 @@ def _mask_with_bias(mask, bias, query):
 
 
 # ---- installing ---------------------------------------------------------------------------------
-def register_attention() -> None:
-    """Register the attention function and the eager mask under ``ATTN_NAME`` (idempotent)."""
+def register_attention(name: str = ATTN_NAME, fn: AttentionFunction | None = None) -> None:
+    """Register ``fn`` (default: ``o3viz_attention`` for ``"o3viz"``, else the function registered
+    under ``name`` before) and the eager mask under ``name``. Idempotent."""
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import eager_mask
 
-    AttentionInterface.register(ATTN_NAME, o3viz_attention)
-    AttentionMaskInterface.register(ATTN_NAME, eager_mask)
-
-
-def active_recorder() -> Recorder | None:
-    return _ACTIVE.get()
+    if fn is None:
+        fn = _FUNCTIONS.get(name) or (o3viz_attention if name == ATTN_NAME else None)
+        if fn is None:
+            raise UsageError(f"no attention function is registered as {name!r}")
+    _FUNCTIONS[name] = fn
+    AttentionInterface.register(name, fn)
+    AttentionMaskInterface.register(name, eager_mask)
 
 
 _SWITCHES: dict[int, list] = {}  # id(model) -> [users, name, implementation to restore]
@@ -350,16 +229,22 @@ def attention_implementation(model, name: str) -> Iterator[None]:
 
 
 @contextmanager
-def instrument(model, recorder: Recorder) -> Iterator[Recorder]:
-    """Run ``model`` with the o3viz attention function and ``recorder`` active in this context.
+def install(model, name: str, state: S) -> Iterator[S]:
+    """Run ``model`` with the attention function registered as ``name``, ``state`` visible to it
+    through ``active_state()`` in this context; the previous implementation is restored on exit.
 
     Runs on one model may overlap (threads): they share one switch of the implementation, and
-    each sees only its own recorder through the ContextVar.
+    each sees only its own state through the ContextVar.
     """
-    register_attention()
-    with attention_implementation(model, ATTN_NAME):
-        token = _ACTIVE.set(recorder)
+    register_attention(name)
+    with attention_implementation(model, name):
+        token = _ACTIVE.set(state)
         try:
-            yield recorder
+            yield state
         finally:
             _ACTIVE.reset(token)
+
+
+def instrument(model, recorder: Recorder) -> Iterator[Recorder]:
+    """``install(model, "o3viz", recorder)``: capture's recording and DAA bias."""
+    return install(model, ATTN_NAME, recorder)

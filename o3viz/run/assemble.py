@@ -16,14 +16,13 @@ import re
 import numpy as np
 import torch
 
-from o3viz.hooks.instrument import Recorder
+from o3viz.hooks.recorder import Recorder
+from o3viz.run.config import ENTROPY_THRESHOLD, MARGIN_THRESHOLD
 from o3viz.run.prompt import cumulative_offsets
 from o3viz.text.spans import split_spans, token_ranges
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.core import Alt, DecisionPoint, Segment, Step, Token
 
-ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
-MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SELF_CHECK = re.compile(
     r"\b(let me (check|verify|double[- ]check)|to verify|checking|let's check|verify)\b", re.I

@@ -18,20 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from o3viz.errors import UsageError
-from o3viz.hooks.daa import detect_task_type
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
 from o3viz.moefy import MoefySetting, moefied
 from o3viz.run.assemble import (
-    ENTROPY_THRESHOLD,
-    MARGIN_THRESHOLD,
     answer_confidence,
     attention_record,
     build_steps,
@@ -41,11 +37,14 @@ from o3viz.run.assemble import (
     generated_tokens,
     step_allocation,
 )
-from o3viz.run.daa import DAAConfig, DAATrack
+from o3viz.run.config import CaptureConfig, DAAConfig, resolve_layers
+from o3viz.run.daa import DAATrack
 from o3viz.run.explore import explore_branches
-from o3viz.run.internals import check_internals, record_internals
+from o3viz.run.internals import record_internals
 from o3viz.run.loop import eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
+from o3viz.run.request import RunRequest
+from o3viz.tasks.kind import detect_task_type
 from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
 
 __all__ = ["CaptureConfig", "DAAConfig", "capture", "resolve_layers"]
@@ -53,49 +52,6 @@ __all__ = ["CaptureConfig", "DAAConfig", "capture", "resolve_layers"]
 
 class OnToken(Protocol):
     def __call__(self, index: int, text_piece: str, total: int) -> None: ...
-
-
-@dataclass
-class CaptureConfig:
-    """What attention a run records and keeps (bounded storage)."""
-
-    enabled: bool = True  # record attention at all (False: tokens and logprobs only)
-    layers: str | Sequence[int] = (
-        "auto"  # per-head rows: "auto" (first, middle, last), "all", "none", indices
-    )
-    heads: Sequence[int] | None = None  # heads kept in per-head rows (None: all)
-    top_k: int | None = 64  # keep the k largest keys of each per-head row, zeros elsewhere (None: full rows)
-    head_average: bool = False  # keep the head mean of the kept layers instead of per-head rows
-    prefill: bool = True  # head-averaged prefill attention (P, P) of the kept layers
-    dtype: Literal["float16", "float32"] = "float16"  # storage dtype of the arrays
-    entropy_threshold: float = ENTROPY_THRESHOLD  # decision point: entropy (nats) at or above
-    margin_threshold: float = MARGIN_THRESHOLD  # decision point: p(top1) - p(top2) at or below
-    branch_tokens: int = 48  # tokens generated per explored branch
-    routing: bool = False  # record MoE expert routing per token and layer (o3viz.hooks.routing)
-    routing_top_n: int | None = None  # keep the n most probable experts per token (None: all, fp16)
-    routing_prefill: bool = False  # also record the prompt tokens' chosen experts
-    logit_lens: Sequence[int] = ()  # layers whose residual is read through the final norm + unembedding
-    lens_top_k: int = 5  # tokens kept per layer and generated token by the logit lens
-    moefy: tuple[int, int] | None = None  # (E, k): run the dense model split into E experts, k per token
-
-
-def resolve_layers(layers: str | Sequence[int], num_layers: int) -> list[int]:
-    """Layer indices from ``"auto"``, ``"all"``, ``"none"`` or a list (negative counts from the end)."""
-    if isinstance(layers, str):
-        if layers == "auto":
-            return sorted({0, num_layers // 2, num_layers - 1})
-        if layers == "all":
-            return list(range(num_layers))
-        if layers == "none":
-            return []
-        raise UsageError(f"layers must be 'auto', 'all', 'none' or a list of indices, not {layers!r}")
-    out = []
-    for i in layers:
-        j = int(i) + num_layers if int(i) < 0 else int(i)
-        if not 0 <= j < num_layers:
-            raise UsageError(f"layer {i} does not exist; the model has layers 0..{num_layers - 1}")
-        out.append(j)
-    return sorted(set(out))
 
 
 def _resolve_task(task: Task | str | None, prompt: str) -> Task:
@@ -106,29 +62,6 @@ def _resolve_task(task: Task | str | None, prompt: str) -> Task:
     if task not in TASK_KINDS:
         raise UsageError(f"task must be a Task or one of {', '.join(TASK_KINDS)}, not {task!r}")
     return Task(prompt, task)
-
-
-def _check_args(
-    prompt: str,
-    max_new_tokens: int,
-    capture_cfg: CaptureConfig,
-    daa: DAAConfig,
-    explore: int,
-    temperature: float,
-) -> None:
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise UsageError("the prompt is empty")
-    if max_new_tokens < 1:
-        raise UsageError(f"max_new_tokens must be at least 1, not {max_new_tokens}")
-    if daa.mode not in ("off", "observe", "allocate"):
-        raise UsageError(f"DAA mode must be off, observe or allocate, not {daa.mode!r}")
-    if explore < 0 or temperature <= 0:
-        raise UsageError("explore must be >= 0 and temperature > 0")
-    if capture_cfg.top_k is not None and capture_cfg.top_k < 1:
-        raise UsageError(f"top_k must be at least 1, not {capture_cfg.top_k}")
-    if capture_cfg.dtype not in ("float16", "float32"):
-        raise UsageError(f"dtype must be float16 or float32, not {capture_cfg.dtype!r}")
-    check_internals(capture_cfg)
 
 
 class _Streamer:
@@ -236,7 +169,15 @@ def capture(
     ``min_new_tokens`` suppresses EOS that long (benchmarks use it for equal-length runs).
     """
     cfg, daa = capture or CaptureConfig(), daa or DAAConfig()
-    _check_args(prompt, max_new_tokens, cfg, daa, explore, temperature)
+    RunRequest(
+        prompt=prompt,
+        max_new_tokens=max_new_tokens,
+        min_new_tokens=min_new_tokens,
+        capture=cfg,
+        daa=daa,
+        explore=explore,
+        temperature=temperature,
+    ).validate()
     created = timestamp()
     task = _resolve_task(task, prompt)
     layout = layout_prompt(tokenizer, prompt)

@@ -3,28 +3,16 @@ on the recorder and extended token by token, and the ``DAARecord`` written into 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import torch
 
-from o3viz.hooks.daa import ALPHA, RelevanceState, build_relevance, resolve_strength
-from o3viz.hooks.instrument import Recorder
+from o3viz.hooks.daa import RelevanceState, build_relevance, resolve_strength
+from o3viz.hooks.recorder import Recorder
+from o3viz.run.config import DAAConfig
 from o3viz.run.prompt import PromptLayout
 from o3viz.trace.attention import DAARecord
-
-DAAMode = Literal["off", "observe", "allocate"]
-
-
-@dataclass
-class DAAConfig:
-    """Dynamic Attention Allocation settings (see ``o3viz.hooks.daa`` for the score and the bias)."""
-
-    mode: DAAMode = "off"  # off | observe (record relevance) | allocate (bias attention logits)
-    alpha: float = ALPHA  # weight of the embedding cosine against the position term
-    strength: float | Sequence = 1.0  # λ: a number, per layer (L,) or per layer and head (L, H)
 
 
 class DAATrack:

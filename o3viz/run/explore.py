@@ -9,7 +9,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from o3viz.hooks.instrument import Recorder
+from o3viz.hooks.recorder import Recorder
 from o3viz.run.assemble import extract_answer
 from o3viz.run.daa import DAATrack
 from o3viz.run.loop import run_loop

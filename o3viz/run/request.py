@@ -1,5 +1,6 @@
-"""One entry point for a run, shared by the CLI (``python -m o3viz run``) and the app's Run page:
-a plain capture, the verify/optimize loop (a task or several rounds), or a compressed-context run.
+"""One entry point for a run, shared by the CLI (``o3viz run``) and the app's Run page: the run's
+settings (``RunRequest``, with its one ``validate``) and ``execute``, which runs a plain capture,
+the verify/optimize loop (a task or several rounds), or a compressed-context run.
 """
 
 from __future__ import annotations
@@ -9,30 +10,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from o3viz.errors import UsageError
+from o3viz.run.config import CaptureConfig, DAAConfig
 from o3viz.trace import Round, Trace
-
-
-def _capture_config():
-    from o3viz.run.capture import CaptureConfig
-
-    return CaptureConfig()
-
-
-def _daa_config():
-    from o3viz.run.capture import DAAConfig
-
-    return DAAConfig()
 
 
 @dataclass
 class RunRequest:
-    """Everything one run needs besides the model."""
+    """Everything one run needs besides the loaded model; built by the CLI (``request_from_args``)
+    and the app's Run page, checked by ``validate``."""
 
     prompt: str | None = None  # a free prompt, or
     task_id: str | None = None  # a built-in task: gsm8k:N, humaneval:HumanEval/N, mbppplus:Mbpp/N
+    model: str | None = None  # hub id, model directory or .gguf for ``load_model`` (None: the embedded one)
     max_new_tokens: int = 256
-    capture: Any = field(default_factory=_capture_config)  # o3viz.run.capture.CaptureConfig
-    daa: Any = field(default_factory=_daa_config)  # o3viz.run.capture.DAAConfig
+    min_new_tokens: int = 0  # EOS is suppressed that long (benchmarks: equal-length runs)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+    daa: DAAConfig = field(default_factory=DAAConfig)
     explore: int = 0  # branch at the K strongest decision points
     seed: int = 0
     do_sample: bool = False
@@ -48,18 +41,29 @@ class RunRequest:
     def max_rounds(self) -> int:
         return self.rounds if self.rounds is not None else (3 if self.task_id else 1)
 
-    def check(self) -> None:
-        """Raise ``UsageError`` (one line) for settings that cannot run."""
-        if not (self.task_id or (self.prompt or "").strip()):
-            raise UsageError("give a prompt or a task")
+    def validate(self) -> None:
+        """Raise ``UsageError`` (one line) for settings that cannot run: the one validator of a run's
+        settings (the CLI, the Run page and ``capture`` all come through here)."""
+        if not (self.task_id or (isinstance(self.prompt, str) and self.prompt.strip())):
+            raise UsageError("the prompt is empty; give a prompt or a task")
         if self.max_new_tokens < 1:
             raise UsageError(f"max new tokens must be at least 1, not {self.max_new_tokens}")
+        if self.min_new_tokens < 0:
+            raise UsageError(f"min new tokens must be 0 or more, not {self.min_new_tokens}")
+        if self.explore < 0:
+            raise UsageError(f"explore must be 0 or more, not {self.explore}")
+        if self.temperature <= 0:
+            raise UsageError(f"the temperature must be positive, not {self.temperature}")
         if self.max_rounds < 1:
             raise UsageError(f"rounds must be at least 1, not {self.max_rounds}")
         if not 0 <= self.confidence_threshold <= 1:
             raise UsageError(f"the confidence threshold must be in [0, 1], not {self.confidence_threshold}")
+        if self.timeout_s <= 0:
+            raise UsageError(f"the test timeout must be positive, not {self.timeout_s}")
         if not 0 <= self.expand_threshold < self.compress_threshold <= 1:
             raise UsageError("thresholds must satisfy 0 <= expand threshold < compress threshold <= 1")
+        self.capture.validate()
+        self.daa.validate()
         if self.compress and (self.task_id or self.max_rounds > 1 or self.explore or self.daa.mode != "off"):
             raise UsageError(
                 "compression runs its own generation loop; use it with a free prompt only "
@@ -77,7 +81,7 @@ def execute(
     on_round: Callable[[Round], None] | None = None,
 ) -> Trace:
     """Run ``req`` and return its trace (nothing is saved here)."""
-    req.check()
+    req.validate()
     kwargs = {
         "capture": req.capture,
         "daa": req.daa,
@@ -85,6 +89,7 @@ def execute(
         "seed": req.seed,
         "do_sample": req.do_sample,
         "temperature": req.temperature,
+        "min_new_tokens": req.min_new_tokens,
     }
     if req.compress:
         from o3viz.compress.context import CompressionConfig

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from o3viz.errors import UsageError
 from o3viz.paths import data_dir
+from o3viz.tasks.kind import detect_task_type
 from o3viz.trace import Task
 
 SHARED_DATA = data_dir()
@@ -95,6 +96,6 @@ def load_task(spec: str) -> TaskSpec:
 
 
 def prompt_task(prompt: str) -> TaskSpec:
-    """A free prompt: verified by its arithmetic claims only."""
-    kind = "math" if re.search(r"\d\s*[-+*/×x]\s*\d|how (many|much)", prompt, re.I) else "general"
-    return TaskSpec(Task(prompt, kind=kind), prompt)
+    """A free prompt: verified by its arithmetic claims only; its kind is ``detect_task_type``'s,
+    as in a plain ``capture`` of the same prompt."""
+    return TaskSpec(Task(prompt, kind=detect_task_type(prompt)), prompt)

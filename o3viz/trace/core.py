@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
@@ -25,7 +25,7 @@ MAX_ROUNDS = 64
 MAX_ALTERNATIVES = 64
 
 TaskKind = Literal["math", "code", "general"]
-TASK_KINDS = ("math", "code", "general")
+TASK_KINDS: tuple[str, ...] = get_args(TaskKind)
 STEP_KINDS = ("step", "self_check", "backtrack", "final")
 VERDICTS = ("pass", "fail", "error", "timeout", "correct", "wrong", "unverifiable")
 CHECK_KINDS = ("test", "claim", "answer")
@@ -352,7 +352,7 @@ class Task:
     """What the run was asked: a free prompt or a task from a named source (``gsm8k:12``)."""
 
     question: str
-    kind: str = "general"  # math | code | general
+    kind: TaskKind = "general"
     source: str = "prompt"  # prompt | gsm8k | humaneval | mbppplus | import
     id: str | None = None
     reference: str | None = None  # the known answer, where there is one

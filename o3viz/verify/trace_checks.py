@@ -1,4 +1,4 @@
-"""Checks on an imported round: arithmetic claims (through ``o3viz.verify.claims.check`` when it is installed)
+"""Checks on an imported round: arithmetic claims (through ``o3viz.verify.claims.check``)
 and the final answer against the reference. Claims become checks through
 ``o3viz.verify.policy.claims_to_checks``, shared with ``solve``.
 """
@@ -6,15 +6,12 @@ and the final answer against the reference. Claims become checks through
 from __future__ import annotations
 
 from o3viz.trace import Check, Round
+from o3viz.verify.claims.check import check_claims
 from o3viz.verify.policy import claims_to_checks
 
 
 def claim_checks(rnd: Round) -> tuple[list[Check], str]:
-    """Claim checks of a round's text by step, and a status: ``ok``, or why none were run."""
-    try:
-        from o3viz.verify.claims.check import check_claims
-    except ImportError as exc:  # the claim checker is an optional part of the package
-        return [], f"claim checker unavailable ({exc})"
+    """Claim checks of a round's text by step, and a status (``ok``)."""
     spans = [(st.start, st.end) for st in rnd.steps]
     return claims_to_checks(check_claims(mask_digitless(rnd.text, spans), steps=spans)), "ok"
 

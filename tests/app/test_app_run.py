@@ -33,3 +33,17 @@ def test_a_live_run_joins_the_library(tmp_path, monkeypatch):
     assert 0 < len(trace.tokens) <= 16 and trace.attention is not None
     assert at.session_state.inspect_key == runs[0].key
     assert any("Finished" in s.value for s in at.success)
+
+
+def test_bad_layer_text_is_said_and_blocks_the_run(tmp_path, monkeypatch):
+    """The Run page parses the layers with the CLI's parser: bad text is an error, not silently dropped."""
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/run.py").run()
+    at.text_input(key="run_layers").set_value("0,x").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Layers kept per head" in e.value and "'0,x'" in e.value for e in at.error)
+    assert next(b for b in at.button if b.label == "Run").disabled
+    at.text_input(key="run_layers").set_value("0, 15").run()
+    assert not at.error and not next(b for b in at.button if b.label == "Run").disabled

@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from o3viz.cli.main import main
-from o3viz.cli.run import add_capture_arguments, capture_settings_from_args
+from o3viz.cli.run import add_capture_arguments, add_loop_arguments, request_from_args
 from o3viz.errors import UsageError
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace.io import load_trace
@@ -114,10 +114,11 @@ def test_missing_prompt_is_a_usage_error():
     assert exc.value.code == 2
 
 
-def test_capture_settings_from_args_builds_capture_kwargs():
+def test_request_from_args_builds_the_run_request():
     p = argparse.ArgumentParser()
     add_capture_arguments(p)
-    s = capture_settings_from_args(
+    add_loop_arguments(p)
+    s = request_from_args(
         p.parse_args(
             [
                 "--prompt",
@@ -134,10 +135,10 @@ def test_capture_settings_from_args_builds_capture_kwargs():
             ]
         )
     )
-    assert s.prompt == "x" and s.kwargs["daa"].mode == "allocate" and s.kwargs["daa"].strength == 2.0
-    assert s.kwargs["capture"].layers == "all" and s.kwargs["do_sample"] and s.kwargs["seed"] == 7
+    assert s.prompt == "x" and s.daa.mode == "allocate" and s.daa.strength == 2.0
+    assert s.capture.layers == "all" and s.do_sample and s.seed == 7 and s.max_rounds == 1
     with pytest.raises(UsageError):
-        capture_settings_from_args(p.parse_args(["--prompt", " "]))
+        request_from_args(p.parse_args(["--prompt", " "]))
 
 
 def test_run_records_the_logit_lens_and_moefied_routing(tiny_dir, tmp_path):

@@ -169,3 +169,68 @@ def test_default_model_evicts_unused_repeats_during_generation():
     assert all(0 <= x <= 1 for row in res.step_scores for x in row)
     rec = res.to_record(ctx)
     assert rec.mode == "pointer+eviction" and rec.events[0].step == -1
+
+
+def test_release_reads_the_same_attention_as_eager_output_attentions_after_an_eviction(tiny):
+    """The release loop reads attention through o3viz's attention function (the one mechanism
+    capture uses); after an eviction leaves gaps in the positions, its row over the cache entries
+    equals eager ``output_attentions`` on the same cache."""
+    import copy
+
+    from o3viz.compress.release import _decode_step, _demand_recorder
+    from o3viz.hooks.instrument import instrument
+
+    model, ids = tiny
+    kv = _kv(model, ids)
+    kv.release(1)
+    cache = copy.deepcopy(kv.cache)
+    before = model.config._attn_implementation
+    model.set_attn_implementation("eager")
+    try:
+        with torch.no_grad():
+            ref = model(
+                input_ids=torch.tensor([[7]]),
+                position_ids=torch.tensor([[40]]),
+                past_key_values=cache,
+                use_cache=True,
+                output_attentions=True,
+            )
+    finally:
+        model.set_attn_implementation(before)
+    expected = torch.stack([a[0, :, -1].mean(0) for a in ref.attentions]).mean(0)
+    rec = _demand_recorder(model)
+    with instrument(model, rec), torch.no_grad():
+        logits, att = _decode_step(model, kv, rec, 7, 40)
+    assert att.shape == (len(kv),) == (31,)
+    torch.testing.assert_close(att, expected, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(logits, ref.logits[0, -1], atol=1e-5, rtol=1e-5)
+    assert model.config._attn_implementation == before and rec.steps_mean == []
+
+
+class _BanTokens(torch.nn.Module):
+    """Sets the logits of the first ``n`` token ids to -inf (as a banned-words filter does)."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.n = n
+
+    def forward(self, logits: torch.Tensor) -> torch.Tensor:
+        return logits.index_fill(-1, torch.arange(self.n), float("-inf"))
+
+
+def test_release_entropies_stay_finite_when_some_logits_are_minus_inf():
+    """-(p·log p) is NaN where a logit is -inf (0 · -inf); the release loop uses the capture
+    loop's token statistics, which count those tokens as 0."""
+    torch.manual_seed(1)
+    cfg = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=100, max_position_embeddings=256,
+    )  # fmt: skip
+    model = LlamaForCausalLM(cfg).eval()
+    model.generation_config.eos_token_id = None
+    model.lm_head = torch.nn.Sequential(model.lm_head, _BanTokens(10))
+    ids = torch.randint(10, 100, (40,))
+    res = generate_with_release(model, None, ids, SEGMENTS, max_new_tokens=6)
+    assert len(res.entropies) == 6
+    assert all(e == e and 0 < e < 5 for e in res.entropies), res.entropies  # no NaN
+    assert all(t >= 10 for t in res.tokens)

@@ -12,7 +12,6 @@ from o3viz.errors import UsageError
 from o3viz.hooks.daa import (
     build_relevance,
     descriptor_positions,
-    detect_task_type,
     is_descriptor,
     relevance,
     resolve_strength,
@@ -29,14 +28,6 @@ def test_relevance_matches_the_articles_formula_by_hand():
     r = relevance(emb, e_task, torch.arange(3), focus=2, alpha=0.6)
     expected = [0.6 * 1 + 0.4 / 3, 0.6 * 0 + 0.4 / 2, 0.6 * (1 / 2**0.5) + 0.4 / 1]
     torch.testing.assert_close(r, torch.tensor(expected))
-
-
-def test_task_type_detection():
-    assert detect_task_type("Natalia sold 48 clips in April and half as many in May. How many?") == "math"
-    assert detect_task_type("Solve x + 3 = 10") == "math"
-    assert detect_task_type("def add(a, b):\n    return a + b") == "code"
-    assert detect_task_type("Write a Python function that sorts a list.") == "code"
-    assert detect_task_type("Why is the sky blue?") == "general"
 
 
 def test_descriptor_rules_per_task_type():

@@ -7,8 +7,8 @@ import importlib
 
 import torch
 
-instrument = importlib.import_module("o3viz.hooks.instrument")
-TRIM_EVERY, Recorder, RecorderSpec = instrument.TRIM_EVERY, instrument.Recorder, instrument.RecorderSpec
+recorder = importlib.import_module("o3viz.hooks.recorder")
+TRIM_EVERY, Recorder, RecorderSpec = recorder.TRIM_EVERY, recorder.Recorder, recorder.RecorderSpec
 
 
 def _step(rec: Recorder, keys: int) -> None:
@@ -19,7 +19,7 @@ def _step(rec: Recorder, keys: int) -> None:
 
 def test_recorder_releases_free_heap_every_trim_interval(monkeypatch):
     calls = []
-    monkeypatch.setattr(instrument, "release_free_heap", lambda: calls.append(1))
+    monkeypatch.setattr(recorder, "release_free_heap", lambda: calls.append(1))
     rec = Recorder(RecorderSpec(num_layers=2, num_heads=3, prompt_len=4))
     for g in range(3 * TRIM_EVERY):
         _step(rec, 5 + g)
@@ -37,4 +37,4 @@ def test_step_rows_are_still_exact_with_a_reused_buffer():
 
 
 def test_release_free_heap_is_safe_to_call():
-    instrument.release_free_heap()
+    recorder.release_free_heap()

@@ -1,0 +1,134 @@
+"""The typed settings of a run and their text forms: ``CaptureConfig`` (what attention is kept),
+``DAAConfig`` (Dynamic Attention Allocation), the layer and top-k syntax shared by the CLI and the
+Run page (``parse_layers``, ``parse_top_k``) and the model-dependent ``resolve_layers``.
+
+Every rule that can be checked without a model lives in a ``validate`` method here;
+``o3viz.run.request.RunRequest.validate`` (the one validator of a run) calls them, and so does
+``capture`` through it. Rules that need the model (a layer or head index out of range) are
+checked by ``resolve_layers`` / the recorder when the model is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from o3viz.errors import UsageError
+from o3viz.hooks.daa import ALPHA
+from o3viz.run.internals import check_internals
+
+ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
+MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
+
+LayerChoice = Literal["auto", "all", "none"]
+StorageDtype = Literal["float16", "float32"]
+DAAMode = Literal["off", "observe", "allocate"]
+LAYER_CHOICES: tuple[str, ...] = get_args(LayerChoice)
+DAA_MODES: tuple[str, ...] = get_args(DAAMode)
+
+
+@dataclass
+class CaptureConfig:
+    """What attention a run records and keeps (bounded storage)."""
+
+    enabled: bool = True  # record attention at all (False: tokens and logprobs only)
+    layers: LayerChoice | Sequence[int] = "auto"  # per-head rows: first/middle/last, all, none, indices
+    heads: Sequence[int] | None = None  # heads kept in per-head rows (None: all)
+    top_k: int | None = 64  # keep the k largest keys of each per-head row, zeros elsewhere (None: full rows)
+    head_average: bool = False  # keep the head mean of the kept layers instead of per-head rows
+    prefill: bool = True  # head-averaged prefill attention (P, P) of the kept layers
+    dtype: StorageDtype = "float16"  # storage dtype of the arrays
+    entropy_threshold: float = ENTROPY_THRESHOLD  # decision point: entropy (nats) at or above
+    margin_threshold: float = MARGIN_THRESHOLD  # decision point: p(top1) - p(top2) at or below
+    branch_tokens: int = 48  # tokens generated per explored branch
+    routing: bool = False  # record MoE expert routing per token and layer (o3viz.hooks.routing)
+    routing_top_n: int | None = None  # keep the n most probable experts per token (None: all, fp16)
+    routing_prefill: bool = False  # also record the prompt tokens' chosen experts
+    logit_lens: Sequence[int] = ()  # layers whose residual is read through the final norm + unembedding
+    lens_top_k: int = 5  # tokens kept per layer and generated token by the logit lens
+    moefy: tuple[int, int] | None = None  # (E, k): run the dense model split into E experts, k per token
+
+    def validate(self) -> None:
+        """Raise ``UsageError`` (one line) for settings no model can run."""
+        if isinstance(self.layers, str):
+            if self.layers not in LAYER_CHOICES:
+                raise UsageError(
+                    f"layers must be 'auto', 'all', 'none' or a list of indices, not {self.layers!r}"
+                )
+        elif not all(isinstance(i, int) and not isinstance(i, bool) for i in self.layers):
+            raise UsageError(f"layers must be integers, not {list(self.layers)!r}")
+        if self.heads is not None and any(not isinstance(h, int) or h < 0 for h in self.heads):
+            raise UsageError(f"heads must be non-negative integers, not {list(self.heads)!r}")
+        if self.top_k is not None and self.top_k < 1:
+            raise UsageError(f"top_k must be at least 1, not {self.top_k}")
+        if self.dtype not in get_args(StorageDtype):
+            raise UsageError(f"dtype must be float16 or float32, not {self.dtype!r}")
+        if self.branch_tokens < 1:
+            raise UsageError(f"branch_tokens must be at least 1, not {self.branch_tokens}")
+        check_internals(self)  # routing, MoEfication and logit-lens settings
+
+
+@dataclass
+class DAAConfig:
+    """Dynamic Attention Allocation settings (see ``o3viz.hooks.daa`` for the score and the bias)."""
+
+    mode: DAAMode = "off"  # off | observe (record relevance) | allocate (bias attention logits)
+    alpha: float = ALPHA  # weight of the embedding cosine against the position term
+    strength: float | Sequence = 1.0  # λ: a number, per layer (L,) or per layer and head (L, H)
+
+    def validate(self) -> None:
+        if self.mode not in DAA_MODES:
+            raise UsageError(f"DAA mode must be off, observe or allocate, not {self.mode!r}")
+        if not 0 <= self.alpha <= 1:
+            raise UsageError(f"DAA alpha must be in [0, 1], not {self.alpha}")
+
+
+def parse_layers(text: str) -> LayerChoice | list[int]:
+    """``auto``/``all``/``none`` or comma-separated indices (the CLI's ``--layers``, the Run page).
+
+    >>> parse_layers("0, 15,-1")
+    [0, 15, -1]
+    """
+    text = text.strip()
+    if text in LAYER_CHOICES:
+        return text  # type: ignore[return-value]
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(
+            f"layers: expected auto, all, none or comma-separated integers, not {text!r}"
+        ) from None
+
+
+def parse_top_k(text: str) -> int | None:
+    """A positive integer, or ``all`` (full rows: None)."""
+    text = text.strip()
+    if text in ("all", "none", "full"):
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"top-k: expected a positive integer or 'all', not {text!r}")
+    return int(text)
+
+
+def resolve_layers(layers: LayerChoice | Sequence[int], num_layers: int) -> list[int]:
+    """Layer indices from ``"auto"``, ``"all"``, ``"none"`` or a list (negative counts from the end).
+
+    >>> resolve_layers("auto", 30), resolve_layers([-1, 0, 0], 4)
+    ([0, 15, 29], [0, 3])
+    """
+    if isinstance(layers, str):
+        if layers == "auto":
+            return sorted({0, num_layers // 2, num_layers - 1})
+        if layers == "all":
+            return list(range(num_layers))
+        if layers == "none":
+            return []
+        raise UsageError(f"layers must be 'auto', 'all', 'none' or a list of indices, not {layers!r}")
+    out = []
+    for i in layers:
+        j = int(i) + num_layers if int(i) < 0 else int(i)
+        if not 0 <= j < num_layers:
+            raise UsageError(f"layer {i} does not exist; the model has layers 0..{num_layers - 1}")
+        out.append(j)
+    return sorted(set(out))
