@@ -17,28 +17,77 @@ from o3viz.figures import (
     escape_markdown,
     layer_head_heatmap,
     relevance_figure,
-    step_allocation_heatmap,
+    step_attention,
+    step_attention_heatmap,
     token_heatmap,
     tokens_html,
 )
 from pages._ui import show_figure
 
 
+def _selected() -> tuple[int | None, int | None]:
+    """(round, step) of the node selected on Inspect, where it is a step."""
+    parts = (st.session_state.get("inspect_node") or "").split(":")
+    if parts[0] == "step" and len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return int(parts[1]), int(parts[2])
+    return None, None
+
+
 def _round_pick(trace: Trace, key: str):
     if len(trace.rounds) == 1:
         return trace.rounds[0]
+    indices = [r.index for r in trace.rounds]
+    sel_round, _ = _selected()
+    default = indices.index(sel_round) if sel_round in indices else len(indices) - 1
     idx = st.selectbox(
-        "Round", list(range(len(trace.rounds))), index=len(trace.rounds) - 1, key=f"att_round_{key}"
+        "Round",
+        list(range(len(trace.rounds))),
+        index=default,
+        key=f"att_round_{key}",
+        format_func=lambda i: f"round {indices[i]} ({trace.rounds[i].verdict or '—'})",
     )
     return trace.rounds[idx]
 
 
 def _selected_step(rnd) -> int:
-    node = st.session_state.get("inspect_node") or ""
-    parts = node.split(":")
-    if parts[0] == "step" and len(parts) == 3 and parts[1] == str(rnd.index) and parts[2].isdigit():
-        return min(int(parts[2]), max(len(rnd.steps) - 1, 0))
+    r, s = _selected()
+    if r == rnd.index and s is not None:
+        return min(s, max(len(rnd.steps) - 1, 0))
     return 0
+
+
+def _step_level(key: str, rnd) -> None:
+    S = len(rnd.steps)
+    c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="center")
+    drop = c1.toggle(
+        "Leave out attention sinks",
+        value=True,
+        key="att_drop_sinks",
+        help="The chat template (with BOS) takes about a third of every row whatever the step says; "
+        "leave it out and renormalise each step over the rest.",
+    )
+    scale = c2.radio("Colour scale", ["linear", "log", "quantile"], horizontal=True, key="att_scale")
+    s0, s1 = 0, S
+    if S > 60:
+        s0, s1 = c3.slider("Steps shown", 0, S, (0, min(S, 120)), key=f"att_steps_{key}")
+    r, sel = _selected()
+    sel = sel if r == rnd.index else None
+    s1 = max(s1, s0 + 1)
+    show_figure(step_attention_heatmap(rnd, s0, s1, drop_sinks=drop, scale=scale, selected=sel), "att_steps")
+    sa = step_attention(rnd, s0, s1, drop_sinks=drop)
+    if sa is not None and sa.other:
+        other = st.expander(
+            f"Open the {len(sa.other)} targets grouped as “other”", key="att_other", on_change="rerun"
+        )
+        with other:
+            if not other.open:
+                return
+            show_figure(
+                step_attention_heatmap(
+                    rnd, s0, s1, drop_sinks=drop, scale=scale, only=sa.other, selected=sel
+                ),
+                "att_steps_other",
+            )
 
 
 def attention_tab(key: str, trace: Trace) -> None:
@@ -50,11 +99,7 @@ def attention_tab(key: str, trace: Trace) -> None:
         )
         return
     S, G = len(rnd.steps), att.num_generated
-    st.markdown("##### Step level: where each step's attention went")
-    s0, s1 = 0, S
-    if S > 60:
-        s0, s1 = st.slider("Steps shown", 0, S, (0, min(S, 300)), key=f"att_steps_{key}")
-    show_figure(step_allocation_heatmap(rnd, s0, max(s1, s0 + 1)), "att_steps")
+    _step_level(key, rnd)
     st.markdown("##### Token level: a window of generated tokens × the context")
     c1, c2, c3, c4 = st.columns(4)
     step = c1.number_input("From step", 0, S - 1, _selected_step(rnd), key=f"att_from_{key}")
@@ -74,7 +119,16 @@ def attention_tab(key: str, trace: Trace) -> None:
     )
     g0 = min(rnd.steps[int(step)].token_start, max(G - 1, 0))
     g1 = min(G, g0 + int(width))
-    show_figure(token_heatmap(rnd, g0, g1, layer=layer, head=None if layer is None else head), "att_tokens")
+    fig = token_heatmap(
+        rnd,
+        g0,
+        g1,
+        layer=layer,
+        head=None if layer is None else head,
+        drop_sinks=st.session_state.get("att_drop_sinks", True),
+        scale=st.session_state.get("att_scale", "linear"),
+    )
+    show_figure(fig, "att_tokens")
     c1, c2 = st.columns(2)
     with c1:
         s = rnd.steps[int(step)]

@@ -22,11 +22,15 @@ from o3viz.figures.details import (
 from o3viz.figures.export import figure_html
 from o3viz.figures.outline import outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
+from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes, tree_figure, view_graph
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "is_sink",
+    "step_attention",
+    "step_attention_heatmap",
     "share_bar",
     "step_decisions",
     "token_attention",

@@ -61,6 +61,14 @@ def token_rows(
     return block.mean(axis=1) if head is None else block[:, head]
 
 
+def _sink_columns(rnd: Round, c1: int) -> np.ndarray:
+    """Context columns of attention-sink segments (chat template, BOS), below ``c1``."""
+    from o3viz.figures.step_attention import is_sink
+
+    cols = [np.arange(s.token_start, min(s.token_end, c1)) for s in rnd.segments if is_sink(s.label)]
+    return np.concatenate(cols) if cols else np.zeros(0, dtype=int)
+
+
 def token_heatmap(
     rnd: Round,
     g0: int = 0,
@@ -69,8 +77,14 @@ def token_heatmap(
     layer: int | None = None,
     head: int | None = None,
     title: str | None = None,
+    drop_sinks: bool = False,
+    scale: str = "linear",
 ) -> go.Figure:
-    """Generated tokens ``[g0, g1)`` (at most MAX_TOKEN_ROWS) × context keys up to the window's end."""
+    """Generated tokens ``[g0, g1)`` (at most MAX_TOKEN_ROWS) × context keys up to the window's end.
+    ``drop_sinks`` leaves out the chat-template columns and renormalises each row; ``scale`` is
+    linear, log or quantile."""
+    from o3viz.figures.step_attention import _scaled
+
     att = rnd.attention
     if att is None:
         return empty_figure("Token attention", "This trace has no recorded attention.")
@@ -81,9 +95,16 @@ def token_heatmap(
     c1 = att.prompt_len + g1
     rows = token_rows(att, g0, g1, c1, layer, head)
     labels = context_labels(rnd)
+    kept = np.arange(c1)
+    if drop_sinks:
+        kept = np.setdiff1d(kept, _sink_columns(rnd, c1))
+        rows = rows[:, kept]
+        total = rows.sum(axis=1, keepdims=True)
+        rows = np.divide(rows, total, out=np.zeros_like(rows), where=total > 0)
     cols, starts = bin_axis(rows, MAX_COLS, axis=1)
+    pos = kept[starts]
     # Unique category names ("pos·piece"): hover shows them and the JSON carries each label once.
-    xlab = [f"{s}·{labels[s] if s < len(labels) else ''}" for s in starts]
+    xlab = [f"{p}·{labels[p] if p < len(labels) else ''}" for p in pos]
     ylab = [
         f"{g0 + i}·{labels[att.prompt_len + g0 + i] if att.prompt_len + g0 + i < len(labels) else ''}"
         for i in range(g1 - g0)
@@ -93,29 +114,32 @@ def token_heatmap(
         if layer is None
         else f"layer {layer}" + ("" if head is None else f", head {head}")
     )
-    positive = cols[cols > 0]
+    z, bar, zkw = _scaled(cols, scale)
     fig = go.Figure(
         go.Heatmap(
-            z=cols,
+            z=z,
             x=xlab,
             y=ylab,
+            customdata=cols,
             colorscale=HEAT_SCALE,
-            zmin=0,
-            zmax=float(np.quantile(positive, 0.99)) if positive.size else 1.0,
-            hovertemplate="query %{y}<br>key %{x}<br>attention %{z:.4f}<extra></extra>",
-            colorbar={"title": "attn", "thickness": 12},
+            hovertemplate="query %{y}<br>key %{x}<br>attention %{customdata:.4f}<extra></extra>",
+            colorbar={"thickness": 12, "title": {"text": bar.pop("title")}, **bar},
+            **zkw,
         )
     )
-    fig.add_vline(x=_prompt_edge(starts, att.prompt_len), line={"color": "white", "width": 2, "dash": "dot"})
-    fig.update_xaxes(type="category", tickfont={"size": 9}, nticks=40)
-    fig.update_yaxes(type="category", tickfont={"size": 9}, nticks=40, autorange="reversed")
-    binned = f" (binned to {len(starts)} columns)" if len(starts) < c1 else ""
+    fig.add_vline(x=_prompt_edge(pos, att.prompt_len), line={"color": "white", "width": 2, "dash": "dot"})
+    fig.update_xaxes(type="category", tickfont={"size": 11}, nticks=24)
+    fig.update_yaxes(type="category", tickfont={"size": 11}, nticks=30, autorange="reversed")
+    binned = f", binned to {len(starts)} columns" if len(starts) < len(kept) else ""
+    sinks = "; chat template left out, rows renormalised" if drop_sinks else ""
+    sub = f"<br><span style='font-size:11px;color:#64748b'>{which}{binned}{sinks} · colour: {scale}</span>"
     return base_layout(
         fig,
-        title or f"Token attention: generated tokens {g0}–{g1 - 1} × context ({which}){binned}",
-        height=min(900, 220 + 12 * (g1 - g0)),
-        xaxis_title="context: prompt | generated",
+        (title or f"Token attention: generated tokens {g0}–{g1 - 1} × context") + sub,
+        height=min(900, 240 + 12 * (g1 - g0)),
+        xaxis_title="context token (prompt | generated so far)",
         yaxis_title="generated token",
+        margin={"l": 60, "r": 20, "t": 70, "b": 60},
     )
 
 
@@ -204,7 +228,8 @@ def layer_head_heatmap(rnd: Round, t0: int, t1: int, *, title: str | None = None
             colorbar={"title": "on prompt", "thickness": 12},
         )
     )
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", title="layer", tickfont={"size": 11})
+    fig.update_xaxes(title="attention head", tickfont={"size": 11})
     return base_layout(
         fig,
         title or f"Layer × head: share of attention on the prompt (tokens {t0}–{t1 - 1})",
@@ -226,7 +251,7 @@ def relevance_figure(rnd: Round, g0: int = 0, g1: int | None = None) -> go.Figur
         rows=2 if has_shift else 1,
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.08,
+        vertical_spacing=0.16,
         subplot_titles=["relevance r_j (α·cos + (1−α)·proximity)"]
         + (["attention after − before allocation (mean over the window)"] if has_shift else []),
     )
@@ -259,6 +284,14 @@ def relevance_figure(rnd: Round, g0: int = 0, g1: int | None = None) -> go.Figur
             row=2,
             col=1,
         )
-    fig.update_xaxes(type="category", tickfont={"size": 9}, nticks=40)
+    fig.update_xaxes(type="category", tickfont={"size": 11}, nticks=24)
     title = f"DAA ({html.escape(daa.mode)}, λ={daa.strength:g}, α={daa.alpha:g}, task {html.escape(daa.task_type)})"
-    return base_layout(fig, title, height=520 if has_shift else 320, showlegend=False)
+    fig.update_annotations(font={"size": 12, "color": "#475569"})  # the subplot titles
+    fig.update_xaxes(tickfont={"size": 11}, title_text="context token", row=2 if has_shift else 1, col=1)
+    return base_layout(
+        fig,
+        title,
+        height=540 if has_shift else 340,
+        showlegend=False,
+        margin={"l": 50, "r": 20, "t": 90, "b": 60},
+    )

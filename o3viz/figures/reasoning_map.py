@@ -32,7 +32,7 @@ PLOT_PX = 640  # the width the marker sizes are planned for
 SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
 FOCUS_WINDOW = 40  # steps each side of a searched node, when the trace is wider than twice that
 ROUND_GAP = 1.6
-_KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "star", "step": "circle"}
+_KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "hexagram", "step": "circle"}
 
 
 @dataclass
@@ -58,9 +58,12 @@ def map_layout(outline: Outline, lanes: list[str] | None = None) -> MapLayout:
             for c, dx in zip(s.checks, spread, strict=False):
                 lay.pos[c.id] = (x + float(dx), float(row[CHECKS]))
             x += 1.0
-        for k, c in enumerate(r.checks):  # checks of the whole round (tests, the answer) follow its steps
-            lay.pos[c.id] = (x + 0.4 * k, float(row[CHECKS]))
-        x += 0.4 * max(len(r.checks) - 1, 0) + (0.6 if r.steps else 0.0)
+        for k, c in enumerate(r.checks):  # checks of the whole round (tests, the answer) follow its
+            lay.pos[c.id] = (
+                x + 0.5 * (k // 2),
+                float(row[CHECKS]) + (0.2 if k % 2 else -0.2),
+            )  # steps, two rows
+        x += 0.5 * max((len(r.checks) - 1) // 2, 0) + (0.8 if r.steps else 0.0)
         lay.pos[r.answer_id] = (x, float(row[ANSWER]))
         lay.pos[r.id] = (x0, -0.5)
         lay.rounds.append((r.id, x0 - 0.5, x + 0.5))
@@ -380,7 +383,7 @@ def reasoning_map_figure(
         clickmode="event+select",
         hovermode="closest",
     )
-    x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.3 if lay.rounds else 1
+    x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.8 if lay.rounds else 1
     if focus in lay.pos and x1 - x0 > 2 * FOCUS_WINDOW:
         fx = lay.pos[focus][0]
         x0, x1 = max(x0, fx - FOCUS_WINDOW), min(x1, fx + FOCUS_WINDOW)
