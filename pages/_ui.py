@@ -55,9 +55,12 @@ def entry_label(lib: dict[str, LibraryEntry], key: str) -> str:
     return f"{e.name}  ({e.source})" if e else str(key)
 
 
-def show_figure(fig, key: str, **kwargs):
-    """Render a figure and a button that downloads it as standalone HTML (plotly.js inlined)."""
+def show_figure(fig, key: str, *, download: bool = True, **kwargs):
+    """Render a figure and (unless ``download=False``) a button that downloads it as standalone
+    HTML (plotly.js inlined)."""
     event = st.plotly_chart(fig, key=key, theme=None, **kwargs)  # the figures carry their own style
+    if not download:
+        return event
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
     st.download_button(
         "Download figure (HTML)",

@@ -1,5 +1,7 @@
-"""Compare two traces: metrics with deltas, the steps aligned as a diff, both decision trees, per-step
-curves overlaid, the attention difference where shapes allow, and verdict/compression differences."""
+"""Compare two traces: what changed in one line (answer, verdict, steps, first divergence), tiles
+with A and B and the difference, the two final rounds as reasoning maps on one scale with aligned
+steps one above the other, the step alignment, per-step curves, the attention difference, and
+verdict/compression differences. Counts say whether they are totals or the final round's."""
 
 from __future__ import annotations
 
@@ -8,15 +10,35 @@ import streamlit as st
 from o3viz import compare_traces
 from o3viz.figures import (
     alignment_figure,
+    clip_label,
+    compare_maps,
     curves_figure,
-    default_shown,
     diff_heatmap,
-    tree_figure,
+    escape_markdown,
+    readable,
     verdicts_figure,
-    view_graph,
 )
-from pages._inspect_map import graph_of
-from pages._ui import library, need_traces, pick_trace, require_router, show_figure, sync_url, url_state
+from pages._inspect_map import outline_of
+from pages._ui import (
+    fmt,
+    library,
+    need_traces,
+    pick_trace,
+    require_router,
+    show_figure,
+    sync_url,
+    url_state,
+    verdict_md,
+)
+
+TILES = (
+    "final verdict",
+    "steps (all rounds)",
+    "rounds",
+    "checks passed (final round)",
+    "mean token probability (final round)",
+    "generated tokens (all rounds)",
+)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing…")
@@ -31,8 +53,62 @@ def _swap() -> None:
     )
 
 
+def _tile(col, m) -> None:
+    """One metric: A → B, and B − A for numbers (nothing cut off: plain wrapped markdown)."""
+    with col.container(border=True):
+        st.caption(escape_markdown(m.name))
+        if m.name == "final verdict":
+            st.markdown(f"A {verdict_md(m.a)} → B {verdict_md(m.b)}")
+            return
+        delta = ""
+        if m.delta:
+            sign = "+" if m.delta > 0 else "−"
+            delta = f" · :gray[{sign}{fmt(abs(m.delta))}]"
+        st.markdown(f"A **{fmt(m.a)}** → B **{fmt(m.b)}**{delta}")
+
+
+def _summary(comp) -> None:
+    parts = [escape_markdown(readable(p)) for p in comp.summary()]
+    m = comp.metric("final verdict")
+    if m.a != m.b:
+        parts[1] = f"verdict {verdict_md(m.a)} → {verdict_md(m.b)}"
+    st.markdown("**What changed** · " + " · ".join(parts))
+    d = comp.first_divergence
+    if d is not None:
+        st.caption(
+            escape_markdown(
+                f"At the first divergence A says “{clip_label(readable(d.a_text), 90) or '—'}” and "
+                f"B says “{clip_label(readable(d.b_text), 90) or '—'}”."
+            )
+        )
+
+
+def _steps_table(comp) -> None:
+    st.dataframe(
+        [
+            {
+                "": s.tag,
+                "A step": s.a_index,
+                "A": clip_label(readable(s.a_text), 200),
+                "B step": s.b_index,
+                "B": clip_label(readable(s.b_text), 200),
+            }
+            for s in comp.steps
+        ],
+        hide_index=True,
+        height=300,
+        column_config={
+            "": st.column_config.TextColumn(width=70),
+            "A step": st.column_config.NumberColumn(width=60),
+            "B step": st.column_config.NumberColumn(width=60),
+            "A": st.column_config.TextColumn(width="large"),
+            "B": st.column_config.TextColumn(width="large"),
+        },
+        width="stretch",
+    )
+
+
 require_router()
-st.title("Compare")
 if not need_traces(2):
     st.stop()
 lib = library()
@@ -40,7 +116,7 @@ keys = list(lib)
 url_state({"trace": "compare_a", "b": "compare_b"}, traces=("trace", "b"))
 if st.session_state.compare_b not in lib or st.session_state.compare_b == st.session_state.compare_a:
     st.session_state.compare_b = next(k for k in keys if k != (st.session_state.compare_a or keys[0]))
-c1, c2, c3 = st.columns([5, 1.4, 5], vertical_alignment="bottom")
+c1, c2, c3 = st.columns([5, 1.2, 5], vertical_alignment="bottom")
 ka = pick_trace("Trace A", "compare_a", "compare_pick_a", reset=(), container=c1)
 c2.button("Swap", on_click=_swap, icon=":material/swap_horiz:")
 kb = pick_trace("Trace B", "compare_b", "compare_pick_b", reset=(), container=c3)
@@ -48,34 +124,23 @@ sync_url(trace=ka, b=kb)
 a, b = lib[ka].trace, lib[kb].trace
 comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
 
-st.subheader("Metrics")
-numeric = [m for m in comp.metrics if m.delta is not None][:6]
-for col, m in zip(st.columns(len(numeric) or 1), numeric, strict=False):
-    col.metric(
-        m.name, f"{m.b:.3g}" if isinstance(m.b, float) else m.b, delta=round(m.delta, 4), help=f"A: {m.a}"
-    )
-st.dataframe(
-    [{"metric": m.name, "A": str(m.a), "B": str(m.b), "B − A": m.delta} for m in comp.metrics],
-    hide_index=True,
-)
+_summary(comp)
+for col, name in zip(st.columns(len(TILES)), TILES, strict=True):
+    _tile(col, comp.metric(name))
 
-st.subheader(f"Steps aligned (similarity {comp.similarity:.0%})")
-st.dataframe(
-    [{"": s.tag, "A step": s.a_index, "A": s.a_text, "B step": s.b_index, "B": s.b_text} for s in comp.steps],
-    hide_index=True,
-    height=320,
-)
+fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=235)
+show_figure(fig_a, "cmp_map_a", download=False)
+show_figure(fig_b, "cmp_map_b")
+
+st.subheader(f"Steps of the final rounds, aligned (similarity {comp.similarity:.0%})")
+_steps_table(comp)
 show_figure(alignment_figure(comp), "cmp_align")
 
-st.subheader("Decision trees")
-left, right = st.columns(2)
-for col, k, t, tag in ((left, ka, a, "A"), (right, kb, b, "B")):
-    with col:
-        G = graph_of(k, t)
-        show_figure(
-            tree_figure(view_graph(G, default_shown(G)), title=f"{tag}: decision tree", labels=False),
-            f"cmp_tree_{tag}",
-        )
+st.subheader("All metrics")
+st.dataframe(
+    [{"metric": m.name, "A": fmt(m.a), "B": fmt(m.b), "B − A": fmt(m.delta)} for m in comp.metrics],
+    hide_index=True,
+)
 
 st.subheader("Attention and confidence")
 show_figure(curves_figure(comp), "cmp_curves")
@@ -92,4 +157,4 @@ with right:
     else:
         st.caption("None.")
     st.markdown("**Compression**")
-    st.dataframe([{"": m.name, "A": str(m.a), "B": str(m.b)} for m in comp.compression], hide_index=True)
+    st.dataframe([{"": m.name, "A": fmt(m.a), "B": fmt(m.b)} for m in comp.compression], hide_index=True)

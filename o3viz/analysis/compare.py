@@ -6,7 +6,7 @@ sources; what cannot be compared is reported with a reason, never faked.
 >>> from o3viz.testing.synthetic import make_trace
 >>> c = compare_traces(make_trace(8, seed=1), make_trace(12, seed=2))
 >>> c.metrics[0].name, c.metrics[0].a, c.metrics[0].b
-('steps', 8, 12)
+('steps (all rounds)', 8, 12)
 """
 
 from __future__ import annotations
@@ -67,6 +67,39 @@ class Comparison:
     checks: list[dict]  # checks whose verdict differs between the final rounds (matched by name)
     compression: list[MetricRow]
 
+    @property
+    def first_divergence(self) -> AlignedStep | None:
+        """The first aligned row of the final rounds where A and B differ, or None."""
+        return next((s for s in self.steps if s.tag != "equal"), None)
+
+    def metric(self, name: str) -> MetricRow | None:
+        return next((m for m in self.metrics if m.name == name), None)
+
+    def summary(self) -> list[str]:
+        """What changed, in a few short phrases: answer, verdict, steps, first divergence.
+
+        >>> from o3viz.testing.synthetic import make_trace
+        >>> t = make_trace(6, seed=1)
+        >>> compare_traces(t, t).summary()[-1]
+        'no divergence: the final rounds have the same steps'
+        """
+        out = []
+        for name, label in (("answer", "answer"), ("final verdict", "verdict")):
+            m = self.metric(name)
+            a, b = _short(m.a), _short(m.b)
+            out.append(f"{label} {a} → {b}" if a != b else f"same {label} ({a})")
+        m = self.metric("steps (all rounds)")
+        out.append(f"steps {m.a} → {m.b} (all rounds)" if m.a != m.b else f"same number of steps ({m.a})")
+        d = self.first_divergence
+        if d is None:
+            out.append("no divergence: the final rounds have the same steps")
+        elif d.a_index is not None and d.b_index is not None:
+            out.append(f"first divergence: A step {d.a_index} vs B step {d.b_index} (final rounds)")
+        else:
+            side, idx = ("A", d.a_index) if d.a_index is not None else ("B", d.b_index)
+            out.append(f"first divergence: only {side} has step {idx} (final rounds)")
+        return out
+
 
 def _mean(xs) -> float | None:
     xs = [x for x in xs if x is not None]
@@ -87,16 +120,17 @@ def _metrics(a: Trace, b: Trace) -> list[MetricRow]:
     sa, sb = summarize(a), summarize(b)
     (pa, ea), (pb, eb) = _token_stats(a), _token_stats(b)
     passed = lambda t: sum(c.verdict in ("pass", "correct") for c in t.final.checks)  # noqa: E731
-    rows = [
-        _metric("steps", len(a.steps), len(b.steps)),
-        _metric("tokens", len(a.tokens), len(b.tokens)),
+    rows = [  # counts say whether they are totals (as on Inspect) or the final round's
+        _metric("steps (all rounds)", sa.steps, sb.steps),
+        _metric("steps (final round)", len(a.steps), len(b.steps)),
         _metric("rounds", sa.rounds, sb.rounds),
-        _metric("decision points", sa.decision_points, sb.decision_points),
-        _metric("branches", sa.branches, sb.branches),
-        _metric("mean token probability", pa, pb),
-        _metric("mean entropy (nats)", ea, eb),
+        _metric("generated tokens (all rounds)", sa.tokens, sb.tokens),
+        _metric("decision points (all rounds)", sa.decision_points, sb.decision_points),
         _metric("checks passed (final round)", passed(a), passed(b)),
         _metric("checks (final round)", len(a.final.checks), len(b.final.checks)),
+        _metric("mean token probability (final round)", pa, pb),
+        _metric("mean entropy, nats (final round)", ea, eb),
+        _metric("branches (all rounds)", sa.branches, sb.branches),
         _metric("final verdict", sa.final_verdict, sb.final_verdict),
         _metric("answer", sa.answer, sb.answer),
         _metric("model", sa.model, sb.model),
@@ -105,6 +139,13 @@ def _metrics(a: Trace, b: Trace) -> list[MetricRow]:
         _metric("compression ratio", sa.compression_ratio, sb.compression_ratio),
     ]
     return rows
+
+
+def _short(v, n: int = 40) -> str:
+    if v is None:
+        return "—"
+    text = " ".join(f"{v:.2f}".split() if isinstance(v, float) else str(v).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _norm(text: str) -> str:

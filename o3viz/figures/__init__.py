@@ -9,7 +9,7 @@ from o3viz.figures.attention import (
     step_allocation_heatmap,
     token_heatmap,
 )
-from o3viz.figures.compare import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
+from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.figures.compression import build_compression_map, build_memory_chart, build_score_trace
 from o3viz.figures.details import (
     NodeDetails,
@@ -28,6 +28,7 @@ from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes,
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "compare_maps",
     "is_sink",
     "step_attention",
     "step_attention_heatmap",

@@ -3,6 +3,7 @@ layout, and labels for people (clipped, LaTeX made readable)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import plotly.graph_objects as go
@@ -133,6 +134,12 @@ def readable(text: str) -> str:
     for k in sorted(_LATEX_WORDS, key=len, reverse=True):  # \\left before \\le
         text = text.replace(k, _LATEX_WORDS[k])
     return text.replace("{", "").replace("}", "")
+
+
+def esc(text: str) -> str:
+    """Text for Plotly labels and hovers: ``<``, ``>`` and ``&`` escaped; quotes kept as they are
+    (Plotly shows ``&quot;`` literally)."""
+    return html.escape(str(text), quote=False)
 
 
 def clip_label(text: str, n: int = 40) -> str:

@@ -154,7 +154,7 @@ def step_labels(rnd: Round) -> dict[str, str]:
         for s in rnd.segments
     }
     names.update({f"step {s.index}": f"step {s.index} · {clip_label(s.text, 24)}" for s in rnd.steps})
-    return {k: html.escape(v, quote=False) for k, v in names.items()}
+    return {k: html.escape(v, quote=False) for k, v in names.items()}  # Plotly shows &quot; literally
 
 
 def step_allocation_heatmap(

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from o3viz.analysis.compare import Comparison
+from o3viz.analysis.outline import UNTYPED, Outline
 from o3viz.figures._style import (
     A_COLOR,
     B_COLOR,
@@ -19,6 +20,8 @@ from o3viz.figures._style import (
     clip_label,
     empty_figure,
 )
+from o3viz.figures.reasoning_map import ANSWER, CHECKS, map_layout, reasoning_map_figure
+from o3viz.text.classify import TYPES
 
 _TAG_COLORS = {"equal": "#94a3b8", "replace": "#f59e0b", "insert": B_COLOR, "delete": A_COLOR}
 
@@ -36,14 +39,27 @@ def curves_figure(c: Comparison) -> go.Figure:
             (c.a_name, c.curves[name][0], A_COLOR),
             (c.b_name, c.curves[name][1], B_COLOR),
         ):
-            if not series:
+            if not series:  # say so instead of dropping the side silently
+                fig.add_annotation(
+                    text=f"{html.escape(clip_label(label, 30))}: not recorded",
+                    xref="x domain",
+                    yref="y domain",
+                    x=1.0 if color == B_COLOR else 0.0,
+                    y=1.0,
+                    xanchor="right" if color == B_COLOR else "left",
+                    showarrow=False,
+                    font={"size": 11, "color": color},
+                    row=row,
+                    col=1,
+                )
                 continue
             x = np.linspace(0, 100, len(series)) if len(series) > 1 else np.array([0.0])
             fig.add_trace(
                 go.Scatter(
                     x=x,
                     y=series,
-                    mode="lines",
+                    mode="lines+markers" if len(series) <= 60 else "lines",
+                    marker={"size": 6 if len(series) > 1 else 10},
                     line={"color": color, "width": 2},
                     name=html.escape(label),
                     legendgroup=label,
@@ -54,8 +70,14 @@ def curves_figure(c: Comparison) -> go.Figure:
                 row=row,
                 col=1,
             )
-    fig.update_xaxes(title_text="progress through the run (%)", row=len(names), col=1)
-    return base_layout(fig, "Per-step curves, overlaid on relative progress", height=200 + 170 * len(names))
+    fig.update_xaxes(title_text="progress through the final round (% of its steps)", row=len(names), col=1)
+    fig.update_annotations(font_size=12)
+    return base_layout(
+        fig,
+        "Per-step curves of the final rounds, on relative progress",
+        height=200 + 170 * len(names),
+        margin={"l": 50, "r": 20, "t": 90, "b": 50},
+    )
 
 
 def diff_heatmap(c: Comparison) -> go.Figure:
@@ -77,8 +99,8 @@ def diff_heatmap(c: Comparison) -> go.Figure:
             colorbar={"title": "B − A", "thickness": 12},
         )
     )
-    fig.update_xaxes(type="category", tickfont={"size": 9}, nticks=40)
-    fig.update_yaxes(autorange="reversed", title="progress")
+    fig.update_xaxes(type="category", tickfont={"size": 11}, nticks=24, title="prompt")
+    fig.update_yaxes(autorange="reversed", title="progress through the final round", tickfont={"size": 11})
     return base_layout(fig, f"Attention difference B − A: {html.escape(d.what)}", height=520)
 
 
@@ -147,3 +169,40 @@ def alignment_figure(c: Comparison) -> go.Figure:
     return base_layout(
         fig, f"Step alignment (similarity {c.similarity:.0%})", height=min(700, 200 + 6 * len(c.steps))
     )
+
+
+def _final_only(o: Outline) -> Outline:
+    return Outline(o.question, o.answer, o.verdict, o.rounds[-1:])
+
+
+def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) -> tuple[go.Figure, go.Figure]:
+    """The final rounds of A and B as two reasoning maps on one scale: the same lanes, the same x
+    range, and aligned steps at the same x (one above the other); the first divergence is marked
+    in both."""
+    a, b = _final_only(a), _final_only(b)
+    ra = a.rounds[0].index if a.rounds else 0
+    rb = b.rounds[0].index if b.rounds else 0
+    xa = {f"step:{ra}:{s.a_index}": float(i) for i, s in enumerate(c.steps) if s.a_index is not None}
+    xb = {f"step:{rb}:{s.b_index}": float(i) for i, s in enumerate(c.steps) if s.b_index is not None}
+    present = set(a.types()) | set(b.types())
+    lanes = [t for t in (*TYPES, UNTYPED) if t in present] + [CHECKS, ANSWER]
+    width = max(map_layout(a, lanes, xa).width, map_layout(b, lanes, xb).width)
+    d = c.first_divergence
+    figs = []
+    for tag, name, o, x_of, r, idx in (
+        ("A", c.a_name, a, xa, ra, d.a_index if d else None),
+        ("B", c.b_name, b, xb, rb, d.b_index if d else None),
+    ):
+        n = len(o.steps)
+        figs.append(
+            reasoning_map_figure(
+                o,
+                lanes=lanes,
+                x_of=x_of,
+                x_range=(-0.8, width + 0.8),
+                selected=f"step:{r}:{idx}" if idx is not None else None,
+                height=height,
+                title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
+            )
+        )
+    return figs[0], figs[1]

@@ -11,7 +11,6 @@ lane names, the round headers, the final answer and the selected node.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +23,7 @@ from o3viz.figures._style import (
     VERDICT_COLORS,
     base_layout,
     clip_label,
+    esc,
     readable,
 )
 
@@ -45,14 +45,18 @@ class MapLayout:
     width: float = 1.0
 
 
-def map_layout(outline: Outline, lanes: list[str] | None = None) -> MapLayout:
-    """Lanes (the trace's step types, then checks and answer) and a position for every node."""
+def map_layout(
+    outline: Outline, lanes: list[str] | None = None, x_of: dict[str, float] | None = None
+) -> MapLayout:
+    """Lanes (the trace's step types, then checks and answer) and a position for every node.
+    ``x_of`` pins steps to given x positions (Compare lines up aligned steps of two traces)."""
     lanes = lanes or [*outline.types(), CHECKS, ANSWER]
     row = {lane: i for i, lane in enumerate(lanes)}
     lay, x = MapLayout(lanes), 0.0
     for r in outline.rounds:
         x0 = x
         for s in r.steps:
+            x = max(x, x_of.get(s.id, x)) if x_of else x
             lay.pos[s.id] = (x, float(row.get(s.type, row.get("untyped", 0))))
             spread = np.linspace(-0.3, 0.3, len(s.checks)) if len(s.checks) > 1 else [0.0]
             for c, dx in zip(s.checks, spread, strict=False):
@@ -78,9 +82,9 @@ def _marker_px(n_units: float) -> float:
 
 def _step_hover(s: OutlineStep) -> str:
     bits = [
-        f"<b>{html.escape(STEP_TYPE_LABELS.get(s.type, s.type))}</b> · step {s.index} of round {s.round}"
+        f"<b>{esc(STEP_TYPE_LABELS.get(s.type, s.type))}</b> · step {s.index} of round {s.round}"
         + (" (type inferred)" if s.inferred else ""),
-        html.escape(clip_label(readable(s.text), 160)),
+        esc(clip_label(readable(s.text), 160)),
     ]
     if s.kind != "step":
         bits.append(f"kind: {s.kind}" + (f", branches from step {s.parent}" if s.parent is not None else ""))
@@ -89,7 +93,7 @@ def _step_hover(s: OutlineStep) -> str:
     if s.confidence is not None:
         bits.append(f"mean token probability: {s.confidence:.2f}")
     if s.checks:
-        bits.append("checks: " + ", ".join(html.escape(f"{c.name} {c.verdict}") for c in s.checks[:6]))
+        bits.append("checks: " + ", ".join(esc(f"{c.name} {c.verdict}") for c in s.checks[:6]))
     return "<br>".join(bits)
 
 
@@ -199,10 +203,7 @@ def _check_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scat
                 },
                 customdata=np.array([c.id for c in members], dtype=object),
                 hovertext=np.array(
-                    [
-                        html.escape(clip_label(f"{c.kind} {c.name}: {c.verdict}. {c.message}", 160))
-                        for c in members
-                    ],
+                    [esc(clip_label(f"{c.kind} {c.name}: {c.verdict}. {c.message}", 160)) for c in members],
                     dtype=object,
                 ),
                 hovertemplate="%{hovertext}<extra></extra>",
@@ -237,9 +238,7 @@ def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
         },
         customdata=[r.answer_id for r in rounds],
         hovertext=[
-            html.escape(
-                f"answer of round {r.index}: {clip_label(r.answer or '(none)', 120)} · {r.verdict or '—'}"
-            )
+            esc(f"answer of round {r.index}: {clip_label(r.answer or '(none)', 120)} · {r.verdict or '—'}")
             for r in rounds
         ],
         hovertemplate="%{hovertext}<extra></extra>",
@@ -249,7 +248,7 @@ def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
         x=[x],
         y=[y + 0.42],
         mode="text",
-        text=[html.escape(answer_label(outline))],
+        text=[esc(answer_label(outline)) + " "],  # clear of the star
         textposition="middle left",
         textfont={"size": 13, "color": VERDICT_COLORS.get(outline.verdict or "", "#334155")},
         hoverinfo="skip",
@@ -296,7 +295,7 @@ def _round_bands(fig: go.Figure, outline: Outline, lay: MapLayout) -> None:
             yanchor="bottom",
             showarrow=False,
             text=f"<b>Round {r.index}</b> · <span style='color:{VERDICT_COLORS.get(verdict, '#64748b')}'>"
-            f"{html.escape(verdict)}</span>",
+            f"{esc(verdict)}</span>",
             font={"size": 12, "color": "#1f2937"},
             captureevents=False,
         )
@@ -329,7 +328,7 @@ def _selection(fig: go.Figure, lay: MapLayout, outline: Outline, selected: str |
         fig.add_annotation(
             x=x,
             y=y,
-            text=html.escape(clip_label(readable(text), 48)),
+            text=esc(clip_label(readable(text), 48)),
             showarrow=True,
             arrowhead=0,
             ax=0,
@@ -352,14 +351,17 @@ def reasoning_map_figure(
     dep_min: float = 0.0,
     height: int | None = None,
     title: str | None = None,
+    x_of: dict[str, float] | None = None,
+    x_range: tuple[float, float] | None = None,
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
     ``selected`` gets a ring and its text; ``highlight`` (search matches) get rings; ``focus``
-    moves the view to that node on traces too wide to read whole. ``lanes`` fixes the lanes (so two
-    maps share them); dependency arcs are drawn for steps of importance at least ``dep_min``."""
-    lay = map_layout(outline, lanes)
-    size = _marker_px(lay.width)
+    moves the view to that node on traces too wide to read whole. ``lanes``, ``x_of`` and
+    ``x_range`` put two maps on one scale (Compare); dependency arcs are drawn for steps of
+    importance at least ``dep_min``."""
+    lay = map_layout(outline, lanes, x_of)
+    size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
     fig = go.Figure(_edges(outline, lay, dep_min))
     fig.add_traces(_step_traces(outline, lay, size))
     fig.add_traces(_check_traces(outline, lay, size))
@@ -375,7 +377,7 @@ def reasoning_map_figure(
     )
     base_layout(
         fig,
-        f"{html.escape(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
+        f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
         height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)),
         margin={"l": 10, "r": 16, "t": 84, "b": 28},
         showlegend=False,
@@ -384,7 +386,9 @@ def reasoning_map_figure(
         hovermode="closest",
     )
     x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.8 if lay.rounds else 1
-    if focus in lay.pos and x1 - x0 > 2 * FOCUS_WINDOW:
+    if x_range is not None:
+        x0, x1 = x_range
+    elif focus in lay.pos and x1 - x0 > 2 * FOCUS_WINDOW:
         fx = lay.pos[focus][0]
         x0, x1 = max(x0, fx - FOCUS_WINDOW), min(x1, fx + FOCUS_WINDOW)
     fig.update_xaxes(

@@ -9,14 +9,13 @@ which the page can open with ``only=``.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, empty_figure, readable
+from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, empty_figure, esc, readable
 from o3viz.trace import Round
 
 Scale = Literal["linear", "log", "quantile"]
@@ -141,10 +140,7 @@ def step_attention_heatmap(
     z, bar, zkw = _scaled(sa.values, scale)
     x = [str(s) for s in sa.steps]
     hover = np.array(
-        [
-            [f"{html.escape(t)}<br>← {html.escape(clip_label(st, 90))}" for st in sa.step_text]
-            for t in sa.full
-        ],
+        [[f"{esc(t)}<br>← {esc(clip_label(st, 90))}" for st in sa.step_text] for t in sa.full],
         dtype=object,
     ).reshape(len(sa.full), len(sa.steps))
     fig = go.Figure(
@@ -179,7 +175,7 @@ def step_attention_heatmap(
         type="category", autorange="reversed", tickfont={"size": 11}, title="attended to", automargin=True
     )
     note = f"left out: {', '.join(sa.dropped)}; rows renormalised" if sa.dropped else "all targets"
-    sub = f"<br><span style='font-size:11px;color:#64748b'>{html.escape(note)} · colour: {scale}</span>"
+    sub = f"<br><span style='font-size:11px;color:#64748b'>{esc(note)} · colour: {scale}</span>"
     return base_layout(
         fig,
         f"Where each step's attention went (round {rnd.index})" + sub,

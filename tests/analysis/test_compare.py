@@ -13,7 +13,9 @@ def test_metrics_have_deltas_for_numbers_and_none_for_text():
     a, b = make_trace(8, seed=1), make_trace(20, seed=2, rounds=3)
     c = compare_traces(a, b)
     m = {r.name: r for r in c.metrics}
-    assert m["steps"].a == 8 and m["steps"].b == 20 and m["steps"].delta == 12
+    assert m["steps (final round)"].a == 8 and m["steps (final round)"].b == 20
+    assert m["steps (final round)"].delta == 12
+    assert m["steps (all rounds)"].b == sum(len(r.steps) for r in b.rounds) > 20
     assert m["rounds"].delta == 2
     assert m["final verdict"].delta is None and m["model"].delta is None
 
@@ -89,3 +91,19 @@ def test_an_import_without_tokens_or_attention_compares_with_a_local_run():
     assert all(
         f.data or f.layout.annotations for f in (curves_figure(c), diff_heatmap(c), alignment_figure(c))
     )
+
+
+def test_every_count_says_whether_it_is_a_total_or_the_final_round():
+    c = compare_traces(make_trace(8, seed=1), make_trace(9, seed=2, rounds=2))
+    counts = [m for m in c.metrics if isinstance(m.a, int) and m.name != "rounds"]
+    assert counts and all("all rounds" in m.name or "final round" in m.name for m in counts)
+
+
+def test_the_summary_names_answer_verdict_steps_and_the_first_divergence():
+    a = make_trace(10, seed=7)
+    b = make_trace(10, seed=7)
+    b.final.steps = b.final.steps[:4] + b.final.steps[6:]
+    c = compare_traces(a, b)
+    assert c.first_divergence is not None and c.first_divergence.a_index == 4
+    text = " · ".join(c.summary())
+    assert "same answer" in text and "steps 10 → 8" in text and "only A has step 4" in text

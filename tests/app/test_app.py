@@ -124,11 +124,12 @@ def test_compare_works_on_two_traces_of_different_lengths_and_swaps(samples):
     at.switch_page("pages/compare.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(_charts(at)) == 6  # alignment, two trees, curves, difference, verdicts
+    assert len(_charts(at)) == 6  # two maps, alignment, curves, difference, verdicts
+    assert any(m.value.startswith("**What changed**") for m in at.markdown)
     a0, b0 = at.session_state["compare_a"], at.session_state["compare_b"]
     assert a0 != b0
-    steps = next(m for m in at.metric if m.label == "steps")
-    assert steps.value in ("12", "40")
+    tiles = " ".join(m.value for m in at.markdown)
+    assert "A **" in tiles and "→ B **" in tiles  # both sides in the tiles
     at.button[0].click().run()  # Swap
     assert (at.session_state["compare_a"], at.session_state["compare_b"]) == (b0, a0)
     assert not at.exception

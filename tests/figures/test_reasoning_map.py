@@ -88,7 +88,7 @@ def test_no_step_text_is_drawn_on_the_map_only_the_final_answer_label():
     fig = reasoning_map_figure(o)
     texts = [t for t in fig.data if t.mode and "text" in t.mode]
     assert [t.name for t in texts] == ["final answer"]
-    assert texts[0].text[0] == answer_label(o)
+    assert texts[0].text[0].strip() == answer_label(o)
     assert all(f.size >= 11 for f in [fig.layout.yaxis.tickfont, texts[0].textfont])
 
 
@@ -150,3 +150,38 @@ def test_outline_rows_nest_rounds_steps_checks_and_read_latex_as_text():
     assert {r["depth"] for r in rows if r["kind"] == "step"} == {1}
     assert all("\\frac" not in r["text"] and "$" not in r["text"] for r in rows)
     assert rows[-1]["kind"] == "answer"
+
+
+def test_compare_maps_share_lanes_and_scale_and_line_up_aligned_steps():
+    from o3viz.analysis.compare import compare_traces
+    from o3viz.figures.compare import compare_maps
+
+    a, b = make_trace(10, seed=7), make_trace(10, seed=7, rounds=2)
+    b.final.steps = b.final.steps[:4] + b.final.steps[6:]
+    comp = compare_traces(a, b)
+    fa, fb = compare_maps(comp, build_outline(a), build_outline(b))
+    assert fa.layout.xaxis.range == fb.layout.xaxis.range
+    assert list(fa.layout.yaxis.ticktext) == list(fb.layout.yaxis.ticktext)
+    xs = {}
+    for tag, fig in (("A", fa), ("B", fb)):
+        for t in fig.data:
+            if str(t.name).startswith("step:"):
+                xs.update({(tag, c): x for c, x in zip(t.customdata, t.x, strict=True)})
+    ra, rb = a.final.index, b.final.index
+    for row in comp.steps:
+        if row.tag == "equal":
+            assert xs[("A", f"step:{ra}:{row.a_index}")] == xs[("B", f"step:{rb}:{row.b_index}")]
+    # the first divergence is pointed out on both maps
+    assert any(ann.showarrow for ann in fa.layout.annotations)
+
+
+def test_curves_never_drop_a_side_silently():
+    from o3viz.analysis.compare import compare_traces
+    from o3viz.figures.compare import curves_figure
+
+    a, b = make_trace(8, seed=1), make_trace(1, seed=2)
+    b.final.attention = None
+    fig = curves_figure(compare_traces(a, b, a_name="A", b_name="B"))
+    one_step = [t for t in fig.data if t.name == "B" and len(t.x) == 1]
+    assert one_step and all("markers" in t.mode for t in one_step)
+    assert any("B: not recorded" in ann.text for ann in fig.layout.annotations)
