@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 APT_PACKAGES := chromium bubblewrap
 
-.PHONY: run test setup dev-setup system-deps samples lint format bench clean-venv
+.PHONY: run test setup dev-setup system-deps samples lint format bench bench-peers clean-venv
 
 run: setup
 	$(BIN)/streamlit run app.py --server.port $(PORT)
@@ -65,5 +65,15 @@ format: dev-setup
 bench: setup
 	$(BIN)/python -m benchmarks --help
 
+# o3viz next to its peers (inseq, TransformerLens, HF output_attentions): not part of `make test`.
+# Each peer gets its own venv under .venv-peers/ (CPU torch 2.13.0, then the peer's pins); a peer
+# that can't install is reported by the benchmark with the reason. PEERS_ARGS sizes the run, e.g.
+# make bench-peers PEERS_ARGS="--tokens 64,256 --memory-tokens 1024 --pairs 1"
+PEER_ENVS := inseq transformer_lens
+PEERS_ARGS ?=
+bench-peers: setup
+	@for t in $(PEER_ENVS); do PYTHON=$(PYTHON) bash benchmarks/peers/install.sh $$t; done
+	nice -n 10 $(BIN)/python -m benchmarks peers $(PEERS_ARGS)
+
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-peers
