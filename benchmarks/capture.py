@@ -75,14 +75,6 @@ def _runners(model, tok, n: int) -> dict:
     }
 
 
-def _inseq_line() -> str:
-    try:
-        import inseq  # noqa: F401
-    except ImportError:
-        return "capture_vs_inseq: skipped (inseq not installed)"
-    return "capture_vs_inseq: skipped (inseq installed but no comparable attention-only run is wired up)"
-
-
 def _peak_rss_child(n: int) -> int:
     """In a fresh process: RSS peak during an n-token capture above RSS after load and warm-up."""
     import psutil
@@ -149,7 +141,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"capture_vs_plain: {ratio['capture']:.3f}")
     print(f"daa_allocate_vs_capture: {ratio['allocate']:.3f}")
     print(f"capture_vs_output_attentions: {1 / ratio['output_attentions']:.3f}")
-    print(_inseq_line())
     if args.rss_tokens:
         print(f"peak_rss_mb_{args.rss_tokens}: {_peak_rss_mb(args.rss_tokens):.1f}")
     return 0

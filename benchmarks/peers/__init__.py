@@ -74,6 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table:
+        return _print_table(args.table)
     from transformers import AutoTokenizer
 
     from benchmarks.capture import PROMPT
@@ -114,4 +116,21 @@ def run(args: argparse.Namespace) -> int:
     # SIGTERM (make, a timeout) unwinds like Ctrl-C, so the running child is killed on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     Driver(s).run()
+    return 0
+
+
+def _print_table(paths: list[Path]) -> int:
+    from benchmarks.peers.driver import read_csv
+    from benchmarks.peers.table import markdown_table
+    from o3viz.errors import UsageError
+
+    figures = []
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"{path}: no such CSV file (write one with `python -m benchmarks peers --out`)")
+        try:
+            figures += read_csv(path)
+        except (KeyError, ValueError) as exc:
+            raise UsageError(f"{path}: not a peers CSV ({exc})") from None
+    print(markdown_table(figures))
     return 0

@@ -1,6 +1,6 @@
 """Run one child process of the peers benchmark under a memory watchdog, and read its answer.
 
-The watchdog polls the child's RSS every 50 ms with psutil and kills it
+The watchdog polls the child's RSS every 100 ms with psutil and kills it
 before it reaches the cap (``CAP_MARGIN`` below it, since RSS can grow between two polls), when
 the machine's available memory falls below ``RESERVE`` (other people share it), or when the
 child runs past its time limit. RLIMIT_AS is no use here: torch reserves far more address space
@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-POLL_S = 0.05  # cheap reads of /proc/PID/statm and /proc/meminfo: ~0.1% of a core
-CAP_MARGIN = 512 * 2**20  # kill this far below the cap: RSS can grow a few 100 MB between polls
+POLL_S = 0.1  # one read of /proc/PID/statm; /proc/meminfo every MEMINFO_EVERY polls
+MEMINFO_EVERY = 5
+CAP_MARGIN = 2**30  # kill this far below the cap: RSS can grow by hundreds of MB between polls
 RESERVE = 1536 * 2**20  # leave the machine at least this much available memory
 
 
@@ -53,21 +54,22 @@ def parse_output(stdout: str) -> tuple[dict[str, Any] | None, str]:
     return result, error
 
 
-def _watch(popen: subprocess.Popen, cap: int, limit_s: float) -> tuple[str, float]:
+def _watch(popen: subprocess.Popen, cap: int, limit_s: float, margin: int) -> tuple[str, float]:
     """Poll until the child exits or must be stopped; (why it was stopped or "", peak RSS bytes)."""
     import psutil
 
-    proc, peak, t0 = psutil.Process(popen.pid), 0, time.monotonic()
+    proc, peak, t0, polls = psutil.Process(popen.pid), 0, time.monotonic(), 0
     while popen.poll() is None:
+        polls += 1
         try:
             rss = proc.memory_info().rss  # runners start no processes of their own
         except psutil.Error:
             rss = 0
         peak = max(peak, rss)
         why = ""
-        if rss >= cap - CAP_MARGIN:
+        if rss >= cap - margin:
             why = "memory cap"
-        elif psutil.virtual_memory().available < RESERVE:
+        elif polls % MEMINFO_EVERY == 0 and psutil.virtual_memory().available < RESERVE:
             why = "machine memory low"
         elif time.monotonic() - t0 > limit_s:
             why = "time limit"
@@ -79,12 +81,13 @@ def _watch(popen: subprocess.Popen, cap: int, limit_s: float) -> tuple[str, floa
     return "", peak
 
 
-def run_child(cmd: list[str], cap_bytes: int, limit_s: float) -> ChildOutcome:
-    """Run ``cmd`` under the watchdog; stdout is parsed for the RESULT line."""
+def run_child(cmd: list[str], cap_bytes: int, limit_s: float, margin: int = CAP_MARGIN) -> ChildOutcome:
+    """Run ``cmd`` under the watchdog (killed at ``cap_bytes - margin`` of RSS, or past ``limit_s``);
+    stdout is parsed for the RESULT line."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         popen = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
         try:
-            stopped, peak = _watch(popen, cap_bytes, limit_s)
+            stopped, peak = _watch(popen, cap_bytes, limit_s, margin)
         finally:  # the driver stopped (Ctrl-C, SIGTERM): never leave a child running
             if popen.poll() is None:
                 popen.kill()
@@ -95,7 +98,7 @@ def run_child(cmd: list[str], cap_bytes: int, limit_s: float) -> ChildOutcome:
     peak_mb = peak / 2**20
     if stopped:
         detail = {
-            "memory cap": f"RSS reached {peak_mb:,.0f} MB, within {CAP_MARGIN >> 20} MB of the {cap_bytes / 2**30:g} GiB cap",
+            "memory cap": f"RSS reached {peak_mb:,.0f} MB, within {margin >> 20} MB of the {cap_bytes / 2**30:g} GiB cap",
             "machine memory low": f"the machine's available memory fell under {RESERVE >> 20} MB (RSS {peak_mb:,.0f} MB)",
             "time limit": f"still running after {limit_s:g} s",
         }[stopped]

@@ -52,11 +52,15 @@ def test_a_peer_without_its_venv_is_reported_with_the_reason(tmp_path):
     assert {f.value for f in figures if f.figure.startswith("time_vs_plain")} == {"unavailable"}
 
 
-def test_watchdog_kills_a_child_before_it_reaches_the_memory_cap():
-    hog = "import time\nx = b'x' * (1200 * 2**20)\ntime.sleep(30)\nprint('RESULT {}')"
-    out = run_child([sys.executable, "-c", hog], cap_bytes=1024 * 2**20, limit_s=60)
-    assert not out.ok and out.stopped == "memory cap"
-    assert out.watched_peak_mb < 1024
+def test_watchdog_kills_a_growing_child_before_it_reaches_the_memory_cap():
+    # grows by 16 MB every 20 ms up to 1.6 GB, then would print a RESULT
+    hog = (
+        "import time\nchunks = []\nfor _ in range(100):\n"
+        "    chunks.append(b'x' * (16 << 20))\n    time.sleep(0.02)\nprint('RESULT {}')"
+    )
+    out = run_child([sys.executable, "-c", hog], cap_bytes=640 << 20, limit_s=60, margin=128 << 20)
+    assert not out.ok and out.stopped == "memory cap", out.reason
+    assert 512 <= out.watched_peak_mb < 640
 
 
 def test_watchdog_stops_a_child_at_its_time_limit():
