@@ -69,6 +69,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=DEFAULT_OUT, help=f"CSV path (default {DEFAULT_OUT.relative_to(REPO)})"
     )
     p.add_argument(
+        "--table",
+        type=Path,
+        nargs="+",
+        metavar="CSV",
+        help="print the README's markdown table from saved CSVs (later files win) and exit; runs nothing",
+    )
+    p.add_argument(
         "--peers-dir", type=Path, default=None, help="where the peer venvs are (default .venv-peers)"
     )
 

@@ -86,3 +86,20 @@ def test_unknown_tool_names_are_refused():
     with pytest.raises(ValueError, match="unknown tool nope"):
         by_name("o3viz_capture,nope")
     assert Figure("a", "t", None, "1").line() == "a: 1"
+
+
+def test_cli_table_prints_a_row_per_tool_and_the_reasons(tmp_path, capsys):
+    from benchmarks.__main__ import build_parser
+
+    figures = [
+        Figure("time_vs_plain_o3viz_capture_64", "o3viz_capture", 64, "1.020", "ratio", "median of 1 pairs"),
+        Figure("peak_mb_tl_run_with_cache_4096", "tl_run_with_cache", 4096, "stopped", "MB", "stopped: RSS reached"),
+        Figure("longest_within_cap_tl_run_with_cache", "tl_run_with_cache", 2048, "2048", "tokens", "stopped at 4096"),
+    ]
+    path = write_csv(figures, tmp_path / "peers.csv")
+    args = build_parser().parse_args(["peers", "--table", str(path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "| o3viz capture (default) | 1.020× | not run |" in out
+    assert "| TransformerLens run_with_cache | not run | stopped | 2048 |" in out
+    assert "stopped at 4096" in out
