@@ -15,6 +15,7 @@ from o3viz.errors import O3vizError
 from o3viz.paths import samples_dir
 from o3viz.trace import Trace
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
+from o3viz.verify.trace_checks import ensure_claim_checks
 
 TRACE_SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
 IMPORT_SUFFIXES = (".txt", ".json", ".jsonl", ".md")
@@ -68,6 +69,7 @@ def load_file(name: str, data: bytes, *, source: str = "upload") -> LibraryEntry
         raise O3vizError(f"{len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
     if lower.endswith(TRACE_SUFFIXES):
         trace = load_trace(data)
+        ensure_claim_checks(trace)  # every trace with text shows its claims, however it was made
     elif lower.endswith(IMPORT_SUFFIXES):
         trace = _import(name, data)
         source = "import" if source == "upload" else source

@@ -13,7 +13,7 @@ import sys
 from o3viz.errors import O3vizError
 from o3viz.trace.files import read_bounded
 from o3viz.trace.io import MAX_FILE_BYTES
-from o3viz.verify.claims.check import check_claims
+from o3viz.verify.claims.check import check_text
 
 
 def register(subparsers) -> None:
@@ -21,7 +21,9 @@ def register(subparsers) -> None:
         "check-claims",
         help="check the arithmetic in a reasoning text; prints one JSON object per claim",
         description="Find arithmetic claims (a = b chains, GSM8K <<calc>> annotations, "
-        "'20%% of 50 is 10', LaTeX) in a text and check each exactly.",
+        "'20%% of 50 is 10', 'twelve times three is thirty-six', LaTeX) in a text and check each "
+        "exactly. Verdicts: correct, wrong, unverifiable (with a note such as 'too large'). "
+        "Numeric text past the checker's budget is named on stderr.",
     )
     p.add_argument("file", nargs="?", default="-", help="text file, or - for stdin (default)")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per line")
@@ -38,7 +40,10 @@ def read_text(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    claims = [c.to_dict() for c in check_claims(read_text(args.file))]
+    report = check_text(read_text(args.file))
+    if report.status != "ok":
+        sys.stderr.write(f"note: {report.status}\n")
+    claims = [c.to_dict() for c in report.claims]
     if args.jsonl:
         for d in claims:
             sys.stdout.write(json.dumps(d, ensure_ascii=False) + "\n")

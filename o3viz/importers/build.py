@@ -9,7 +9,7 @@ from pathlib import Path
 
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
-from o3viz.text.answers import AnswerSpan, extract_answer
+from o3viz.text.answers import AnswerSpan, answer_in_regions
 from o3viz.text.classify import build_steps, split_steps, step_type_counts
 from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.core import timestamp
@@ -17,7 +17,6 @@ from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
-_STRONG = ("boxed", "hashes", "answer_label", "final_math")
 _CODE = re.compile(
     r"```|\bdef \w+\(|\bfunction\b.*\breturn|\bwrite (a|an) (python )?(program|function)", re.I
 )
@@ -46,17 +45,8 @@ def task_kind(imp: Imported, text: str) -> str:
 
 
 def find_answer(text: str, regions: dict[str, list[int]], kind: str) -> AnswerSpan | None:
-    """The final answer: searched in the answer part first, then in the thinking. In thinking
-    alone, "last number" counts only for math tasks (a puzzle's last number is rarely its answer)."""
-    for part in ("answer", "thinking"):
-        if part not in regions:
-            continue
-        a, b = regions[part]
-        found = extract_answer(text[a:b])
-        if found is None or (part == "thinking" and kind != "math" and found.method not in _STRONG):
-            continue
-        return AnswerSpan(found.text, a + found.start, a + found.end, found.method)
-    return None
+    """The final answer (``o3viz.text.answers.answer_in_regions``: answer part before thinking)."""
+    return answer_in_regions(text, regions, kind)
 
 
 def build_trace(

@@ -19,11 +19,11 @@ import torch
 from o3viz.hooks.recorder import Recorder
 from o3viz.run.config import ENTROPY_THRESHOLD, MARGIN_THRESHOLD
 from o3viz.run.prompt import cumulative_offsets
+from o3viz.text.answers import round_answer
 from o3viz.text.spans import split_spans, token_ranges
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.core import Alt, DecisionPoint, Segment, Step, Token
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SELF_CHECK = re.compile(
     r"\b(let me (check|verify|double[- ]check)|to verify|checking|let's check|verify)\b", re.I
 )
@@ -88,12 +88,10 @@ def decision_points(
 
 
 def extract_answer(text: str, kind: str) -> str | None:
-    """The last number for math, else the last non-empty line (at most 200 chars)."""
-    if kind == "math":
-        nums = _NUMBER.findall(text)
-        return nums[-1].replace(",", "").rstrip(".") if nums else None
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:200] if lines else None
+    """The round's answer as ``solve`` and the importers read it (``o3viz.text.answers.round_answer``:
+    boxed, then "the answer is", then the last number for math; else the last line)."""
+    found = round_answer(text, kind)
+    return found.text if found else None
 
 
 def answer_confidence(text: str, answer: str | None, tokens: list[Token]) -> float | None:

@@ -46,6 +46,7 @@ from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.run.request import RunRequest
 from o3viz.tasks.kind import detect_task_type
 from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
+from o3viz.verify.trace_checks import claim_checks
 
 __all__ = ["CaptureConfig", "DAAConfig", "capture", "resolve_layers"]
 
@@ -241,7 +242,7 @@ def capture(
 def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureConfig) -> Round:
     text, tokens = generated_tokens(tokenizer, gen.ids, gen.logprobs, gen.entropies, gen.tops)
     answer = extract_answer(text, task.kind)
-    return Round(
+    rnd = Round(
         index=0,
         prompt=layout.prompt,
         rendered_prompt=layout.rendered,
@@ -255,6 +256,8 @@ def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureC
         confidence=answer_confidence(text, answer, tokens),
         info={"prompt_tokens": len(layout.ids), "generated_tokens": len(gen.ids), "stop_reason": gen.reason},
     )
+    rnd.checks, rnd.info["claim_checker"] = claim_checks(rnd)  # every run's text gets its claims checked
+    return rnd
 
 
 def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConfig, track: DAATrack | None):

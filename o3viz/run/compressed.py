@@ -22,6 +22,7 @@ from o3viz.run.capture import _provenance
 from o3viz.run.prompt import render_chat, tokenize_with_offsets
 from o3viz.trace import Round, Task, Token, Trace
 from o3viz.trace.core import timestamp
+from o3viz.verify.trace_checks import claim_checks
 
 
 def _question_of(prompt: str) -> str | None:
@@ -74,6 +75,7 @@ def run_compressed(
     )
     rnd.answer = (text.strip().splitlines() or [""])[-1] or None
     rnd.info["compressed_prompt"] = True
+    rnd.checks, rnd.info["claim_checker"] = claim_checks(rnd)
     settings = {"compression": asdict(config), "max_new_tokens": max_new_tokens}
     trace = Trace(task or Task(prompt), [rnd], _provenance(model, settings, 0, False, created))
     trace.compression = res.to_record(ctx)

@@ -16,18 +16,19 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
+from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
 from o3viz.verify.policy import (
     STOP_ACTIONS,
     answer_check,
     choose_action,
-    claims_to_checks,
     code_verdict_to_checks,
     feedback_for,
     final_answer,
     numbers_equal,
     round_verdict,
 )
+from o3viz.verify.trace_checks import claim_checks
 
 PREVIOUS_ATTEMPT_CHARS = 1500  # a small model loses the task if the revision prompt is too long
 
@@ -75,8 +76,6 @@ def _confidence(rnd: Round, span: tuple[int, int] | None) -> float | None:
 
 def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
     """The verification layer: fills ``rnd.checks``, ``answer``, ``confidence`` and ``verdict``."""
-    from o3viz.verify.claims.check import check_claims
-
     checks: list[Check] = []
     if spec.task.kind == "code" and spec.tests is not None:
         from o3viz.verify.code import verify_code
@@ -87,11 +86,12 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
         rnd.answer = program
         rnd.info["isolation"] = verdict.isolation
     else:
-        spans = [(s.start, s.end) for s in rnd.steps] or None
-        checks += claims_to_checks(check_claims(rnd.text, steps=spans))
-        found = final_answer(rnd.text) if spec.task.kind == "math" else None
-        rnd.answer = found.text if found else (rnd.text.strip().splitlines() or [""])[-1]
-        span = (found.start, found.end) if found else None
+        # capture already checked this text's claims; reuse them (one checker, one result)
+        claims = [c for c in rnd.checks if c.kind == "claim"] or claim_checks(rnd)[0]
+        checks += claims
+        found = round_answer(rnd.text, spec.task.kind)  # the same reading capture stored
+        rnd.answer = found.text if found else None
+        span = (found.start, found.end) if found and spec.task.kind == "math" else None
         if spec.task.kind == "math" and spec.task.reference is not None:
             step = next((s.index for s in rnd.steps if span and s.start <= span[0] < s.end), None)
             checks.append(answer_check(found, spec.task.reference, step))

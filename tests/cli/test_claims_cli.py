@@ -86,3 +86,10 @@ def test_missing_file_is_one_line_error_and_exit_2(tmp_path):
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "absent.txt: no such file" in proc.stderr
+
+
+def test_unchecked_text_past_the_budget_is_named_on_stderr(tmp_path):
+    path = tmp_path / "long.txt"
+    path.write_text("So 2 + 2 = 4.\n" * 20_000)
+    proc = run_cli(str(path), "--jsonl")
+    assert proc.returncode == 0 and "not checked" in proc.stderr

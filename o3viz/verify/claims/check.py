@@ -34,9 +34,19 @@ Measured on GSM8K by ``python -m o3viz bench claims``.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass, replace
 
-from o3viz.verify.claims.evaluate import Value, Verdict, evaluate, format_value, judge, readings
+from o3viz.verify.claims.evaluate import TooLarge, Value, Verdict, evaluate, format_value, judge, readings
 from o3viz.verify.claims.parse import Run, scan_chains
+from o3viz.verify.claims.regions import (
+    MAX_CHECK_CHARS,
+    MAX_CLAIMS,
+    budgeted,
+    numeric_lines,
+    pieces,
+    safe_span,
+)
 from o3viz.verify.claims.rules import (
     check_annotations,
     check_final_answer,
@@ -46,7 +56,37 @@ from o3viz.verify.claims.rules import (
 from o3viz.verify.claims.text import NormText, normalize_text
 from o3viz.verify.claims.types import RULES, VERDICTS, Claim, Locator, Rule
 
-__all__ = ["RULES", "VERDICTS", "Claim", "Rule", "Verdict", "check_claims", "judge"]
+__all__ = [
+    "RULES",
+    "VERDICTS",
+    "Claim",
+    "ClaimReport",
+    "Rule",
+    "Verdict",
+    "check_claims",
+    "check_text",
+    "judge",
+]
+
+
+@dataclass
+class ClaimReport:
+    """All claims of a text, and how much of its numeric text was checked."""
+
+    claims: list[Claim]
+    checked_chars: int  # characters of lines with numbers that were read
+    unchecked_chars: int  # such characters past the budgets (MAX_CHECK_CHARS, MAX_CLAIMS), not read
+
+    @property
+    def status(self) -> str:
+        """``ok``, or a one-line note saying what was left unchecked."""
+        if not self.unchecked_chars:
+            return "ok"
+        return (
+            f"checked the first {self.checked_chars:,} characters of numeric lines; "
+            f"{self.unchecked_chars:,} more were not checked "
+            f"(limits: {MAX_CHECK_CHARS:,} characters, {MAX_CLAIMS:,} claims)"
+        )
 
 
 def check_claims(text: str, *, steps: list[tuple[int, int]] | None = None) -> list[Claim]:
@@ -54,18 +94,63 @@ def check_claims(text: str, *, steps: list[tuple[int, int]] | None = None) -> li
 
     ``steps`` are (start, end) character ranges of reasoning steps; by default each line is a
     step. A claim's ``step`` is the index of the step holding its start (-1 if none does).
+    Numeric text past ``MAX_CHECK_CHARS`` characters or ``MAX_CLAIMS`` claims is not read
+    (``check_text`` says how much).
 
     >>> [(c.expression, c.stated, c.verdict) for c in check_claims("So 16 - 3 - 4 = 9 eggs.")]
     [('16-3-4', '9', 'correct')]
     """
+    return check_text(text, steps=steps).claims
+
+
+def check_text(
+    text: str, *, steps: list[tuple[int, int]] | None = None, max_chars: int = MAX_CHECK_CHARS
+) -> ClaimReport:
+    """``check_claims`` with the bookkeeping: only lines holding a digit or a number word are
+    read, in pieces (``o3viz.verify.claims.regions``), up to ``max_chars`` characters."""
     where = Locator(text, steps)
+    claims: list[Claim] = []
+    results: list[tuple[int, int, str]] = []  # stated results, for the final answer
+    kept, left = budgeted(pieces(text, numeric_lines(text)), max_chars)
+    for k, (lo, hi) in enumerate(kept):
+        if len(claims) >= MAX_CLAIMS:  # dense adversarial text: the rest is reported unchecked
+            left += sum(b - a for a, b in kept[k:])
+            kept = kept[:k]
+            break
+        where.shift = lo
+        part, stated = _check_chunk(text[lo:hi], where)
+        safe = safe_span(text, lo, hi)
+        claims += [_cut_guard(replace(c, start=c.start + lo, end=c.end + lo), safe) for c in part]
+        results += [(a + lo, b + lo, s) for a, b, s in stated]
+    where.shift = 0
+    claims.sort(key=lambda c: (c.start, c.end))
+    claims += check_inconsistent(claims, where)
+    claims += check_final_answer(text, sorted(results, key=lambda r: r[1]), where)
+    claims.sort(key=lambda c: (c.start, c.end))
+    return ClaimReport(claims, sum(hi - lo for lo, hi in kept), left)
+
+
+def _cut_guard(claim: Claim, safe: tuple[int, int]) -> Claim:
+    """A claim a piece boundary may have cut ("16 - 3 | - 4 = 9") cannot be ``wrong``."""
+    if claim.verdict == "wrong" and not safe[0] <= claim.start <= claim.end <= safe[1]:
+        claim.verdict = "unverifiable"
+        claim.note = "cut at a piece boundary"
+    return claim
+
+
+def _check_chunk(text: str, where: Locator) -> tuple[list[Claim], list[tuple[int, int, str]]]:
+    """Annotation and chain claims of one chunk, and the results it states (chunk offsets)."""
     claims = check_annotations(text, where)
-    results = [(c.start, c.end, c.stated) for c in claims]  # stated results, for the final answer
+    results = [(c.start, c.end, c.stated) for c in claims]
     norm = normalize_text(mask_annotations(text))
     for chain in scan_chains(norm.text):
         for i, (link, right) in enumerate(zip(chain.links, chain.runs[1:], strict=True)):
+            left = chain.runs[i]
             try:
-                claim = check_pair(chain.runs[i], right, link, norm, where, first=i == 0)
+                claim = check_pair(left, right, link, norm, where, first=i == 0)
+            except TooLarge:  # estimated, not computed: ((9^400)^400)^400
+                claim = _make(left, right, right, norm, where, "unverifiable", "arith_eq", None)
+                claim.note = "too large"
             except (OverflowError, ValueError):
                 claim = None  # numbers too large for a float comparison: no verdict to give
             if claim is not None:
@@ -73,11 +158,7 @@ def check_claims(text: str, *, steps: list[tuple[int, int]] | None = None) -> li
             if right.is_simple:
                 a, b = norm.span_of(right.start, right.end)
                 results.append((a, b, _orig(norm, a, b)))
-    claims.sort(key=lambda c: (c.start, c.end))
-    claims += check_inconsistent(claims, where)
-    claims += check_final_answer(text, sorted(results, key=lambda r: r[1]), where)
-    claims.sort(key=lambda c: (c.start, c.end))
-    return claims
+    return claims, results
 
 
 def _values(run: Run) -> list[Value]:
@@ -185,16 +266,11 @@ def _judge_chain(left: Run, right: Run, approx: bool, norm: NormText, where: Loc
 def _is_part(right: Run, left: Run) -> bool:
     """ "3182 - 319 + 1 = 3182 - 319 = 2863", "81 - 216 + 162 - 27 = (81+162) = 243": the right
     side computes a piece of the left (its numbers are some of the left's)."""
-    rnums = [t for k, t in right.items if k == "NUM"]
-    lnums = [t for k, t in left.items if k == "NUM"]
-    if not rnums or len(rnums) >= len(lnums):
+    rnums = Counter(t for k, t in right.items if k == "NUM")
+    lnums = Counter(t for k, t in left.items if k == "NUM")
+    if not rnums or rnums.total() >= lnums.total():
         return False
-    pool = list(lnums)
-    for n in rnums:
-        if n not in pool:
-            return False
-        pool.remove(n)
-    return True
+    return not rnums - lnums
 
 
 def _is_range(run: Run, norm: NormText) -> bool:

@@ -1,8 +1,11 @@
 """Exact evaluation of expression runs and the comparison of a computed value with a stated one.
 
 Values are ``Fraction`` (exact) or ``float`` (only after an irrational step such as ``sqrt(2)``);
-``None`` means "cannot evaluate" (a variable, division by zero, a huge power). ``compare`` holds
-the rounding rule documented in :mod:`o3viz.verify.claims.check`.
+``None`` means "cannot evaluate" (a variable, division by zero). Sizes are estimated before each
+power, product, quotient or sum (from the operands' bit lengths), and :class:`TooLarge` is raised
+instead of computing a result of more than ``MAX_BITS`` bits: ``((9^400)^400)^400`` costs
+microseconds, not minutes. ``compare`` holds the rounding rule documented in
+:mod:`o3viz.verify.claims.check`.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ from typing import Literal
 Value = Fraction | float
 Verdict = Literal["correct", "wrong", "unverifiable"]
 
-_MAX_EXP = 400  # larger integer powers are not worth computing exactly
+MAX_BITS = 8192  # about 2,500 digits: a larger exact result is "unverifiable (too large)"
 
 
 class _Fail(Exception):
     pass
+
+
+class TooLarge(Exception):
+    """An exact result would exceed ``MAX_BITS``; estimated before computing it."""
 
 
 def parse_number(text: str, pct_as_number: bool = False) -> Fraction:
@@ -43,7 +50,8 @@ def readings(text: str) -> list[tuple[Fraction, int]]:
 
 
 def evaluate(items: list[tuple[str, str]], pct_as_number: bool = False) -> Value | None:
-    """Value of a run's items, or None when it holds a variable or cannot be computed."""
+    """Value of a run's items, or None when it holds a variable or cannot be computed; raises
+    :class:`TooLarge` when the exact value would be too large to compute."""
     p = _Parser(items, pct_as_number)
     try:
         val = p.expr()
@@ -71,6 +79,7 @@ class _Parser:
             op = self.items[self.i][1]
             self.i += 1
             rhs = self.term()
+            _check_size(val, rhs, add=True)
             val = val + rhs if op == "+" else val - rhs
         return val
 
@@ -80,6 +89,7 @@ class _Parser:
             op = self.items[self.i][1]
             self.i += 1
             rhs = self.unary()
+            _check_size(val, rhs)
             val = val * rhs if op == "*" else _div(val, rhs)
         return val
 
@@ -100,6 +110,8 @@ class _Parser:
         kind, text = self.peek()
         self.i += 1
         if kind == "NUM":
+            if len(text) > MAX_BITS // 3:
+                raise TooLarge
             val = Fraction(text.replace(",", ""))
             if self.peek()[0] == "PCT":
                 self.i += 1
@@ -122,15 +134,32 @@ def _div(a: Value, b: Value) -> Value:
     return a / b
 
 
+def _bits(v: Value) -> int:
+    """Bits of an exact value's numerator plus denominator (0 for a float)."""
+    return v.numerator.bit_length() + v.denominator.bit_length() if isinstance(v, Fraction) else 0
+
+
+def _check_size(a: Value, b: Value, add: bool = False) -> None:
+    """Raise TooLarge if ``a op b`` may exceed MAX_BITS (a sum's denominators multiply too)."""
+    if _bits(a) + _bits(b) > MAX_BITS * (2 if add else 1):
+        raise TooLarge
+
+
 def _pow(base: Value, exp: Value) -> Value:
     if isinstance(exp, Fraction) and exp.denominator == 1 and isinstance(base, Fraction):
-        if abs(exp) > _MAX_EXP or (base == 0 and exp < 0):
+        if base == 0 and exp < 0:
             raise _Fail
+        if base == 0 or abs(base) == 1:  # 0, 1, -1: any power is cheap
+            return base ** (2 - exp.numerator % 2) if exp else Fraction(1)
+        if abs(exp.numerator) > MAX_BITS or abs(exp.numerator) * max(_bits(base) - 1, 1) > MAX_BITS:
+            raise TooLarge  # estimated from the bit length: |b^e| has about e*log2|b| bits
         return base**exp.numerator
     if isinstance(exp, Fraction) and exp == Fraction(1, 2):
         return _sqrt(base)
     if base < 0:
         raise _Fail
+    if isinstance(exp, Fraction) and abs(exp) > MAX_BITS:
+        raise TooLarge
     return float(base) ** float(exp)
 
 

@@ -9,22 +9,18 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from o3viz.verify.claims.evaluate import Value, Verdict, evaluate, format_value, judge, readings
+from o3viz.text.answers import extract_strong_answer
+from o3viz.verify.claims.evaluate import TooLarge, Value, Verdict, evaluate, format_value, judge, readings
 from o3viz.verify.claims.parse import Run, parse_expression
 from o3viz.verify.claims.text import normalize_text
 from o3viz.verify.claims.types import Claim, Locator
 
 _ANNOT_RE = re.compile(r"<<([^<>]*)>>")
 _VISIBLE_RE = re.compile(
-    r"\s*\$?\s*(-?(?:\d{1,3}(?: \d{3})+(?![\d.])|\d[\d,]*(?:\.\d+)?(?:/\d+)?|\.\d+)%?)"
-)  # "17 500" (space-grouped thousands), "1,000", "3/4", ".5", "25%"
-_NUM = r"\$?\s*-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?"
-_FINAL_RES = [
-    re.compile(r"####\s*([^\n]+)"),
-    re.compile(r"(?i)\bthe (?:final )?answer is\s*:?\s*(" + _NUM + ")"),
-    re.compile(r"(?im)^[\s*#]*(?:final )?answer\s*\**\s*:\s*\**\s*(" + _NUM + ")"),
-    re.compile(r"(?m)^\s*A\s*:\s*(" + _NUM + ")"),  # GSM8K model outputs end "A: 26"
-]
+    r"[^\S\n]*+\$?[^\S\n]*+(-?(?:\d{1,3}(?: \d{3}){1,12}(?![\d.])|\d[\d,]*(?:\.\d+)?(?:/\d+)?|\.\d+)%?)"
+)  # "17 500" (space-grouped thousands), "1,000", "3/4", ".5", "25%"; possessive blanks: linear
+_LEAD_NUM = re.compile(r"\$?[^\S\n]*+-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?")
+_MAX_ANSWER = 200  # characters: a longer final answer is not an arithmetic result
 _BASE_RULES = {"arith_eq", "calc_annotation", "percent_of", "fraction_of", "rounding"}
 
 
@@ -41,7 +37,10 @@ def _number_values(s: str) -> list[Value]:
 def _run_values(run: Run | None) -> list[Value]:
     if run is None or run.symbolic:
         return []
-    vals = [evaluate(run.items), evaluate(run.items, pct_as_number=True)]
+    try:
+        vals = [evaluate(run.items), evaluate(run.items, pct_as_number=True)]
+    except TooLarge:
+        return []
     return [v for v in dict.fromkeys(vals) if v is not None]
 
 
@@ -84,19 +83,18 @@ def check_annotations(text: str, where: Locator) -> list[Claim]:
 
 
 def find_final_answer(text: str) -> tuple[int, int, str] | None:
-    """The last stated final answer: (start, end, text) of ``#### N``, ``\\boxed{N}``, ..."""
-    found: list[tuple[int, int, str]] = []
-    for rx in _FINAL_RES:
-        for m in rx.finditer(text):
-            found.append((m.start(1), m.end(1), m.group(1).strip().rstrip(".")))
-    for m in re.finditer(r"\\boxed\s*\{", text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            found.append((m.end(), i - 1, text[m.end() : i - 1].strip()))
-    return max(found) if found else None
+    """The stated final answer: (start, end, text) of ``\\boxed{N}``, ``#### N``, "the answer is N",
+    "Answer: N" or "A: N", from the one extractor (``o3viz.text.answers.extract_strong_answer``)."""
+    found = extract_strong_answer(text)
+    if found is None or len(found.text) > _MAX_ANSWER:
+        return None
+    answer = found.text.strip().rstrip(".")
+    if found.method == "answer_label":  # "The answer is 15 apples": the number it starts with
+        m = _LEAD_NUM.match(answer)
+        if m is None:
+            return None
+        answer = m.group()
+    return found.start, found.start + len(answer), answer
 
 
 def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Locator) -> list[Claim]:

@@ -118,6 +118,7 @@ _TRANSPARENT = {r"\boxed", r"\fbox"}
 _SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _SUP_RE = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _CMD_RE = re.compile(r"\\(?:[A-Za-z]+|.)")
+_FRAC_DIGITS_RE = re.compile(r"[^\S\n]*+(\d)[^\S\n]*+(\d)")  # matched in place: no copy of the rest
 _SIMPLE_RE = re.compile(
     "|".join(re.escape(k) for k in sorted((k for k in _SIMPLE if not k[0] == "\\"), key=len)[::-1])
 )
@@ -198,10 +199,10 @@ def _emit_command(text: str, i: int, out: NormText, stack: list[str]) -> int:
             out.add("((", i, end + 1)
             stack.append("frac1")
             return end + 1
-        d = re.match(r"\s*(\d)\s*(\d)", text[end:])
+        d = _FRAC_DIGITS_RE.match(text, end)
         if d:  # \frac12 means 1/2
-            out.add(f"({d.group(1)}/{d.group(2)})", i, end + d.end())
-            return end + d.end()
+            out.add(f"({d.group(1)}/{d.group(2)})", i, d.end())
+            return d.end()
     if cmd in _TEXT and text.startswith("{", end):
         out.add(" ", i, end + 1)
         stack.append(" ")

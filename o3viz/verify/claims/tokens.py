@@ -1,6 +1,10 @@
 """Tokens and expression runs for the claim checker: the token regex, the word lists, the
 ``Run``/``Chain`` dataclasses and the small token-level helpers that :mod:`o3viz.verify.claims.parse`
 builds runs with (units after numbers, list bullets, a run that continues to its left).
+
+Linear time: every alternative of the token regex is bounded or consumes what it scans (comma
+groups are capped at 12, so "1,234,234,…" cannot make each start rescan the rest), and every
+look to the left stops after ``LOOK_BACK`` tokens.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 _TOKEN_RE = re.compile(
-    r"(?P<NUM>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<NUM>\d{1,3}(?:,\d{3}){1,12}(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
     r"|(?P<NL>\n)|(?P<WS>[^\S\n]+|(?<=\d)-(?=[^\W\d_]{2}))|(?P<PCT>%)|(?P<OP>[-+*/^÷−])"
     r"|(?P<LP>[(\[])|(?P<RP>[)\]])"
     r"|(?P<EQ>==?|≈|~)|(?P<CUR>[$€£])|(?P<WORD>\\[A-Za-z]+|[^\W\d_]+(?:-[^\W\d_]+)*)"
@@ -79,6 +83,7 @@ _CONNECTIVES = {"because", "so", "then", "which", "that", "since", "thus", "henc
 _RATE_WORDS = {"in", "per", "each", "every", "a", "an"}
 EQ_WORDS = {"is", "equals", "are"}
 FUNCS = {"sqrt"}
+LOOK_BACK = 24  # tokens: how far a look to the left may go ("$ $ $ … 1 + 1" stays linear)
 
 
 @dataclass
@@ -177,7 +182,7 @@ def is_unit(word: str) -> bool:
 def is_bullet(toks: list[Tok], j: int) -> bool:
     """A "-" or "*" that starts a line and is followed by a space."""
     p = j - 1
-    while p >= 0 and toks[p].kind == "WS":
+    while p >= 0 and toks[p].kind == "WS" and j - p < LOOK_BACK:
         p -= 1
     return (p < 0 or toks[p].kind == "NL") and kind_at(toks, j + 1) == "WS"
 
@@ -187,14 +192,14 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     "3 1/2 - 2", "25 classmates + his 1 teacher", "twice as many as 10 + 4",
     "60 questions x 40/100"."""
     p = first - 1
-    while p >= 0 and toks[p].kind in ("WS", "CUR"):
+    while p >= 0 and toks[p].kind in ("WS", "CUR") and first - p < LOOK_BACK:
         p -= 1
     if p >= 0 and toks[p].kind in ("WORD", "NUM") and run.items[0][0] == "NEG":
         return True  # "250 of the books - 135 sold": a binary minus whose left side is words
     if p >= 1 and toks[p].text == "." and toks[p - 1].text in (".", "…"):
         return True  # an ellipsis "(8 - 2)...(8 - 7)"
     p, seen, words = first - 1, 0, []
-    while p >= 0 and seen < 4:
+    while p >= 0 and seen < 4 and first - p < LOOK_BACK:
         t = toks[p]
         p -= 1
         if t.kind in ("WS", "CUR"):
@@ -222,8 +227,8 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
 
 def _number_before(toks: list[Tok], p: int) -> bool:
     """A number within two words left of ``p``: "8 packs of 5 bags * $4" multiplies in words."""
-    words = 0
-    while p >= 0 and words <= 2:
+    words, stop = 0, p - LOOK_BACK
+    while p >= 0 and words <= 2 and p > stop:
         t = toks[p]
         p -= 1
         if t.kind == "NUM":

@@ -36,6 +36,7 @@ class Claim:
     value: str  # what we compute, exactly ("9", "3.5", "10/3"); "" if we cannot
     verdict: Verdict
     rule: Rule
+    note: str = ""  # why a claim is unverifiable when that is worth saying: "too large"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,6 +63,10 @@ class Claim:
             if not isinstance(v, typ) or isinstance(v, bool):
                 raise TraceError(f"{path}.{name}: expected {typ.__name__}, got {type(v).__name__}")
             out[name] = v
+        note = d.get("note", "")
+        if not isinstance(note, str):
+            raise TraceError(f"{path}.note: expected str, got {type(note).__name__}")
+        out["note"] = note[:200]
         if out["start"] < 0 or out["end"] < out["start"]:
             raise TraceError(f"{path}.end: span ({out['start']}, {out['end']}) is not valid")
         if out["step"] < -1:
@@ -74,7 +79,10 @@ class Claim:
 
 
 class Locator:
-    """Maps a character offset to its step index."""
+    """Maps a character offset to its step index; ``shift`` offsets every query (a chunk of a
+    longer text checked on its own)."""
+
+    shift: int = 0
 
     def __init__(self, text: str, steps: list[tuple[int, int]] | None) -> None:
         if steps is None:
@@ -86,5 +94,6 @@ class Locator:
         self.starts = [a for a, _ in self.steps]
 
     def step_of(self, pos: int) -> int:
+        pos += self.shift
         i = bisect.bisect_right(self.starts, pos) - 1
         return i if i >= 0 and pos < max(self.steps[i][1], self.steps[i][0] + 1) else -1

@@ -1,0 +1,93 @@
+"""The one final-answer extractor (o3viz.text.answers): the order of its rules, non-numeric
+answers, the tiers an imported text is read in, linear time on hostile text, and agreement of
+capture, solve and the claim checker on what the answer is."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from o3viz.run.assemble import extract_answer as capture_answer
+from o3viz.text.answers import answer_in_regions, extract_answer, extract_strong_answer, round_answer
+from o3viz.verify.claims.rules import find_final_answer
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "method"),
+    [
+        ("The answer is 12, or \\boxed{13}.", "13", "boxed"),  # boxed wins over "answer is"
+        ("3 * 4 = 12. The answer is 15 apples.", "15 apples", "answer_label"),
+        ("2 + 2 = 4, and then 9.", "9", "last_number"),
+        ("Thus \\boxed{\\text{Evelyn}}", "\\text{Evelyn}", "boxed"),
+        ("So final answer: Evelyn.", "Evelyn", "answer_label"),
+        ("Angela: 1.4 / 6.8 ≈ 0.21\n\nThus, Evelyn’s average speed is the largest.", "Evelyn", "conclusion"),
+        ("Q: ...\nA: 26", "26", "answer_label"),
+        ("\\boxed{1} then \\boxed{2", "1", "boxed"),  # an unclosed box is skipped, not read to the end
+    ],
+)
+def test_extractor_prefers_boxed_then_answer_is_then_last_number(text, answer, method):
+    found = extract_answer(text)
+    assert (found.text, found.method) == (answer, method)
+    assert text[found.start : found.end] == answer
+
+
+def test_a_number_after_the_conclusion_is_not_displaced_by_a_name():
+    assert extract_answer("Thus, Evelyn wins with 3.6 points.").text == "3.6"
+
+
+def test_import_reads_a_strong_answer_in_the_thinking_before_the_answers_last_number():
+    # R1's math500_0004: the answer part lists speeds ending "(0.21)"; the thinking says "Evelyn"
+    thinking = "So final answer: Evelyn.\n"
+    answer = "Evelyn has the greatest average speed: Briana (0.88), Angela (0.21)."
+    text = thinking + answer
+    regions = {"thinking": [0, len(thinking)], "answer": [len(thinking), len(text)]}
+    found = answer_in_regions(text, regions, "math")
+    assert (found.text, found.method) == ("Evelyn", "answer_label")
+    regions_no_label = {"answer": [0, len(answer)]}
+    assert answer_in_regions(answer, regions_no_label, "math").text == "0.21"  # nothing better stated
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Step: 17 * 23 = 391.\nThe answer is \\boxed{391}.",
+        "It costs $1,250.",
+        "We get 6 * 7 = 42\n#### 42",
+        "no number at all",
+    ],
+)
+def test_capture_solve_and_claims_read_the_same_answer(text):
+    found = round_answer(text, "math")
+    assert capture_answer(text, "math") == (found.text if found else None)
+    strong = extract_strong_answer(text)
+    final = find_final_answer(text)
+    assert (final[2] if final else None) == (strong.text if strong else None)
+
+
+def test_general_tasks_store_a_strong_answer_or_the_last_line():
+    assert round_answer("Let me think.\nThe answer is Paris.", "general").text == "Paris"
+    assert round_answer("x\n\nlast line \n", "general").text == "last line"
+
+
+HOSTILE = [
+    "the answer is" + " " * 200_000 + "x",
+    "\\boxed{" * 100_000,
+    "\n" * 500_000,
+    " \n" * 300_000,
+    "Answer:" + " \n" * 200_000,
+    "$" * 300_000,
+    "\\(" * 200_000,
+    "1" + ",234" * 100_000,
+    "Thus, " * 100_000,
+    "answer " * 100_000,
+    "nswer NSWER " * 50_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
+def test_extractor_is_linear_on_hostile_text(text):
+    t0 = time.process_time()
+    extract_answer(text)
+    round_answer(text, "general")
+    assert time.process_time() - t0 <= 2.0

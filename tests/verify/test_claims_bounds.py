@@ -1,0 +1,152 @@
+"""The claim checker stays linear and bounded on hostile input: each adversarial input of issue
+16 takes at most 2 s (CPU time of this process, so the other jobs on a shared machine do not
+count), a megabyte of any text stays under 500 MB, huge arithmetic is estimated rather than
+computed, and a hypothesis property times every example of the pattern families."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from o3viz.verify.claims.check import check_claims, check_text
+from o3viz.verify.claims.regions import MAX_CHECK_CHARS, clean_cut, numeric_lines, pieces
+
+LIMIT_S = 2.0
+MB = 1 << 20
+
+ADVERSARIAL = {
+    "answer_is_then_spaces": "the answer is" + " " * 2000 + "x",
+    "power_tower": "((9^400)^400)^400 = 5",
+    "unclosed_boxed": "\\boxed{" * 20000,
+    "newlines_20k": "\n" * 20000,
+    "newlines_100k": "\n" * 100000,
+    "space_newline_100k": " \n" * 100000,
+    "digit_groups": "1" + ",234" * 25000 + "5 = 5",
+    "annotation_then_spaces": "<<2+3=5>>" + " " * 100000,
+    "ten_mb_of_claims": "So 16 - 3 - 4 = 9 eggs and 20% of 50 is 10.\n" * 230000,
+    "answer_words_1mb": "the answer is " * 75000,
+    "long_sum": "1+" * 300000 + "1 = 5",
+    "frac_digits": "\\frac " * 100000,
+    "open_parens": "(" * 200000 + "1 = 1",
+    "currency_run": "$ " * 200000 + "1 + 1 = 3",
+    "final_answer_lines": "Answer:\n" * 100000,
+}
+
+
+def cpu_seconds(text: str) -> float:
+    t0 = time.process_time()
+    check_claims(text)
+    return time.process_time() - t0
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_input_is_checked_within_two_seconds(name):
+    assert cpu_seconds(ADVERSARIAL[name]) <= LIMIT_S
+
+
+def test_power_tower_is_unverifiable_too_large_not_computed():
+    (claim,) = check_claims("((9^400)^400)^400 = 5")
+    assert (claim.verdict, claim.note, claim.value) == ("unverifiable", "too large", "")
+    assert [c.verdict for c in check_claims("2^10 = 1024")] == ["correct"]  # small powers still run
+
+
+def test_huge_product_is_estimated_before_it_is_computed():
+    text = " * ".join(["9" * 1000] * 12) + " = 7"  # 12,000 digits, within one piece
+    (claim,) = check_claims(text)
+    assert (claim.verdict, claim.note) == ("unverifiable", "too large")
+
+
+def test_text_past_the_budget_is_reported_unchecked_not_dropped_silently():
+    line = "So 16 - 3 - 4 = 9 eggs.\n"
+    report = check_text(line * (MAX_CHECK_CHARS // len(line) + 1000))
+    assert report.unchecked_chars > 0 and "not checked" in report.status
+    small = check_text(line * 10)
+    assert (small.unchecked_chars, small.status) == (0, "ok")
+
+
+def test_lines_without_numbers_are_skipped_but_claims_keep_their_offsets():
+    text = "Prose only here.\n" * 3 + "Then 17*23 = 381.\n" + "More prose.\n"
+    spans = numeric_lines(text)
+    assert [text[a:b] for a, b in spans] == ["Then 17*23 = 381.\n"]
+    (claim,) = check_claims(text)
+    assert text[claim.start : claim.end] == "17*23 = 381" and claim.step == 3
+    assert check_claims("twelve eggs\n7 * 8 = 54") != []  # number words count as numeric lines
+
+
+def test_pieces_cut_long_lines_at_sentence_ends_so_claims_survive():
+    text = "So 16 - 3 - 4 = 9 eggs. " * 1500  # one 36k-character line: three pieces
+    parts = pieces(text, [(0, len(text))], size=1000)
+    assert all(clean_cut(text, b) for _, b in parts) and parts[-1][1] == len(text)
+    claims = check_claims(text)
+    assert len(claims) == 1500 and {c.verdict for c in claims} == {"correct"}
+
+
+def test_one_megabyte_of_claims_stays_under_500_mb():
+    text = ("So 16 - 3 - 4 = 9 eggs and 20% of 50 is 10.\n" * (MB // 45 + 1))[:MB]
+    tracemalloc.start()
+    try:
+        check_claims(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 500 * MB
+
+
+# --- hypothesis: the pattern families, each example timed --------------------------------------
+
+FAMILIES = [
+    " ",
+    "\n",
+    " \n",
+    "\t",
+    "(",
+    "[",
+    "{",
+    "\\boxed{",
+    "\\frac{",
+    "<<",
+    ",234",
+    "1",
+    "9^",
+    "^(",
+    "= ",
+    "the answer is ",
+    "Answer: ",
+    "#### ",
+    "$",
+    "-",
+    "twelve times ",
+    "x",
+    "\\sqrt{",
+]
+
+
+@st.composite
+def adversarial_text(draw) -> str:
+    """A few hostile pieces, each repeated up to 200k times, joined (capped at 1 MB)."""
+    parts = draw(
+        st.lists(
+            st.tuples(st.sampled_from(FAMILIES), st.integers(1, 200_000)),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    tail = draw(st.sampled_from(["", "5", " = 5", "1 = 2", "}", ")"]))
+    return ("".join(piece * n for piece, n in parts) + tail)[:MB]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(adversarial_text())
+def test_any_megabyte_of_hostile_patterns_is_checked_within_two_seconds(text):
+    assert cpu_seconds(text) <= LIMIT_S
+
+
+def test_a_claim_cut_by_a_piece_boundary_is_never_wrong():
+    text = "1 + " * 6000 + "1 = 2"  # one line longer than a piece: cut inside the sum
+    assert [c for c in check_claims(text) if c.verdict == "wrong"] == []
