@@ -17,8 +17,9 @@ from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
 from o3viz.trace.compression import CompressionRecord
 from o3viz.trace.internals import InternalsRecord
+from o3viz.trace.importance import ImportanceRecord, importance_list
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: optional rounds[].importance and rounds[].internals; older files migrate on load
 MAX_TOKENS = 200_000  # per round, generated or prompt
 MAX_STEPS = 50_000
 MAX_ROUNDS = 64
@@ -283,6 +284,7 @@ class Round:
     feedback: str | None = None  # the feedback that produced the next round
     info: dict = field(default_factory=dict)
     internals: InternalsRecord | None = None  # MoE routing and the logit lens (optional)
+    importance: list[ImportanceRecord] = field(default_factory=list)  # one per method or source
 
     _LISTS = (
         ("prompt_tokens", Token, MAX_TOKENS),
@@ -306,6 +308,8 @@ class Round:
         if self.internals is not None:
             d["internals"] = self.internals.to_dict()
         d["info"] = self.info
+        if self.importance:
+            d["importance"] = [x.to_dict() for x in self.importance]
         return d
 
     @classmethod
@@ -323,6 +327,7 @@ class Round:
             r.internals = InternalsRecord.from_dict(req(d, "internals", dict, path), f"{path}.internals")
             r.internals.check_tokens(len(r.tokens), len(r.prompt_tokens), f"{path}.internals")
         r.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
+        r.importance = importance_list(d, path, len(r.steps))
         _check_offsets(r, path)
         return r
 
@@ -481,7 +486,9 @@ class Trace:
             raise fail("(top level)", "must be a JSON object")
         version = req(d, "schema_version", int, "")
         if version != SCHEMA_VERSION:
-            raise fail("schema_version", f"is {version}; this o3viz reads version {SCHEMA_VERSION} only")
+            from o3viz.trace.migrate import migrate
+
+            d = migrate(d, version, SCHEMA_VERSION)
         rounds = req_list(d, "rounds", "", dict, MAX_ROUNDS)
         comp = d.get("compression")
         return cls(

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from o3viz.testing.builders import small_trace as make_trace
+from o3viz.trace import SCHEMA_VERSION
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -19,7 +20,7 @@ def test_info_json_prints_counts_verdicts_size_and_schema(tmp_path):
     assert out.returncode == 0, out.stderr
     info = json.loads(out.stdout)
     assert info["tokens"] == 5 and info["steps"] == 2 and info["decision_points"] == 1
-    assert info["verdicts"] == {"correct": 1} and info["schema_version"] == 1
+    assert info["verdicts"] == {"correct": 1} and info["schema_version"] == SCHEMA_VERSION
     assert info["file_bytes"] == path.stat().st_size and info["daa_mode"] == "observe"
 
 

@@ -1,0 +1,151 @@
+"""Step importance records (Thought Anchors measures) as stored on a round: one record per method
+or named source, with per-step scores, dependency edges, the step × step matrix it came from and
+its provenance (method, parameters, reader or rollout model).
+
+The shape the map and the tables read (schema version 2, ``rounds[].importance[]``):
+
+- ``scores``: one number (or ``null`` where the method gives none) per step of the round, in step
+  order, so ``scores[i]`` belongs to ``round.steps[i]``; larger means more important;
+- ``depends_on``: edges ``[step, antecedent, weight]`` with ``antecedent < step`` and ``weight`` in
+  ``[0, 1]`` (1 = the strongest edge of this record), read "step depends on antecedent";
+- ``series``: further per-step lists aligned the same way (e.g. ``resampling_accuracy``);
+- ``matrix``: ``(S, S)`` float32, row ``j`` = the later step, column ``i`` = the earlier step
+  (receiver: mean token attention of j on i; suppression: mean KL of j's tokens when i is masked);
+- ``head_kurtosis``: ``(L, H)`` float32, the kurtosis of each head's vertical scores (receiver);
+- ``receiver_heads``: the ``[layer, head]`` pairs whose vertical scores give ``scores``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from o3viz.trace.codec import (
+    arrays_equal,
+    check_json_value,
+    decode_array,
+    encode_array,
+    fail,
+    literal,
+    opt,
+    req,
+    req_list,
+)
+
+ImportanceMethod = Literal["receiver", "suppression", "resample", "published"]
+IMPORTANCE_METHODS = ("receiver", "suppression", "resample", "published")
+MAX_RECORDS = 32  # importance records per round
+MAX_EDGES = 200_000
+
+
+def _scores(d: dict, key: str, path: str, n_max: int) -> list[float | None]:
+    items = req(d, key, list, path) if key in d else []
+    if len(items) > n_max:
+        raise fail(f"{path}.{key}", f"has {len(items)} items, more than the limit {n_max}")
+    out: list[float | None] = []
+    for i, v in enumerate(items):
+        out.append(None if v is None else opt({"v": v}, "v", float, f"{path}.{key}[{i}]"))
+    return out
+
+
+def _edges(d: dict, path: str) -> list[tuple[int, int, float]]:
+    items = req_list(d, "depends_on", path, list, MAX_EDGES) if "depends_on" in d else []
+    out = []
+    for i, e in enumerate(items):
+        where = f"{path}.depends_on[{i}]"
+        if len(e) != 3:
+            raise fail(where, "must be [step, antecedent, weight]")
+        step, ante = (req({"v": x}, "v", int, where) for x in e[:2])
+        weight = req({"v": e[2]}, "v", float, where)
+        if not 0 <= ante < step:
+            raise fail(where, f"antecedent {ante} must come before step {step}")
+        out.append((step, ante, weight))
+    return out
+
+
+@dataclass(eq=False)
+class ImportanceRecord:
+    """One importance measure of one round's steps (see the module docstring for the shapes)."""
+
+    method: str  # receiver | suppression | resample | published
+    source: str  # a name unique within the round: the method, or e.g. "thought-anchors"
+    scores: list[float | None] = field(default_factory=list)  # (S,)
+    depends_on: list[tuple[int, int, float]] = field(default_factory=list)
+    series: dict[str, list[float | None]] = field(default_factory=dict)  # name -> (S,)
+    matrix: np.ndarray | None = None  # (S, S) float32, row = later step, column = earlier step
+    head_kurtosis: np.ndarray | None = None  # (L, H) float32
+    receiver_heads: list[tuple[int, int]] = field(default_factory=list)  # (layer, head)
+    params: dict = field(default_factory=dict)  # the method's parameters
+    model: dict = field(default_factory=dict)  # reader / rollout model: model_id, revision, proxy
+    info: dict = field(default_factory=dict)  # provenance: created_at, versions, cost, notes
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "method": self.method,
+            "source": self.source,
+            "scores": list(self.scores),
+            "depends_on": [[int(a), int(b), float(w)] for a, b, w in self.depends_on],
+            "series": {k: list(v) for k, v in self.series.items()},
+            "receiver_heads": [[int(a), int(b)] for a, b in self.receiver_heads],
+            "params": self.params,
+            "model": self.model,
+            "info": self.info,
+        }
+        for k in ("matrix", "head_kurtosis"):
+            if getattr(self, k) is not None:
+                d[k] = encode_array(getattr(self, k))
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str, n_steps: int) -> ImportanceRecord:
+        rec = cls(
+            method=literal(d, "method", IMPORTANCE_METHODS, path),
+            source=req(d, "source", str, path),
+            scores=_scores(d, "scores", path, n_steps),
+            depends_on=_edges(d, path),
+            params=check_json_value(opt(d, "params", dict, path, {}), f"{path}.params"),
+            model=check_json_value(opt(d, "model", dict, path, {}), f"{path}.model"),
+            info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
+        )
+        series = opt(d, "series", dict, path, {})
+        rec.series = {str(k): _scores(series, k, f"{path}.series", n_steps) for k in list(series)[:64]}
+        heads = req_list(d, "receiver_heads", path, list, 4096) if "receiver_heads" in d else []
+        rec.receiver_heads = [tuple(req_list({"h": h}, "h", f"{path}.receiver_heads", int, 2)) for h in heads]
+        for k in ("matrix", "head_kurtosis"):
+            if d.get(k) is not None:
+                setattr(rec, k, decode_array(d[k], f"{path}.{k}", ndim=2, dtypes=("float32", "float16")))
+        if rec.matrix is not None and rec.matrix.shape[0] > n_steps:
+            raise fail(f"{path}.matrix", f"has {rec.matrix.shape[0]} rows for {n_steps} steps")
+        if any(max(a, b) >= max(n_steps, 1) for a, b, _ in rec.depends_on):
+            raise fail(f"{path}.depends_on", "names a step the round does not have")
+        return rec
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImportanceRecord):
+            return NotImplemented
+        same_arrays = all(
+            arrays_equal(getattr(self, k), getattr(other, k)) for k in ("matrix", "head_kurtosis")
+        )
+        strip = ("matrix", "head_kurtosis")
+        a = {k: v for k, v in self.to_dict().items() if k not in strip}
+        b = {k: v for k, v in other.to_dict().items() if k not in strip}
+        return same_arrays and a == b
+
+
+def importance_list(d: dict, path: str, n_steps: int) -> list[ImportanceRecord]:
+    """``round.importance`` from a round's dict (absent: empty); sources must be unique."""
+    items = opt(d, "importance", list, path, [])
+    if len(items) > MAX_RECORDS:
+        raise fail(f"{path}.importance", f"has {len(items)} records, more than the limit {MAX_RECORDS}")
+    recs = [ImportanceRecord.from_dict(x, f"{path}.importance[{i}]", n_steps) for i, x in enumerate(items)]
+    names = [r.source for r in recs]
+    if len(set(names)) != len(names):
+        raise fail(f"{path}.importance", "two records share one source name")
+    return recs
+
+
+def set_importance(records: list[ImportanceRecord], rec: ImportanceRecord) -> None:
+    """Add ``rec`` to ``records``, replacing a record of the same source."""
+    records[:] = [r for r in records if r.source != rec.source] + [rec]

@@ -1,0 +1,31 @@
+"""Reading older trace files: each step upgrades a file's dict by one schema version, so a file
+of any supported version reaches ``SCHEMA_VERSION`` before validation.
+
+- 1 → 2: version 2 adds optional fields only (``rounds[].importance``, the step importance
+  records of ``o3viz.trace.importance``, and ``rounds[].internals``, MoE routing and the logit
+  lens, which version-1 files may already carry); a version-1 file is a valid version-2 file once its
+  ``schema_version`` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from o3viz.trace.codec import fail
+
+
+def _v1_to_v2(d: dict) -> dict:
+    return {**d, "schema_version": 2}
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2}  # from version -> one step up
+
+
+def migrate(d: dict, version: int, target: int) -> dict:
+    """``d`` (a trace file's top-level dict at ``version``) upgraded to ``target``."""
+    if version > target or (version < target and version not in MIGRATIONS):
+        raise fail("schema_version", f"is {version}; this o3viz reads versions {min(MIGRATIONS)} to {target}")
+    while version < target:
+        d = MIGRATIONS[version](d)
+        version += 1
+    return d
