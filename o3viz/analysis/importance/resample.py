@@ -1,0 +1,299 @@
+"""Counterfactual resampling (Thought Anchors, black-box): how the answer distribution changes
+when step i is resampled instead of kept.
+
+Prefix ``P_i`` is the prompt plus the text before step i; ``P_{i+1}`` includes step i. K rollouts
+to a final answer are sampled from each of the S + 1 prefixes (so step i's "kept" rollouts are
+step i+1's "resampled" ones, as in the paper). For step i:
+
+- ``resampling_accuracy`` = acc(P_{i+1}) − acc(P_i), where the reference answer is known;
+- ``resampling_kl`` = KL(answers of P_{i+1} ‖ answers of P_i), add-one smoothed over the answers seen;
+- ``counterfactual_*``: the same, keeping only the rollouts of P_i whose new first sentence differs
+  in meaning from step i: cosine similarity under ``threshold`` between sentence embeddings.
+  With no sentence-embedding model offline, the embedding is the reader model's mean-pooled final
+  hidden states (the embedded model by default), a weaker semantic measure than the paper's
+  sentence transformer.
+
+``scores`` is ``counterfactual_accuracy`` when the trace has a reference answer, else
+``counterfactual_kl``. Rollouts come from a backend (``o3viz.analysis.importance.rollouts``) and
+are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
+(prefixes past the cap are left unscored and the record says ``complete: false``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from o3viz.analysis.importance.reading import check_steps
+from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
+from o3viz.text.answers import answers_equivalent, extract_answer, normalize_answer
+from o3viz.trace import Trace
+from o3viz.trace.importance import ImportanceRecord
+
+PAPER_PROMPT = (
+    "Solve this math problem step by step. You MUST put your final answer in \\boxed{{}}. "
+    "Problem: {question} Solution: \n<think>\n"
+)
+DEFAULT_THRESHOLD = 0.8  # cosine similarity under which a resampled step "differs" (the paper's)
+
+
+@dataclass
+class ResampleCost:
+    """What a resampling run will cost, before it starts."""
+
+    prefixes: int
+    rollouts: int  # (S + 1) × K
+    cached: int  # already on disk
+    new: int  # to generate, after the cap
+    max_new_tokens: int  # upper bound: new × max_tokens
+
+    def line(self) -> str:
+        return (
+            f"{self.prefixes} prefixes × K = {self.rollouts} rollouts ({self.cached} cached); "
+            f"{self.new} to generate, at most {self.max_new_tokens:,} new tokens"
+        )
+
+
+def rollout_prompt(trace: Trace, tokenizer: Any = None, round_index: int = -1) -> str:
+    """The text a rollout continues from, before the reasoning: the round's own rendered prompt
+    (a capture), else the question in ``tokenizer``'s chat template, else the paper's prompt."""
+    rnd = trace.rounds[round_index]
+    if rnd.rendered_prompt:
+        return rnd.rendered_prompt
+    if tokenizer is not None:
+        from o3viz.run.prompt import layout_prompt
+
+        return layout_prompt(tokenizer, trace.task.question or "").rendered
+    return PAPER_PROMPT.format(question=trace.task.question or "")
+
+
+def prefixes(trace: Trace, round_index: int = -1) -> list[str]:
+    """S + 1 reasoning prefixes: before each step, then through the last step."""
+    rnd = trace.rounds[round_index]
+    check_steps(rnd, "resampling")
+    return [rnd.text[: s.start] for s in rnd.steps] + [rnd.text[: rnd.steps[-1].end]]
+
+
+def estimate(
+    trace: Trace,
+    backend: Backend,
+    prompt: str,
+    k: int,
+    sampling: Sampling,
+    cache: RolloutCache,
+    max_rollouts: int | None = None,
+    round_index: int = -1,
+) -> ResampleCost:
+    pre = prefixes(trace, round_index)
+    cached = sum(min(k, len(cache.get(cache.key(backend.name, prompt + p, sampling)))) for p in pre)
+    new = len(pre) * k - cached
+    new = new if max_rollouts is None else min(new, max_rollouts)
+    return ResampleCost(len(pre), len(pre) * k, cached, new, new * sampling.max_tokens)
+
+
+def _answer(prefix: str, rollout: str) -> str | None:
+    found = extract_answer(prefix + rollout)
+    return None if found is None else normalize_answer(found.text)
+
+
+def _kl(p: list[str | None], q: list[str | None]) -> float | None:
+    """KL(p ‖ q) of two answer samples, add-one smoothed over the answers either contains."""
+    if not p or not q:
+        return None
+    support = set(p) | set(q)
+    cp, cq = Counter(p), Counter(q)
+    n_p, n_q = len(p) + len(support), len(q) + len(support)
+    return float(
+        sum((cp[a] + 1) / n_p * math.log(((cp[a] + 1) / n_p) / ((cq[a] + 1) / n_q)) for a in support)
+    )
+
+
+def _acc(answers: list[str | None], reference: str | None) -> float | None:
+    if reference is None or not answers:
+        return None
+    return sum(a is not None and answers_equivalent(a, reference) for a in answers) / len(answers)
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+def first_sentence(text: str) -> str:
+    from o3viz.text.spans import split_spans
+
+    spans = split_spans(text)
+    return text[spans[0][0] : spans[0][1]] if spans else text.strip()
+
+
+def embed(model: Any, tokenizer: Any, texts: list[str], batch: int = 16) -> np.ndarray:
+    """(N, d) unit vectors: the reader's final hidden states, mean-pooled over each text's tokens."""
+    import torch
+
+    out = []
+    device = next(model.parameters()).device
+    for s in range(0, len(texts), batch):
+        enc = tokenizer(
+            [t or " " for t in texts[s : s + batch]],
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=256,
+            add_special_tokens=False,
+        ).to(device)
+        with torch.inference_mode():
+            h = model.get_decoder()(
+                input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]
+            ).last_hidden_state
+        m = enc["attention_mask"][..., None].float()
+        v = (h.float() * m).sum(1) / m.sum(1).clamp(min=1)
+        out.append(torch.nn.functional.normalize(v, dim=-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, 1), np.float32)
+
+
+def collect_rollouts(
+    backend: Backend,
+    prompt: str,
+    pre: list[str],
+    k: int,
+    sampling: Sampling,
+    cache: RolloutCache,
+    *,
+    max_rollouts: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[list[str] | None]:
+    """K rollouts per prefix (None where the cap or a stop left it undone), cached as they come."""
+    total, done, budget = len(pre) * k, 0, max_rollouts
+    out: list[list[str] | None] = []
+    for p in pre:
+        key = cache.key(backend.name, prompt + p, sampling)
+        have = cache.get(key)[:k]
+        need = k - len(have)
+        if need and ((budget is not None and budget < need) or (should_stop is not None and should_stop())):
+            out.append(None)
+            continue
+        while len(have) < k:  # one sample at a time into the cache: a kill loses at most one batch
+            step = min(k - len(have), getattr(backend, "batch", 1))
+            got = backend.complete(prompt + p, step, sampling, first=len(have))
+            cache.add(key, got)
+            have += got
+            done += len(got)
+            if on_progress is not None:
+                on_progress(min(total, done + sum(len(x) for x in out if x)), total)
+        if budget is not None:
+            budget -= need
+        out.append(have)
+    return out
+
+
+def resample_importance(
+    trace: Trace,
+    backend: Backend,
+    reader: tuple[Any, Any],
+    *,
+    k: int = 8,
+    sampling: Sampling | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    cache: RolloutCache | None = None,
+    max_rollouts: int | None = None,
+    prompt: str | None = None,
+    round_index: int = -1,
+    on_progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> ImportanceRecord:
+    """The resampling record of one round. ``reader`` = (model, tokenizer) for the embeddings."""
+    sampling = sampling or Sampling()
+    cache = cache or RolloutCache()
+    rnd = trace.rounds[round_index]
+    pre = prefixes(trace, round_index)
+    prompt = (
+        prompt
+        if prompt is not None
+        else rollout_prompt(trace, getattr(backend, "tokenizer", None), round_index)
+    )
+    rolls = collect_rollouts(
+        backend,
+        prompt,
+        pre,
+        k,
+        sampling,
+        cache,
+        max_rollouts=max_rollouts,
+        on_progress=on_progress,
+        should_stop=should_stop,
+    )
+    answers = [None if r is None else [_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)]
+    different = _different(reader, rnd, rolls, threshold)
+    ref = normalize_answer(trace.task.reference) if trace.task.reference else None
+    series = _series(answers, different, ref)
+    scores = series["counterfactual_accuracy" if ref is not None else "counterfactual_kl"]
+    return ImportanceRecord(
+        method="resample",
+        source="resample",
+        scores=scores,
+        series=series,
+        params={
+            "k": k,
+            "threshold": threshold,
+            **sampling.key(),
+            "max_rollouts": max_rollouts,
+            "score": "counterfactual_accuracy" if ref is not None else "counterfactual_kl",
+        },
+        model={"model_id": backend.name, "embedding": _model_id(reader[0]) + " (mean-pooled hidden states)"},
+        info={
+            "rollouts": sum(len(r) for r in rolls if r),
+            "complete": all(r is not None for r in rolls),
+            "prompt_chars": len(prompt),
+        },
+    )
+
+
+def _model_id(model: Any) -> str:
+    info = getattr(model, "o3viz_info", None)
+    return getattr(info, "model_id", None) or str(getattr(model.config, "_name_or_path", ""))
+
+
+def _different(reader, rnd, rolls, threshold: float) -> list[list[bool] | None]:
+    """For each step i: which rollouts of P_i open with a sentence unlike step i."""
+    model, tok = reader
+    out: list[list[bool] | None] = []
+    for i, st in enumerate(rnd.steps):
+        r = rolls[i]
+        if r is None:
+            out.append(None)
+            continue
+        vecs = embed(model, tok, [st.text] + [first_sentence(x) for x in r])
+        out.append([bool(v @ vecs[0] < threshold) for v in vecs[1:]])
+    return out
+
+
+def _series(answers, different, ref) -> dict[str, list[float | None]]:
+    n = len(answers) - 1
+    s: dict[str, list[float | None]] = {
+        k: [None] * n
+        for k in (
+            "accuracy",
+            "resampling_accuracy",
+            "resampling_kl",
+            "counterfactual_accuracy",
+            "counterfactual_kl",
+            "different_fraction",
+        )
+    }
+    for i in range(n):
+        here, kept = answers[i], answers[i + 1]
+        s["accuracy"][i] = _acc(here, ref)
+        if here is None or kept is None:
+            continue
+        diff = [a for a, d in zip(here, different[i], strict=True) if d]
+        s["different_fraction"][i] = len(diff) / len(here)
+        s["resampling_accuracy"][i] = _diff(_acc(kept, ref), _acc(here, ref))
+        s["resampling_kl"][i] = _kl(kept, here)
+        s["counterfactual_accuracy"][i] = _diff(_acc(kept, ref), _acc(diff, ref))
+        s["counterfactual_kl"][i] = _kl(kept, diff)
+    return s

@@ -1,0 +1,88 @@
+"""Importance records in the trace file (schema version 2) and the version-1 migration."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+
+from o3viz.errors import TraceError
+from o3viz.paths import REPO_ROOT
+from o3viz.testing.builders import small_trace
+from o3viz.trace import SCHEMA_VERSION, load_trace
+from o3viz.trace.importance import ImportanceRecord, set_importance
+
+SCHEMA = json.loads((REPO_ROOT / "docs" / "trace.schema.json").read_text())
+
+
+def _with_importance():
+    t = small_trace()
+    rec = ImportanceRecord(
+        method="suppression",
+        source="suppression",
+        scores=[0.5, None],
+        depends_on=[(1, 0, 1.0)],
+        series={"raw": [1.5, None]},
+        matrix=np.array([[0, 0], [1.5, 0]], dtype=np.float32),
+        head_kurtosis=np.ones((2, 3), dtype=np.float32),
+        receiver_heads=[(1, 2)],
+        params={"batch": 4},
+        model={"model_id": "tiny", "proxy": True},
+    )
+    set_importance(t.final.importance, rec)
+    return t
+
+
+def test_importance_round_trips_through_save_and_load(tmp_path):
+    t = _with_importance()
+    back = load_trace(t.save(tmp_path / "t.o3trace.json.gz"))
+    assert back == t
+    rec = back.final.importance[0]
+    assert rec.scores == [0.5, None] and rec.depends_on == [(1, 0, 1.0)] and rec.receiver_heads == [(1, 2)]
+    assert rec.matrix.dtype == np.float32 and rec.matrix[1, 0] == 1.5
+
+
+def test_a_trace_with_importance_matches_the_published_schema():
+    jsonschema.validate(_with_importance().to_dict(), SCHEMA)
+
+
+def test_a_version_1_file_migrates_and_saves_as_the_current_version(tmp_path):
+    d = small_trace().to_dict()
+    d["schema_version"] = 1
+    t = load_trace(json.dumps(d).encode())
+    assert t.schema_version == SCHEMA_VERSION == 2 and t.final.importance == []
+    assert json.loads(t.save(tmp_path / "m.o3trace.json").read_text())["schema_version"] == 2
+
+
+def test_a_newer_version_is_refused_in_one_line():
+    d = small_trace().to_dict()
+    d["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(TraceError, match="schema_version: is 3; this o3viz reads versions 1 to 2"):
+        load_trace(json.dumps(d).encode())
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.update(depends_on=[[0, 1, 0.5]]), "must come before"),
+        (lambda r: r.update(depends_on=[[5, 1, 0.5]]), "names a step"),
+        (lambda r: r.update(scores=[0.1, 0.2, 0.3]), "more than the limit 2"),
+        (lambda r: r.update(method="vibes"), "must be one of"),
+        (lambda r: r.update(scores=["x", 1]), "must be a number"),
+    ],
+)
+def test_malformed_importance_is_refused_naming_the_field(edit, message):
+    d = _with_importance().to_dict()
+    edit(d["rounds"][0]["importance"][0])
+    with pytest.raises(TraceError, match=message) as err:
+        load_trace(json.dumps(d).encode())
+    assert "rounds[0].importance[0]" in str(err.value)
+
+
+def test_duplicate_sources_in_one_round_are_refused():
+    d = _with_importance().to_dict()
+    d["rounds"][0]["importance"] *= 2
+    with pytest.raises(TraceError, match="share one source"):
+        load_trace(json.dumps(d).encode())
