@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from o3viz.text.classify import TYPES, classify_step
 from o3viz.trace import Round, Trace
+from o3viz.trace.importance import step_view
 
 UNTYPED = "untyped"
 GOOD = ("pass", "correct")
@@ -170,7 +171,8 @@ def _round(rnd: Round) -> OutlineRound:
     out = OutlineRound(f"round:{rnd.index}", rnd.index, rnd.verdict, rnd.answer, rnd.action, rnd.feedback)
     n, indices = len(rnd.steps), {s.index for s in rnd.steps}
     dps = sorted(dp.token_index for dp in rnd.decision_points)
-    for s in rnd.steps:
+    imp, deps = step_view(rnd.importance, n)  # the round's importance records, scaled to [0, 1]
+    for k, s in enumerate(rnd.steps):
         recorded = s.type if s.type in TYPES else None
         out.steps.append(
             OutlineStep(
@@ -182,8 +184,8 @@ def _round(rnd: Round) -> OutlineRound:
                 s.kind,
                 s.parent if s.parent in indices else None,
                 inferred=recorded is None,
-                importance=_importance(getattr(s, "importance", None)),
-                depends_on=[d for d in _depends(getattr(s, "depends_on", None), s.index) if d in indices],
+                importance=_importance(imp[k]),
+                depends_on=[d for d in _depends(deps[k], s.index) if d in indices],
                 confidence=_confidence(rnd, s.token_start, s.token_end),
                 decision_points=bisect.bisect_left(dps, s.token_end) - bisect.bisect_left(dps, s.token_start),
             )

@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     trace = load_trace(args.trace)
     if not -len(trace.rounds) <= args.round < len(trace.rounds):
         raise UsageError(f"--round {args.round}: the trace has {len(trace.rounds)} round(s)")
+    if args.method != "published":
+        from o3viz.analysis.importance.reading import check_steps
+
+        check_steps(trace.rounds[args.round], args.method)  # before loading any model
     t0 = time.perf_counter()
     rec = {"receiver": _white_box, "suppression": _white_box, "resample": _resample, "published": _published}[
         args.method

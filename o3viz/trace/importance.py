@@ -149,3 +149,41 @@ def importance_list(d: dict, path: str, n_steps: int) -> list[ImportanceRecord]:
 def set_importance(records: list[ImportanceRecord], rec: ImportanceRecord) -> None:
     """Add ``rec`` to ``records``, replacing a record of the same source."""
     records[:] = [r for r in records if r.source != rec.source] + [rec]
+
+
+PREFERENCE = ("resample", "suppression", "receiver", "published")  # which record a map shows first
+
+
+def pick_record(records: list[ImportanceRecord], source: str | None = None) -> ImportanceRecord | None:
+    """The record named ``source``, else the first present in ``PREFERENCE`` order."""
+    if source is not None:
+        return next((r for r in records if r.source == source), None)
+    for method in PREFERENCE:
+        rec = next((r for r in records if r.method == method), None)
+        if rec is not None:
+            return rec
+    return None
+
+
+def step_view(
+    records: list[ImportanceRecord], n_steps: int, source: str | None = None, min_weight: float = 0.0
+) -> tuple[list[float | None], list[list[int]]]:
+    """Per step: importance scaled to [0, 1] by rank among the scored steps (robust to the
+    methods' different units and outliers), and the antecedents with edge weight ≥ ``min_weight``.
+
+    >>> rec = ImportanceRecord("suppression", "suppression", [0.5, 2.0, None], [(1, 0, 0.9)])
+    >>> step_view([rec], 3)
+    ([0.0, 1.0, None], [[], [0], []])
+    """
+    rec = pick_record(records, source)
+    deps: list[list[int]] = [[] for _ in range(n_steps)]
+    if rec is None:
+        return [None] * n_steps, deps
+    scored = sorted((v, i) for i, v in enumerate(rec.scores[:n_steps]) if v is not None)
+    out: list[float | None] = [None] * n_steps
+    for rank, (_, i) in enumerate(scored):
+        out[i] = rank / (len(scored) - 1) if len(scored) > 1 else 1.0
+    for step, ante, weight in rec.depends_on:
+        if step < n_steps and weight >= min_weight:
+            deps[step].append(ante)
+    return out, deps

@@ -94,7 +94,7 @@ def test_a_reader_with_a_different_tokenizer_gets_one_line():
 def test_receiver_record_on_an_imported_trace_says_the_reader_is_a_proxy():
     model, tok = make_tiny_llama()
     text = "First, 2 + 3. Let me add. That is 5. Check: 5 - 3 = 2. So the answer is 5. Done."
-    spans = [(0, 13), (14, 25), (26, 36), (37, 54), (55, 75), (76, 81)]
+    spans = [(0, 13), (14, 25), (26, 36), (37, 54), (55, 74), (75, 80)]
     t = _trace(text, spans)
     t.provenance.source = {"source_model": "deepseek-r1"}
     rec = receiver_importance(t, model, tok, gap=1, top_k=2)

@@ -2,7 +2,7 @@
 
 For each step i, every layer's attention to step i's tokens is masked (``o3viz.hooks.suppress``),
 and each later step j's next-token distributions are compared with the unmasked pass:
-``M[j, i]`` = mean over the positions that predict j's tokens of KL(unmasked ‖ masked), in nats.
+``M[j, i]`` = mean over j's token positions of KL(unmasked ‖ masked), in nats.
 A step's suppression score is the mean of its column over the later steps.
 
 Cost: one unmasked pass keeps its KV cache; positions before step i cannot see step i, so the
@@ -71,8 +71,8 @@ def suppression_matrix(
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
-    """(S, S) float32: ``M[j, i]`` = mean KL at the positions predicting step j's tokens when
-    step i's tokens are masked (j > i; zero elsewhere)."""
+    """(S, S) float32: ``M[j, i]`` = mean KL of the next-token distributions at step j's tokens
+    when step i's tokens are masked (j > i; zero elsewhere)."""
     from transformers import DynamicCache
 
     device = next(model.parameters()).device
@@ -100,14 +100,12 @@ def suppression_matrix(
 
 
 def _column(head, seq: ReadSequence, base_h, masked_h, start: int, i: int) -> np.ndarray:
-    """Mean KL per later step j > i; position p-1 predicts token p, so step j [a, b) is read at
-    rows [a-1, b-1)."""
-    lo = seq.steps[i + 1][0] - 1
-    hi = seq.steps[-1][1] - 1
+    """Mean KL per later step j > i over the next-token distributions at j's own positions."""
+    lo, hi = seq.steps[i + 1][0], seq.steps[-1][1]
     kl = _kl_rows(head, base_h[lo:hi], masked_h[lo - start : hi - start]).cpu().numpy()
     col = np.zeros(len(seq.steps), dtype=np.float32)
     for j in range(i + 1, len(seq.steps)):
-        a, b = seq.steps[j][0] - 1 - lo, seq.steps[j][1] - 1 - lo
+        a, b = seq.steps[j][0] - lo, seq.steps[j][1] - lo
         if b > a:
             col[j] = float(kl[a:b].mean())
     return col

@@ -1,0 +1,306 @@
+"""importance: Thought Anchors step importance against the paper's own labels, and its cost.
+
+``--part labels``: on the Thought Anchors file (``../shared/data/traces/
+thought_anchors_math_base_solutions.jsonl``, 42 problems), each problem's labelled chunks become the
+steps; receiver scores (embedded model as reader, first ``--max-tokens`` tokens) and suppression
+scores (first ``--suppression-tokens`` tokens) are compared with the published
+``counterfactual_importance_kl`` / ``_accuracy`` by Spearman correlation, pooled over all scored
+chunks and as the per-problem median, beside two baselines: step position and step length. Then
+the mean score per ``function_tag`` (scores ranked within each problem, 0..1).
+
+``--part cost``: ratios measured in the same run, interleaved:
+- receiver-head analysis vs the enrichment forward alone, on a ``--cost-tokens`` token trace;
+- suppression of N steps vs N single (masked, uncached) forwards;
+- K local rollouts of ``--rollout-tokens`` tokens from one prefix (shared cache, one batch) vs K
+  separate generations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from o3viz.paths import data_dir
+
+TAGS_PAPER_TOP = ("plan_generation", "uncertainty_management")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--part", choices=("labels", "cost", "all"), default="all")
+    p.add_argument("--problems", type=int, default=42, help="first N problems of the file (42 = all)")
+    p.add_argument("--max-tokens", type=int, default=8192, help="receiver: tokens read per problem")
+    p.add_argument("--suppression-tokens", type=int, default=512, help="suppression: tokens read per problem")
+    p.add_argument(
+        "--suppression-problems", type=int, default=42, help="suppression on the first N problems only"
+    )
+    p.add_argument("--cost-tokens", type=int, default=8192)
+    p.add_argument("--cost-steps", type=int, default=16, help="N for the suppression cost")
+    p.add_argument("--rollouts", type=int, default=8, help="K for the rollout cost")
+    p.add_argument("--rollout-tokens", type=int, default=128)
+    p.add_argument("--repeat", type=int, default=1, help="interleaved repetitions of each cost pair")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared machine)")
+    p.add_argument("--json", type=Path, help="write per-chunk rows and the figures here")
+
+
+def _records() -> list[dict]:
+    path = data_dir() / "traces" / "thought_anchors_math_base_solutions.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _trace(rec: dict):
+    """The problem as a trace whose steps are the labelled chunks."""
+    from o3viz.analysis.importance import published_importance, steps_from_chunks
+    from o3viz.trace import Round, Task, Trace
+
+    text = rec["base_solution"]["solution"]
+    t = Trace(
+        Task(rec["problem"]["problem"], kind="math", source="import", reference=rec["problem"]["gt_answer"]),
+        [Round(text=text)],
+    )
+    t.provenance.source = {"source_model": rec["model"]}
+    steps_from_chunks(t.final, rec["chunks_labeled"])
+    return t, published_importance(t.final, rec["chunks_labeled"])
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    import pandas as pd
+
+    return pd.Series(x).rank().to_numpy()
+
+
+def spearman(a, b) -> float | None:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 3 or np.std(a[ok]) == 0 or np.std(b[ok]) == 0:
+        return None
+    return float(np.corrcoef(_ranks(a[ok]), _ranks(b[ok]))[0, 1])
+
+
+def _labels(args, model, tok) -> dict:
+    from o3viz.analysis.importance import receiver_importance, suppression_importance
+
+    rows = []
+    for n, rec in enumerate(_records()[: args.problems]):
+        t, pub = _trace(rec)
+        t0 = time.perf_counter()
+        recv = receiver_importance(t, model, tok, retokenize=True, max_tokens=args.max_tokens)
+        t1 = time.perf_counter()
+        sup = None
+        if n < args.suppression_problems:
+            sup = suppression_importance(t, model, tok, retokenize=True, max_tokens=args.suppression_tokens)
+        t2 = time.perf_counter()
+        for i, st in enumerate(t.final.steps):
+            rows.append(
+                {
+                    "problem": n,
+                    "step": i,
+                    "n_steps": len(t.final.steps),
+                    "chars": len(st.text),
+                    "tag": st.type,
+                    "receiver": recv.scores[i],
+                    "suppression": None if sup is None else sup.scores[i],
+                    "cf_kl": pub.series["counterfactual_importance_kl"][i],
+                    "cf_acc": pub.series["counterfactual_importance_accuracy"][i],
+                }
+            )
+        print(
+            f"  problem {n}: {len(t.final.steps)} chunks, receiver {t1 - t0:.1f} s "
+            f"({recv.params['steps_read']} chunks read), suppression {t2 - t1:.1f} s",
+            flush=True,
+        )
+    return _report_labels(rows)
+
+
+def _col(rows, key) -> np.ndarray:
+    return np.array([np.nan if r[key] is None else float(r[key]) for r in rows])
+
+
+def _report_labels(rows: list[dict]) -> dict:
+    out: dict = {"rows": rows, "spearman": {}, "tags": {}}
+    for r in rows:
+        r["position"], r["length"] = r["step"], r["chars"]
+    methods = ["receiver", "suppression", "position", "length"]
+    for target in ("cf_kl", "cf_acc"):
+        for m in methods:
+            pooled = spearman(_col(rows, m), _col(rows, target))
+            per = [spearman(_col(g, m), _col(g, target)) for g in _groups(rows)]
+            per = [x for x in per if x is not None]
+            med = statistics.median(per) if per else None
+            out["spearman"][f"{m}~{target}"] = {"pooled": pooled, "median": med, "problems": len(per)}
+            print(
+                f"spearman {m} vs {target}: pooled {_f(pooled)}, per-problem median {_f(med)} ({len(per)} problems)"
+            )
+    for m in ("receiver", "suppression", "cf_kl"):
+        by_tag: dict[str, list[float]] = {}
+        for g in _groups(rows):
+            vals = _col(g, m)
+            if m == "cf_kl":  # the paper's labels on the chunks the receiver read, for a like comparison
+                vals = np.where(np.isfinite(_col(g, "receiver")), vals, np.nan)
+            ok = np.isfinite(vals)
+            if ok.sum() < 2:
+                continue
+            q = np.full(len(g), np.nan)
+            q[ok] = (_ranks(vals[ok]) - 1) / (ok.sum() - 1)
+            for r, v in zip(g, q, strict=True):
+                if np.isfinite(v) and r["tag"]:
+                    by_tag.setdefault(r["tag"], []).append(float(v))
+        out["tags"][m] = {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_tag.items())}
+        top = sorted(out["tags"][m].items(), key=lambda kv: -kv[1][0])
+        print(f"mean rank per tag, {m}: " + ", ".join(f"{k} {v[0]:.2f} (n={v[1]})" for k, v in top))
+    return out
+
+
+def _groups(rows):
+    by: dict[int, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["problem"], []).append(r)
+    return list(by.values())
+
+
+def _f(x) -> str:
+    return "—" if x is None else f"{x:+.3f}"
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _cost(args, model, tok) -> dict:
+    import torch
+
+    from o3viz.analysis.importance.reading import ReadSequence
+    from o3viz.analysis.importance.receiver import receiver_from_matrices, step_attention
+    from o3viz.analysis.importance.rollouts import Sampling, generate_shared_prefix
+    from o3viz.analysis.importance.suppression import suppression_matrix
+    from o3viz.hooks.blockwise import WindowRecorder, recording
+    from o3viz.hooks.suppress import suppressing
+
+    text = " ".join(r["base_solution"]["solution"] for r in _records()[:6])
+    ids = tok(text, add_special_tokens=False)["input_ids"][: args.cost_tokens]
+    t_len = len(ids)
+    cfg = model.config
+    step_len = max(1, t_len // 200)  # ~200 steps, like a long R1 trace
+    steps = [(a, min(t_len, a + step_len)) for a in range(0, t_len - step_len + 1, step_len)]
+    seq = ReadSequence(ids, 0, steps, {})
+
+    def enrichment_forward():
+        rec = WindowRecorder(0, t_len, t_len, 0, cfg.num_hidden_layers, cfg.num_attention_heads, [])
+        with torch.inference_mode(), recording(model, rec):
+            model.get_decoder()(input_ids=torch.tensor([ids]))
+
+    def receiver():
+        receiver_from_matrices(step_attention(model, seq))
+
+    out = {}
+    a = b = 0.0
+    for _ in range(args.repeat):
+        a += _timed(enrichment_forward)
+        b += _timed(receiver)
+    out["receiver_vs_enrichment"] = b / a
+    print(
+        f"receiver analysis / enrichment forward ({t_len} tokens, {len(steps)} steps): {b / a:.2f}x "
+        f"({b / args.repeat:.1f} s vs {a / args.repeat:.1f} s; goal <= 1.2)",
+        flush=True,
+    )
+    out.update(_suppression_cost(args, model, tok, suppressing, suppression_matrix, ReadSequence))
+    out.update(_rollout_cost(args, model, tok, Sampling, generate_shared_prefix))
+    return out
+
+
+def _suppression_cost(args, model, tok, suppressing, suppression_matrix, ReadSequence) -> dict:
+    import torch
+
+    text = _records()[0]["base_solution"]["solution"]
+    n = args.cost_steps
+    ids = tok(text, add_special_tokens=False)["input_ids"][: 32 * (n + 1)]
+    step = len(ids) // (n + 1)
+    steps = [(a, a + step) for a in range(0, step * (n + 1), step)]
+    seq = ReadSequence(ids, 0, steps, {})
+
+    def naive():  # N single forwards: one full masked pass per step, nothing shared
+        for a, b in steps[:-1]:
+            sup = torch.zeros(1, len(ids), dtype=torch.bool)
+            sup[0, a:b] = True
+            with torch.inference_mode(), suppressing(model, sup):
+                model.get_decoder()(input_ids=torch.tensor([ids]))
+
+    x = y = 0.0
+    for _ in range(args.repeat):
+        x += _timed(naive)
+        y += _timed(lambda: suppression_matrix(model, seq))
+    print(
+        f"suppression of {n} steps / {n} single forwards ({len(ids)} tokens): {y / x:.2f}x "
+        f"({y / args.repeat:.1f} s vs {x / args.repeat:.1f} s; goal <= 1.1)",
+        flush=True,
+    )
+    return {"suppression_vs_forwards": y / x}
+
+
+def _rollout_cost(args, model, tok, Sampling, generate_shared_prefix) -> dict:
+    import torch
+
+    from o3viz.run.prompt import layout_prompt
+
+    rec = _records()[0]
+    prefix = layout_prompt(tok, rec["problem"]["problem"]).ids
+    prefix += tok(rec["base_solution"]["solution"][:1500], add_special_tokens=False)["input_ids"]
+    ids = torch.tensor([prefix])
+    k, n = args.rollouts, args.rollout_tokens
+    sampling = Sampling(max_tokens=n, temperature=0.7, top_p=0.95)
+
+    def separate():
+        for i in range(k):
+            torch.manual_seed(i)
+            with torch.inference_mode():
+                model.generate(
+                    ids,
+                    do_sample=True,
+                    temperature=0.7,
+                    top_p=0.95,
+                    max_new_tokens=n,
+                    min_new_tokens=n,
+                    pad_token_id=tok.pad_token_id,
+                )
+
+    def shared():
+        model.generation_config.min_new_tokens = n  # equal lengths on both sides
+        try:
+            generate_shared_prefix(model, tok, ids, k, sampling)
+        finally:
+            model.generation_config.min_new_tokens = None
+
+    x = y = 0.0
+    for _ in range(args.repeat):
+        x += _timed(separate)
+        y += _timed(shared)
+    print(
+        f"K={k} rollouts of {n} tokens, shared prefix one batch / {k} separate generations "
+        f"({len(prefix)}-token prefix): {y / x:.2f}x ({y / args.repeat:.1f} s vs {x / args.repeat:.1f} s; "
+        "goal <= 0.5)",
+        flush=True,
+    )
+    return {"rollouts_vs_separate": y / x}
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from o3viz.model import load_model
+
+    torch.set_num_threads(args.threads)
+    model, tok = load_model()
+    result: dict = {}
+    if args.part in ("labels", "all"):
+        result["labels"] = _labels(args, model, tok)
+    if args.part in ("cost", "all"):
+        result["cost"] = _cost(args, model, tok)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0

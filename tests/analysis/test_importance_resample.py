@@ -1,0 +1,152 @@
+"""Counterfactual resampling: the answer-distribution math, the local backend and its resumable
+cache, the rollout cap, and one-line errors from an endpoint that is down or returns garbage."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+
+import pytest
+
+from o3viz.analysis.importance.resample import _kl, _series, estimate, resample_importance
+from o3viz.analysis.importance.rollouts import (
+    LocalBackend,
+    OpenAIBackend,
+    RolloutCache,
+    RolloutError,
+    Sampling,
+)
+from o3viz.errors import UsageError
+from o3viz.testing.builders import make_tiny_llama
+from o3viz.trace import Round, Step, Task, Trace
+
+TEXT = "First, 2 + 3. That is 5. So the answer is 5."
+SPANS = [(0, 13), (14, 24), (25, 44)]
+
+
+def _trace() -> Trace:
+    steps = [Step(i, TEXT[a:b], a, b) for i, (a, b) in enumerate(SPANS)]
+    return Trace(Task("What is 2 + 3?", kind="math", reference="5"), [Round(text=TEXT, steps=steps)])
+
+
+def test_kl_of_identical_answer_samples_is_zero_and_grows_with_disagreement():
+    assert _kl(["5", "5", "6"], ["5", "5", "6"]) == pytest.approx(0)
+    assert _kl(["5"] * 4, ["6"] * 4) > _kl(["5"] * 4, ["5", "5", "6", "6"]) > 0
+
+
+def test_series_compare_kept_with_resampled_and_counterfactual_rollouts():
+    answers = [["6", "6", "5", "5"], ["5", "5", "5", "5"]]  # P_0 (step 0 resampled), P_1 (kept)
+    different = [[True, True, False, False], None]
+    s = _series(answers, different, "5")
+    assert s["resampling_accuracy"] == [0.5]  # 1.0 - 0.5
+    assert s["counterfactual_accuracy"] == [1.0]  # only the two rollouts that differ: 1.0 - 0.0
+    assert s["different_fraction"] == [0.5]
+
+
+class _Counting:
+    """A real backend that also counts what it was asked for."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.calls = inner, inner.name, 0
+
+    def complete(self, prompt, k, sampling, first=0):
+        self.calls += k
+        return self.inner.complete(prompt, k, sampling, first)
+
+
+def test_local_rollouts_are_cached_so_a_second_run_generates_nothing(tmp_path):
+    model, tok = make_tiny_llama()
+    backend = _Counting(LocalBackend(model, tok))
+    cache, sampling = RolloutCache(tmp_path), Sampling(max_tokens=3)
+    t = _trace()
+    cost = estimate(t, backend, "Q: ", 2, sampling, cache)
+    assert (cost.prefixes, cost.rollouts, cost.new) == (4, 8, 8) and "8 to generate" in cost.line()
+    rec = resample_importance(t, backend, (model, tok), k=2, sampling=sampling, cache=cache, prompt="Q: ")
+    assert backend.calls == 8 and rec.info == {"rollouts": 8, "complete": True, "prompt_chars": 3}
+    assert len(rec.scores) == 3 and rec.params["score"] == "counterfactual_accuracy"
+    again = resample_importance(t, backend, (model, tok), k=2, sampling=sampling, cache=cache, prompt="Q: ")
+    assert backend.calls == 8 and again.series == rec.series
+    assert estimate(t, backend, "Q: ", 2, sampling, cache).new == 0
+
+
+def test_max_rollouts_caps_the_run_and_leaves_later_steps_unscored(tmp_path):
+    model, tok = make_tiny_llama()
+    backend = _Counting(LocalBackend(model, tok))
+    rec = resample_importance(
+        _trace(),
+        backend,
+        (model, tok),
+        k=2,
+        sampling=Sampling(max_tokens=2),
+        cache=RolloutCache(tmp_path),
+        prompt="Q: ",
+        max_rollouts=4,
+    )
+    assert backend.calls == 4 and rec.info["complete"] is False
+    assert rec.series["resampling_kl"][0] is not None and rec.series["resampling_kl"][2] is None
+
+
+def test_a_damaged_cache_line_from_a_killed_run_is_dropped_and_the_run_resumes(tmp_path):
+    cache = RolloutCache(tmp_path)
+    cache.add("k", ["one", "two"])
+    with (tmp_path / "k.jsonl").open("a") as f:
+        f.write('"thr')  # killed mid-line
+    assert cache.get("k") == ["one", "two"]
+    cache.add("k", ["three"])
+    assert cache.get("k") == ["one", "two", "three"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_endpoint_that_is_down_fails_in_one_line_after_its_retries():
+    backend = OpenAIBackend(f"http://127.0.0.1:{_free_port()}/v1", "m", retries=2, backoff=0.01, timeout=2)
+    with pytest.raises(RolloutError) as err:
+        backend.complete("hi", 1, Sampling(max_tokens=2))
+    msg = str(err.value)
+    assert "failed after 3 tries" in msg and "cannot reach it" in msg and "\n" not in msg
+
+
+@pytest.fixture
+def garbage_server():
+    """A real HTTP server on 127.0.0.1 that answers every POST with what ``reply`` holds."""
+    reply = {"body": b"<html>hello</html>", "status": 200, "hits": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            reply["hits"] += 1
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(reply["status"])
+            self.end_headers()
+            self.wfile.write(reply["body"])
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1", reply
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_an_endpoint_that_returns_garbage_fails_in_one_line(garbage_server):
+    url, reply = garbage_server
+    with pytest.raises(RolloutError, match="garbage reply, not a completions response.*hello"):
+        OpenAIBackend(url, "m", retries=3, backoff=0.01).complete("hi", 1, Sampling(max_tokens=2))
+    assert reply["hits"] == 2  # garbage is retried once, not the full backoff ladder
+    reply["status"], reply["body"] = 503, b"overloaded"
+    with pytest.raises(RolloutError, match="HTTP 503"):
+        OpenAIBackend(url, "m", retries=1, backoff=0.01).complete("hi", 1, Sampling(max_tokens=2))
+    reply["status"], reply["body"] = 200, json.dumps({"choices": [{"text": " 5"}]}).encode()
+    assert OpenAIBackend(url, "m").complete("hi", 2, Sampling(max_tokens=2)) == [" 5", " 5"]
+
+
+def test_a_base_url_without_a_scheme_is_refused():
+    with pytest.raises(UsageError, match="must start with http"):
+        OpenAIBackend("127.0.0.1:8000", "m")

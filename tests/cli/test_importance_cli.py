@@ -1,0 +1,129 @@
+"""``o3viz importance``: each method writes its record into a copy of the trace; bad input gets
+one line and exit 2, and nothing is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from o3viz.cli.main import main
+from o3viz.testing.builders import make_tiny_llama
+from o3viz.trace import Round, Step, Task, Trace, load_trace
+
+TEXT = "First, 2 + 3. Let me add. That is 5. Check: 5 - 3 = 2. So the answer is 5."
+SPANS = [(0, 13), (14, 25), (26, 36), (37, 54), (55, 74)]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    model, tok = make_tiny_llama()
+    d = tmp_path_factory.mktemp("tiny")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+def _save(tmp_path, spans=SPANS, name="t.o3trace.json"):
+    steps = [Step(i, TEXT[a:b], a, b) for i, (a, b) in enumerate(spans)]
+    t = Trace(Task("What is 2 + 3?", kind="math", reference="5"), [Round(text=TEXT, steps=steps)])
+    return t.save(tmp_path / name)
+
+
+@pytest.mark.parametrize("method", ["receiver", "suppression"])
+def test_white_box_methods_write_their_record(tmp_path, tiny_dir, method, capsys):
+    src, out = _save(tmp_path), tmp_path / "o.o3trace.json"
+    assert (
+        main(
+            ["importance", str(src), "--method", method, "--model", tiny_dir, "--gap", "1", "--out", str(out)]
+        )
+        == 0
+    )
+    rec = load_trace(out).final.importance[0]
+    assert rec.method == method and len(rec.scores) == 5 and rec.model["proxy"] is True
+    assert f"{method}: " in capsys.readouterr().out
+
+
+def test_resample_dry_run_prints_the_cost_and_writes_nothing(tmp_path, tiny_dir, capsys):
+    src = _save(tmp_path)
+    code = main(
+        [
+            "importance",
+            str(src),
+            "--method",
+            "resample",
+            "--model",
+            tiny_dir,
+            "--k",
+            "3",
+            "--max-new-tokens",
+            "10",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--dry-run",
+        ]
+    )
+    assert code == 0
+    assert (
+        "cost: 6 prefixes × K = 18 rollouts (0 cached); 18 to generate, at most 180 new tokens"
+        in capsys.readouterr().err
+    )
+    assert list(tmp_path.glob("*.o3trace.json")) == [src]
+
+
+def test_a_trace_too_short_to_chunk_gets_one_line_and_no_file(tmp_path, tiny_dir, capsys):
+    src, out = _save(tmp_path, spans=[(0, 13), (14, 25)]), tmp_path / "o.o3trace.json"
+    assert main(["importance", str(src), "--method", "receiver", "--model", tiny_dir, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1
+        and "too short to chunk: 2 step(s) in its text, receiver needs at least 3" in err
+        and not out.exists()
+    )
+
+
+def test_an_endpoint_that_is_down_gets_one_line_and_no_file(tmp_path, tiny_dir, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    src, out = _save(tmp_path), tmp_path / "o.o3trace.json"
+    code = main(
+        [
+            "importance",
+            str(src),
+            "--method",
+            "resample",
+            "--base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "m",
+            "--reader",
+            tiny_dir,
+            "--retries",
+            "0",
+            "--k",
+            "1",
+            "--max-new-tokens",
+            "2",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--out",
+            str(out),
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        code == 2
+        and err[-1].startswith("o3viz: error: endpoint http://127.0.0.1")
+        and "cannot reach it" in err[-1]
+    )
+    assert not out.exists()
+
+
+def test_published_labels_need_a_labels_file(tmp_path, capsys):
+    src = _save(tmp_path)
+    assert (
+        main(["importance", str(src), "--method", "published", "--out", str(tmp_path / "o.o3trace.json")])
+        == 2
+    )
+    assert "needs --labels" in capsys.readouterr().err
