@@ -16,8 +16,8 @@ from typing import Any, Literal, get_args
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
 from o3viz.trace.compression import CompressionRecord
-from o3viz.trace.internals import InternalsRecord
 from o3viz.trace.importance import ImportanceRecord, importance_list
+from o3viz.trace.internals import InternalsRecord
 
 SCHEMA_VERSION = 2  # 2: optional rounds[].importance and rounds[].internals; older files migrate on load
 MAX_TOKENS = 200_000  # per round, generated or prompt
