@@ -120,9 +120,12 @@ def test_backtracks_are_drawn_as_arcs_to_the_step_they_reconsider():
 
 
 def test_importance_sizes_nodes_and_dependencies_draw_edges():
+    from o3viz.trace.importance import ImportanceRecord
+
     t = make_trace(6, seed=1)
-    for k, s in enumerate(t.rounds[0].steps):
-        s.importance, s.depends_on = k / 5, [k - 1] if k else []
+    n = len(t.rounds[0].steps)
+    edges = [(k, k - 1, 1.0) for k in range(1, n)]
+    t.rounds[0].importance = [ImportanceRecord("suppression", "suppression", [k / 5 for k in range(n)], edges)]
     fig = reasoning_map_figure(build_outline(t))
     sizes = np.concatenate(
         [

@@ -97,12 +97,15 @@ def vertical_scores(mats: np.ndarray, gap: int = DEFAULT_GAP) -> np.ndarray:
 
 
 def kurtosis(x: np.ndarray) -> np.ndarray:
-    """Excess (Fisher) kurtosis along the last axis, ignoring NaN; 0 for a constant row."""
-    mean = np.nanmean(x, axis=-1, keepdims=True)
-    d = x - mean
-    m2 = np.nanmean(d**2, axis=-1)
-    m4 = np.nanmean(d**4, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    """Excess (Fisher) kurtosis along the last axis, ignoring NaN; 0 for a constant or empty row."""
+    import warnings
+
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: "mean of empty slice"
+        mean = np.nanmean(x, axis=-1, keepdims=True)
+        d = x - mean
+        m2 = np.nanmean(d**2, axis=-1)
+        m4 = np.nanmean(d**4, axis=-1)
         k = np.where(m2 > 0, m4 / np.maximum(m2, 1e-30) ** 2 - 3.0, 0.0)
     return np.nan_to_num(k)
 
