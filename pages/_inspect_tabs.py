@@ -3,6 +3,8 @@ o3viz builders, and renders."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import streamlit as st
 
 from o3viz import Trace
@@ -10,10 +12,13 @@ from o3viz.figures import (
     MAX_TOKEN_ROWS,
     build_compression_map,
     build_memory_chart,
+    build_prompt_strip,
     build_score_trace,
+    changed_segments,
     check_rows,
     checks_figure,
     claims_html,
+    compression_map_data,
     escape_markdown,
     layer_head_heatmap,
     relevance_figure,
@@ -22,7 +27,7 @@ from o3viz.figures import (
     token_heatmap,
     tokens_html,
 )
-from pages._ui import show_figure
+from pages._ui import fmt, show_figure
 
 
 def _selected() -> tuple[int | None, int | None]:
@@ -150,15 +155,30 @@ def compression_tab(key: str, trace: Trace) -> None:
         st.info("This run did not use compression.")
         return
     c = trace.compression
-    cols = st.columns(4)
-    cols[0].metric("Mode", c.mode)
-    cols[1].metric("Original tokens", c.original_tokens)
-    cols[2].metric("Compressed tokens", c.compressed_tokens)
-    cols[3].metric("Ratio", f"{c.ratio:.2f}")
-    for build in (build_compression_map, build_score_trace, build_memory_chart):
-        show_figure(build(c), f"comp_{build.__name__}")
-    st.dataframe(c.segments, hide_index=True)
-    st.dataframe([e.to_dict() for e in c.events], hide_index=True)
+    data = compression_map_data(c)
+    changed = changed_segments(data)
+    kinds = Counter(e.kind for e in c.events if e.step >= 0)
+    st.markdown(
+        f"**Mode** {escape_markdown(c.mode)} · **prompt** {c.original_tokens} → {c.compressed_tokens} tokens "
+        f"(ratio {c.ratio:.2f}) · **during generation** ({len(data.steps) - 1} generation steps): "
+        + escape_markdown(
+            ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no segment released or restored"
+        )
+    )
+    show_figure(build_prompt_strip(c), "comp_strip")
+    if changed:
+        show_figure(
+            build_compression_map(c, only=changed, title="Released and restored during generation"),
+            "comp_timeline",
+        )
+    left, right = st.columns(2)
+    with left:
+        show_figure(build_memory_chart(c), "comp_memory")
+    with right:
+        show_figure(build_score_trace(c), "comp_scores")
+    with st.expander("Segments and events (tables)"):
+        st.dataframe([{k: fmt(v) for k, v in seg.items()} for seg in c.segments], hide_index=True)
+        st.dataframe([{k: fmt(v) for k, v in e.to_dict().items()} for e in c.events], hide_index=True)
 
 
 def verification_tab(key: str, trace: Trace) -> None:

@@ -10,7 +10,14 @@ from o3viz.figures.attention import (
     token_heatmap,
 )
 from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
-from o3viz.figures.compression import build_compression_map, build_memory_chart, build_score_trace
+from o3viz.figures.compression import (
+    build_compression_map,
+    build_memory_chart,
+    build_prompt_strip,
+    build_score_trace,
+    changed_segments,
+    compression_map_data,
+)
 from o3viz.figures.details import (
     NodeDetails,
     attention_bar,
@@ -28,6 +35,9 @@ from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes,
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "build_prompt_strip",
+    "changed_segments",
+    "compression_map_data",
     "compare_maps",
     "is_sink",
     "step_attention",

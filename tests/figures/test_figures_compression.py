@@ -70,3 +70,30 @@ def test_map_without_generation_has_only_the_pre_model_column():
     data = compression_map_data(rec)
     assert data.states.shape == (2, 1) and data.steps.tolist() == [-1]
     assert build_memory_chart(rec).data[0].y in (None, ()) or len(build_memory_chart(rec).data[0].y) == 0
+
+
+def test_the_prompt_strip_shows_pointers_along_the_prompt_with_an_arc_to_each_source():
+    from o3viz.figures.compression import build_prompt_strip
+
+    rec = _record()
+    fig = build_prompt_strip(rec)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert {t.name for t in bars} == {"kept", "pointer"}
+    assert sum(len(t.x) for t in bars) == len(rec.segments)
+    arcs = next(t for t in fig.data if t.name == "pointer → source")
+    assert sum(x is None for x in arcs.x) == sum(s.get("pointer_to") is not None for s in rec.segments)
+    assert "tokens" in fig.layout.xaxis.title.text
+
+
+def test_the_timeline_keeps_the_segments_that_change_during_generation():
+    from o3viz.figures.compression import changed_segments
+
+    data = compression_map_data(_record())
+    assert changed_segments(data) == [1]  # released at step 1, restored at step 3
+    fig = build_compression_map(_record(), only=[1])
+    assert len(fig.data[0].z) == 1 and "generation step" in fig.layout.xaxis.title.text
+
+
+def test_memory_is_labelled_in_tokens_on_a_generation_step_axis():
+    fig = build_memory_chart(_record())
+    assert "tokens" in fig.layout.yaxis.title.text and "generation step" in fig.layout.xaxis.title.text
