@@ -3,9 +3,13 @@ session-state defaults (initialised here and nowhere else)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from pages._ui import add_entries, cached_samples
+
+FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
 DEFAULTS = {
     "library": {},  # key -> o3viz.app.library.LibraryEntry, in insertion order
@@ -22,7 +26,7 @@ DEFAULTS = {
 }
 
 st.set_page_config(
-    page_title="o3viz", page_icon=":material/account_tree:", layout="wide", initial_sidebar_state="collapsed"
+    page_title="o3viz", page_icon=str(FAVICON), layout="wide", initial_sidebar_state="collapsed"
 )
 for key, value in DEFAULTS.items():
     if key not in st.session_state:
