@@ -71,7 +71,7 @@ def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
     assert len(_charts(at)) == 1  # the reasoning map
     key = at.session_state["inspect_key"]
     assert at.text_input(key=f"map_search_{key}") is not None
-    expected = {"Attention": 4, "Compression": 3, "Verification": 1, "Tokens": 0}
+    expected = {"Attention": 4, "Compression": 4, "Verification": 1, "Tokens": 0}
     for tab, n_charts in expected.items():
         at.session_state["inspect_view"] = tab
         at.run()
