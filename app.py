@@ -7,12 +7,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages._ui import add_entries, cached_samples
+from pages._ui import add_entries, cached_samples, store
 
 FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
 DEFAULTS = {
-    "library": {},  # key -> o3viz.app.library.LibraryEntry, in insertion order
+    "library": {},  # keys of the stored traces this session opened, uploaded or ran (pins), oldest first
     "inspect_key": None,  # the trace shown on Inspect
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
@@ -37,6 +37,7 @@ PAGES = [  # (script, title, icon); the first is the home page
     ("pages/run.py", "Run", ":material/play_arrow:"),
     ("pages/inspect.py", "Inspect", ":material/account_tree:"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+    ("pages/dataset.py", "Dataset", ":material/bar_chart:"),
 ]
 pages = [st.Page(f, title=t, icon=i, default=k == 0) for k, (f, t, i) in enumerate(PAGES)]
 page = st.navigation(pages, position="top")  # first, so the sidebar never shows the raw pages/ folder
@@ -61,7 +62,7 @@ with st.sidebar:
         "Look inside an open model's reasoning: attention, verification, compression. "
         "o3viz runs the article's mechanisms on open-weight models; it shows nothing of o3 itself."
     )
-    n = len(st.session_state.library)
-    st.caption(f"{n} trace{'' if n == 1 else 's'} in this session")
+    n = store().count()
+    st.caption(f"{n:,} trace{'' if n == 1 else 's'} in the library")
 
 page.run()

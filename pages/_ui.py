@@ -1,5 +1,6 @@
-"""Streamlit helpers shared by the pages: cached loading, the session library, and figures with
-a standalone-HTML download button. Thin wrappers only; the logic lives in ``o3viz``."""
+"""Streamlit helpers shared by the pages: cached loading, the session library (a view of the
+persistent trace store), and figures with a standalone-HTML download button. Thin wrappers only;
+the logic lives in ``o3viz``."""
 
 from __future__ import annotations
 
@@ -7,20 +8,46 @@ import re
 
 import streamlit as st
 
-from o3viz import LibraryEntry, bytes_key, load_samples, load_upload_in_worker, samples_dir
-from o3viz.figures import figure_html
+from o3viz import (
+    LibraryEntry,
+    O3vizError,
+    Store,
+    StoreLibrary,
+    bytes_key,
+    home_dir,
+    load_upload_in_worker,
+    samples_dir,
+    store_entry,
+)
+from o3viz.figures import escape_markdown, figure_html
 
 
-@st.cache_data(max_entries=4, show_spinner="Loading sample traces…")
-def _samples(folder: str, stamp: tuple) -> tuple[list[LibraryEntry], list[str]]:
-    res = load_samples(folder)
-    return res.entries, res.errors
+@st.cache_resource(max_entries=8)
+def _store(root: str) -> Store:
+    return Store(root)
+
+
+def store() -> Store:
+    """The trace store at ``home_dir()`` (a bad store stops the page with one line)."""
+    s = _store(str(home_dir()))
+    try:
+        s.count()  # opens the index: a newer schema or an unwritable folder fails here
+    except O3vizError as exc:
+        st.error(escape_markdown(str(exc)), icon=":material/error:")
+        st.stop()
+    return s
 
 
 def cached_samples() -> tuple[list[LibraryEntry], list[str]]:
-    folder = samples_dir()
-    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())) if folder.is_dir() else ()
-    return _samples(str(folder), stamp)
+    """Put the samples in the store (once per change of the sample folder) and pin them to this
+    session, first; returns no entries (they are in the store) and the samples' errors."""
+    with st.spinner("Adding the sample traces to the library…"):
+        try:
+            keys, errors = store().ensure_samples(samples_dir())
+        except O3vizError as exc:
+            return [], [str(exc)]
+    pin(keys)
+    return [], errors
 
 
 def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
@@ -41,16 +68,32 @@ def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
 
 
 def add_entries(entries: list[LibraryEntry]) -> None:
-    lib = st.session_state.library
+    """Store loaded entries (runs, uploads) and pin them to this session; ``e.key`` becomes the
+    store's key."""
+    pinned = st.session_state.library
     for e in entries:
-        lib.setdefault(e.key, e)
+        try:
+            e.key = store_entry(store(), e)
+        except O3vizError as exc:
+            st.error(escape_markdown(f"{e.name}: {exc}"), icon=":material/error:")
+            continue
+        pinned.pop(e.key, None)
+        pinned[e.key] = True  # the session's traces in the order they joined it
 
 
-def library() -> dict[str, LibraryEntry]:
-    return st.session_state.get("library", {})
+def pin(keys: list[str]) -> None:
+    for k in keys:
+        st.session_state.library.pop(k, None)
+        st.session_state.library[k] = True
 
 
-def entry_label(lib: dict[str, LibraryEntry], key: str) -> str:
+def library() -> StoreLibrary:
+    """Every stored trace by key; iterating gives this session's traces (samples, uploads, runs and
+    opened traces, in the order they joined), then the newest others in the store."""
+    return StoreLibrary(store(), list(st.session_state.get("library", {})))
+
+
+def entry_label(lib, key: str) -> str:
     e = lib.get(key)
     return f"{e.name}  ({e.source})" if e else str(key)
 

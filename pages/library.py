@@ -1,71 +1,231 @@
-"""Library (home): every trace in the session (samples, runs, uploads, imports), uploads with a
-one-line error per bad file, selection for Inspect or Compare, and a download per trace."""
+"""Library (home): every trace in the persistent store (samples, runs, uploads, imported datasets)
+as a searchable, filterable, paged table; uploads (whole datasets too) with a one-line error per
+bad file; selected rows open in Inspect or Compare, or go to the Dataset page."""
 
 from __future__ import annotations
+
+import math
+import time
 
 import pandas as pd
 import streamlit as st
 
-from o3viz import UPLOAD_TYPES, library_rows, trace_bytes
+from o3viz import (
+    STORE_COLUMNS,
+    UPLOAD_TYPES,
+    ImportJob,
+    ImportOptions,
+    O3vizError,
+    Query,
+    import_dataset,
+    stage_dataset,
+    store_rows,
+)
 from o3viz.figures import escape_markdown
-from pages._ui import add_entries, library, load_upload, require_router
+from pages._ui import add_entries, load_upload, pin, require_router, store
+
+STEP_TYPES = (
+    "problem_setup",
+    "plan_generation",
+    "fact_retrieval",
+    "active_computation",
+    "uncertainty_management",
+    "result_consolidation",
+    "self_checking",
+    "final_answer_emission",
+)
+SORTS = {
+    "newest": ("id", True),
+    "oldest": ("id", False),
+    "most steps": ("steps", True),
+    "fewest steps": ("steps", False),
+    "most backtracks": ("backtracks", True),
+    "most claim errors": ("claim_errors", True),
+    "name": ("name", False),
+}
+
+
+def dataset_panel(name: str, path, n: int) -> None:
+    """A multi-record upload: import all records as a dataset, or pick one."""
+    st.info(escape_markdown(f"{name} holds {n} records."), icon=":material/dataset:")
+    c1, c2, c3, c4 = st.columns([2.2, 1.6, 1, 1.4], vertical_alignment="bottom")
+    ds = c1.text_input("Dataset name", value=name.split(".")[0], key=f"ds_name_{path.name}")
+    if c2.button(
+        f"Import all {n} records", type="primary", key=f"ds_all_{path.name}", icon=":material/upload:"
+    ):
+        st.session_state.import_job = ImportJob(
+            path, store(), ImportOptions(ds.strip() or name), workers=2, file_name=name
+        )
+        st.rerun()
+    line = c3.number_input("Line", min_value=1, max_value=n, value=1, key=f"ds_line_{path.name}")
+    if c4.button("Import this record", key=f"ds_one_{path.name}"):
+        opts = ImportOptions(ds.strip() or name)
+        rep = import_dataset(path, store(), opts, workers=0, only={int(line)}, file_name=name)
+        pin(rep.keys)
+        for err in rep.errors:
+            st.error(escape_markdown(f"{name}: {err}"), icon=":material/error:")
+        if rep.keys or rep.duplicates:
+            st.success(
+                escape_markdown(f"{name} line {line}: {rep.summary()}"), icon=":material/check_circle:"
+            )
+
+
+def follow_import(job: ImportJob) -> None:
+    st.button("Stop the import", on_click=job.stop, icon=":material/stop:")
+    bar = st.progress(0.0, "importing…")
+    while job.running:
+        frac = job.done / job.total if job.total else 0.0
+        bar.progress(
+            min(frac, 1.0), f"{job.done} / {job.total or '?'} records · {job.traces} traces · {job.bad} bad"
+        )
+        time.sleep(0.3)
+    st.session_state.import_job = None
+    st.session_state.import_message = job.error or job.report
+    st.rerun()
+
+
+def show_import_message() -> None:
+    msg = st.session_state.pop("import_message", None)
+    if isinstance(msg, str):
+        st.error(escape_markdown(f"The import failed: {msg}"), icon=":material/error:")
+    elif msg is not None:
+        (st.warning if msg.stopped else st.success)(escape_markdown(f"Imported {msg.summary()}."))
+        if msg.errors:
+            with st.expander(f"{len(msg.errors)} bad records (skipped)"):
+                st.code("\n".join(msg.errors[:500]), language=None)
+        st.session_state.lib_dataset = [msg.dataset]
+
+
+def uploads_section(where) -> None:
+    uploads = where.file_uploader(
+        "Add traces or a dataset",
+        type=UPLOAD_TYPES,
+        accept_multiple_files=True,
+        key="uploads",
+        help="Trace files (.o3trace.json, .o3trace.json.gz), reasoning to import (.txt, .json, .md), "
+        "or a whole dataset (.jsonl or a JSON array: one trace per record, grouped under a dataset name).",
+    )
+    staged = st.session_state.setdefault("staged_uploads", {})
+    for f in uploads or []:
+        if f.file_id not in staged:
+            try:
+                staged[f.file_id] = stage_dataset(store(), f.name, f.getvalue())
+            except O3vizError as exc:
+                st.error(escape_markdown(f"{f.name}: {exc}"), icon=":material/error:")
+                continue
+        if staged[f.file_id] is not None:
+            dataset_panel(f.name, *staged[f.file_id])
+            continue
+        entries, errors = load_upload(f.name, f.getvalue())
+        added = st.session_state.setdefault("added_uploads", set())
+        if f.file_id not in added:
+            add_entries(entries)
+            added.add(f.file_id)
+            for e in entries:
+                st.success(escape_markdown(f"Added {e.name} ({e.source})"), icon=":material/check_circle:")
+        for err in errors:
+            st.error(escape_markdown(err), icon=":material/error:")
+
+
+def filters() -> Query:
+    s = store()
+    c = st.columns([2.4, 1.7, 1.7, 1.1, 1.1], vertical_alignment="bottom")
+    search = c[0].text_input("Search the steps", key="lib_search", placeholder="words in the reasoning")
+    dataset = c[1].multiselect(
+        "Dataset", [v for v, _ in s.distinct("dataset")], key="lib_dataset", placeholder="all"
+    )
+    model = c[2].multiselect("Model", [v for v, _ in s.distinct("model")], key="lib_model", placeholder="all")
+    correct = c[3].selectbox("Correct", ("any", "correct", "wrong", "ungraded"), key="lib_correct")
+    with c[4].popover("More", icon=":material/tune:", help="verdict, step type, sorting"):
+        verdict = st.multiselect("Verdict", [v for v, _ in s.distinct("verdict")], key="lib_verdict")
+        types = st.multiselect(
+            "Has a step of type", STEP_TYPES, key="lib_types", format_func=lambda t: t.replace("_", " ")
+        )
+        sort, desc = SORTS[st.selectbox("Sort", list(SORTS), key="lib_sort")]
+    return Query(search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc)
+
 
 require_router()
-st.title("Trace library")
-st.caption(
-    "Samples, runs made in this session, and uploaded files. Select one row to inspect it, or two to compare."
-)
-
-uploads = st.file_uploader(
-    "Upload traces (.o3trace.json, .o3trace.json.gz) or reasoning to import (.txt, .json, .jsonl)",
-    type=UPLOAD_TYPES,
-    accept_multiple_files=True,
-    key="uploads",
-)
-for f in uploads or []:
-    entries, errors = load_upload(f.name, f.getvalue())
-    for e in entries:
-        if e.key not in library():
-            st.success(escape_markdown(f"Added {e.name} ({e.source})"), icon=":material/check_circle:")
-    add_entries(entries)
-    for err in errors:
-        st.error(escape_markdown(err), icon=":material/error:")
+head, upload_col = st.columns([1.25, 1], vertical_alignment="center")
+head.title("Trace library")
+job = st.session_state.get("import_job")
+if job is not None:
+    follow_import(job)
+show_import_message()
+uploads_section(upload_col)
 for err in st.session_state.get("sample_errors", []):
     st.warning(escape_markdown(f"sample {err}"))
 
-lib = library()
-if not lib:
-    st.info("No traces yet. Upload a trace file, or make one on the Run page.")
+q = filters()
+try:
+    total = store().count(q)
+except (O3vizError, ValueError) as exc:
+    st.error(escape_markdown(f"That search cannot run: {exc}"))
     st.stop()
-
-keys = list(lib)
+if total == 0:
+    if store().count() == 0:
+        st.info("No traces yet. Upload a trace file or a dataset above, or make one on the Run page.")
+    else:
+        st.info("No traces match these filters. Clear the search or a filter to see more.")
+    st.stop()
+size = 50
+pages = max(1, math.ceil(total / size))
+page = min(st.session_state.get("lib_page", 1), pages)
+q.limit, q.offset = size, (page - 1) * size
+rows = store().rows(q, STORE_COLUMNS)
+keys = [r["key"] for r in rows]
+actions = st.container()
 table = st.dataframe(
-    pd.DataFrame(library_rows([lib[k] for k in keys])),
+    pd.DataFrame(store_rows(rows)),
     hide_index=True,
     key="library_table",
     on_select="rerun",
     selection_mode="multi-row",
     width="stretch",
+    height=min(38 + 35 * len(rows), 390),
+    column_config={
+        "name": st.column_config.TextColumn("name", width=190),
+        "dataset": st.column_config.TextColumn("dataset", width=110),
+        "model": st.column_config.TextColumn("model", width=130),
+        "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
+        "steps": st.column_config.NumberColumn("steps", width=56),
+        "backtracks": st.column_config.NumberColumn("backtracks", width=82),
+        "claim errors": st.column_config.NumberColumn(
+            "claim errors", width=92, help="wrong arithmetic claims"
+        ),
+        "verdict": st.column_config.TextColumn("verdict", width=86),
+        "source": st.column_config.TextColumn("source", width=64),
+    },
 )
 picked = [keys[i] for i in table.selection.rows] if table and table.selection else []
 
-c1, c2, _ = st.columns([1, 1, 4])
-if c1.button("Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:"):
+c = actions.columns([1.15, 1.25, 1.5, 1.1, 1.6, 0.9], vertical_alignment="center")
+if c[0].button("Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:"):
+    pin(picked)
     st.session_state.inspect_key, st.session_state.inspect_node = picked[0], None
     st.switch_page("pages/inspect.py")
-if c2.button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:"):
+if c[1].button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:"):
+    pin(picked)
     st.session_state.compare_a, st.session_state.compare_b = picked[0], picked[1]
     st.switch_page("pages/compare.py")
-
-with st.expander("Download traces"):
-    for k in keys:
-        e = lib[k]
-        st.download_button(
-            escape_markdown(e.name),
-            data=lambda e=e: trace_bytes(e.trace, gzipped=True),
-            file_name=e.name if e.name.endswith(".gz") else f"{e.name.split('.o3trace')[0]}.o3trace.json.gz",
-            mime="application/gzip",
-            key=f"dl_trace_{k}",
-            on_click="ignore",
-            icon=":material/download:",
-        )
+if c[2].button("Dataset", icon=":material/bar_chart:", help=f"figures over the {total:,} matching traces"):
+    st.session_state.dataset_query = q
+    st.switch_page("pages/dataset.py")
+with c[3].popover("Delete", icon=":material/delete:", disabled=not picked):
+    st.write(f"Delete {len(picked)} selected trace(s) from the store? Their files go too.")
+    if st.button("Delete", type="primary", key="lib_delete_confirm"):
+        store().delete(picked)
+        st.rerun()
+c[4].caption(f"{q.offset + 1}–{q.offset + len(rows)} of {total:,} traces; page")
+c[5].number_input(
+    "Page", min_value=1, max_value=pages, value=page, key="lib_page", label_visibility="collapsed"
+)
+if len(picked) == 1:
+    st.download_button(
+        "Download the selected trace",
+        data=lambda k=picked[0]: store().trace_file_bytes(k),
+        file_name=f"{picked[0]}.o3trace.json.gz",
+        mime="application/gzip",
+        on_click="ignore",
+        icon=":material/download:",
+    )

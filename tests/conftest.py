@@ -16,6 +16,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _private_store(tmp_path_factory, monkeypatch):
+    """Every test gets its own trace store: the user's real one (~/.local/share/o3viz) is never touched."""
+    monkeypatch.setenv("O3VIZ_HOME", str(tmp_path_factory.mktemp("o3viz_home")))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

@@ -1,16 +1,19 @@
-"""The trace library behind the app's home page: loading sample folders and uploaded files (trace
-files, and importable reasoning formats when ``o3viz.importers`` is present) with a one-line
-error per bad file, and the rows of the library table. No streamlit here.
+"""The library a session sees: loading uploaded files (trace files, and importable reasoning
+formats) with a one-line error per bad file, the session's view of the persistent trace store
+(``StoreLibrary``: runs, uploads and imports enter the store, so they survive a reload and a
+server restart), and the background jobs (runs, dataset imports) that add to it. No streamlit.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from o3viz.analysis.summary import summarize
+from o3viz.app.store import Store
 from o3viz.errors import O3vizError
 from o3viz.paths import samples_dir
 from o3viz.trace import Trace
@@ -38,6 +41,7 @@ class LibraryEntry:
     source: str  # run | sample | upload | import
     trace: Trace
     file_bytes: int | None = None
+    raw: bytes | None = field(default=None, repr=False)  # the uploaded bytes of a trace file
 
 
 @dataclass
@@ -75,7 +79,8 @@ def load_file(name: str, data: bytes, *, source: str = "upload") -> LibraryEntry
         source = "import" if source == "upload" else source
     else:
         raise O3vizError(f"unknown file type; use {', '.join(TRACE_SUFFIXES + IMPORT_SUFFIXES)}")
-    return LibraryEntry(bytes_key(data), name, source, trace, len(data))
+    raw = data if lower.endswith(TRACE_SUFFIXES) else None
+    return LibraryEntry(bytes_key(data), name, source, trace, len(data), raw)
 
 
 def load_upload_trace(name: str, data: bytes) -> Trace:
@@ -111,7 +116,8 @@ def load_upload_in_worker(
         return LoadResult(errors=[f"{name}: {res.error}"])
     lower = name.lower()
     source = "import" if lower.endswith(IMPORT_SUFFIXES) and not lower.endswith(TRACE_SUFFIXES) else "upload"
-    return LoadResult(entries=[LibraryEntry(bytes_key(data), name, source, res.value, len(data))])
+    raw = data if lower.endswith(TRACE_SUFFIXES) else None  # a trace file is stored as it came
+    return LoadResult(entries=[LibraryEntry(bytes_key(data), name, source, res.value, len(data), raw)])
 
 
 def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> LoadResult:
@@ -166,6 +172,37 @@ def library_rows(entries: list[LibraryEntry]) -> list[dict]:
     return rows
 
 
+STORE_COLUMNS = (
+    "key", "name", "dataset", "source", "model", "steps", "tokens", "correct", "verdict",
+    "backtracks", "self_checks", "claim_errors", "added_at",
+)  # fmt: skip
+
+
+def store_rows(rows: list[dict]) -> list[dict]:
+    """Index rows as the Library table shows them: correctness as ✓/✗/—, the date it was added."""
+    from datetime import datetime
+
+    out = []
+    for r in rows:
+        out.append(
+            {
+                "name": r["name"] or r["key"],
+                "dataset": r["dataset"] or "—",
+                "model": r["model"] or "—",
+                "correct": {1: "✓", 0: "✗"}.get(r["correct"], "—"),
+                "steps": r["steps"],
+                "backtracks": r["backtracks"],
+                "claim errors": r["claim_errors"],
+                "verdict": r["verdict"] or "—",
+                "source": r["source"],
+                "added": datetime.fromtimestamp(r["added_at"] or 0).strftime("%Y-%m-%d %H:%M"),
+                "self-checks": r["self_checks"],
+                "tokens": r["tokens"] or None,
+            }
+        )
+    return out
+
+
 def run_name(trace: Trace, n: int) -> str:
     """A name for the n-th run of a session, e.g. ``run 2 · gsm8k:12``."""
     what = trace.task.id or " ".join(trace.task.question.split())[:32]
@@ -176,14 +213,18 @@ class RunJob:
     """A run in a background thread, so the app can poll progress and stop it between tokens.
 
     ``fn(on_token=..., should_stop=...)`` must return a ``Trace``; tokens stream into ``pieces``.
+    The finished trace enters the store (``store``, default: the one at ``home_dir()``) from the
+    job's own thread, so a run survives its browser tab being closed or reloaded.
     """
 
-    def __init__(self, fn, total: int) -> None:
+    def __init__(self, fn, total: int, store: Store | None = None) -> None:
         import threading
 
         self.total, self.pieces = total, []
         self.trace: Trace | None = None
         self.error: str | None = None
+        self.key: str | None = None  # the run's key in the store, once it is there
+        self.store = store if store is not None else Store()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, args=(fn,), daemon=True)
         self._thread.start()
@@ -195,6 +236,9 @@ class RunJob:
     def _work(self, fn) -> None:
         try:
             self.trace = fn(on_token=self._on_token, should_stop=self._stop.is_set)
+            self.key = self.store.add(
+                self.trace, source="run", name=run_name(self.trace, 0).replace("run 0", "run")
+            )
         except Exception as exc:  # reported on the page as one line; the thread must never die silently
             self.error = f"{type(exc).__name__}: {_one_line(exc)}"
 
@@ -204,6 +248,152 @@ class RunJob:
     @property
     def stopped(self) -> bool:
         return self._stop.is_set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+# ---------------------------------------------------------------------- the store, as a session sees it
+
+SHELF = 200  # the newest traces a session's pickers offer (the Library page pages through all)
+_ENTRY_COLUMNS = ("key", "name", "source", "dataset", "file_bytes")
+
+
+class StoredEntry:
+    """A trace in the store, as the pages use it: name and source at once, the trace on demand."""
+
+    def __init__(self, store: Store, row: dict) -> None:
+        self.store = store
+        self.key, self.name, self.source = row["key"], row["name"] or row["key"], row["source"]
+        self.dataset, self.file_bytes = row.get("dataset") or "", row.get("file_bytes")
+
+    @property
+    def trace(self) -> Trace:
+        return self.store.trace(self.key)
+
+
+class StoreLibrary(Mapping):
+    """Every trace in the store by key (``lib[key].trace``); iterating yields the session's
+    ``pinned`` traces (samples, uploads, runs, opened traces, in the order given) and then the
+    newest ``SHELF`` others, so pickers stay short however large the store is. ``total`` counts
+    the whole store."""
+
+    def __init__(self, store: Store, pinned: list[str] | tuple = ()) -> None:
+        from o3viz.app.query import Query
+
+        self.store = store
+        newest = store.rows(Query(limit=SHELF), _ENTRY_COLUMNS)
+        found = store.rows(Query(keys=list(pinned), limit=len(pinned) or 1), _ENTRY_COLUMNS) if pinned else []
+        rows = {r["key"]: r for r in found + newest}
+        order = [k for k in pinned if k in rows] + [r["key"] for r in newest]
+        self._rows = {k: rows[k] for k in dict.fromkeys(order)}
+
+    def __getitem__(self, key: str) -> StoredEntry:
+        row = self._rows.get(key)
+        if row is None and isinstance(key, str):
+            row = self.store.row(key)
+            if row is not None:
+                self._rows[key] = row
+        if row is None:
+            raise KeyError(key)
+        return StoredEntry(self.store, row)
+
+    def __iter__(self):
+        return iter(list(self._rows))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def total(self) -> int:
+        return self.store.count()
+
+
+def store_entry(store: Store, entry: LibraryEntry, *, dataset: str = "") -> str:
+    """Put a loaded entry (upload, import, run) in the store; returns its store key."""
+    data = entry.raw if entry.raw is not None and entry.raw[:2] == b"\x1f\x8b" else None
+    return store.add(entry.trace, data=data, source=entry.source, name=entry.name, dataset=dataset)
+
+
+def stage_dataset(store: Store, name: str, data: bytes) -> tuple[Path, int] | None:
+    """An uploaded JSONL file or JSON array with more than one record, written to the store's
+    ``incoming/`` folder for an import; returns (its path, its record count), else None."""
+    from o3viz.importers.bulk import count_records
+
+    lower = name.lower()
+    if lower.endswith(TRACE_SUFFIXES) or not lower.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
+        return None
+    folder = store.root / "incoming"
+    gz = data[:2] == b"\x1f\x8b"
+    path = folder / (bytes_key(data) + (".jsonl.gz" if gz else ".jsonl"))
+    with store.guard("keeping the upload"):
+        folder.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_bytes(data)
+    try:
+        n = count_records(path)
+    except (O3vizError, OSError, ValueError):
+        n = 0
+    if n > 1:
+        return path, n
+    path.unlink(missing_ok=True)
+    return None
+
+
+class ImportJob:
+    """A whole-dataset import in a background thread (its records in worker processes), so the
+    page can show progress and stop it. ``report`` is the ``ImportReport`` once it ends."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        store: Store,
+        options,
+        *,
+        workers: int = 2,
+        cleanup: bool = False,
+        file_name: str | None = None,
+    ) -> None:
+        import threading
+
+        self.path, self.options, self.cleanup = Path(path), options, cleanup
+        self.file_name = file_name
+        self.done, self.total, self.traces, self.bad = 0, 0, 0, 0
+        self.report = None
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(store, workers), daemon=True)
+        self._thread.start()
+
+    def _progress(self, done: int, total: int, report) -> None:
+        self.done, self.total, self.traces, self.bad = done, total, report.traces, len(report.errors)
+
+    def _work(self, store: Store, workers: int) -> None:
+        from o3viz.importers.parallel import import_dataset
+
+        try:
+            self.report = import_dataset(
+                self.path,
+                store,
+                self.options,
+                workers=workers,
+                progress=self._progress,
+                should_stop=self._stop.is_set,
+                start_method="forkserver",  # never fork a threaded server
+                file_name=self.file_name,
+            )
+        except Exception as exc:  # one line on the page; the thread must never die silently
+            self.error = f"{type(exc).__name__}: {_one_line(exc)}"
+        finally:
+            if self.cleanup:
+                self.path.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        self._stop.set()
 
     @property
     def running(self) -> bool:

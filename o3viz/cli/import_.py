@@ -1,10 +1,14 @@
-"""``python -m o3viz import FILE --out F``: import a reasoning trace another model produced
+"""``python -m o3viz import FILE [--out F]``: import a reasoning trace another model produced
 (DeepSeek-R1 ``<think>`` text, OpenAI / Anthropic / DeepSeek API JSON, JSON/JSONL datasets, plain
-thinking text) as an o3viz trace, optionally enriched with a local model's attention."""
+thinking text) as an o3viz trace, optionally enriched with a local model's attention. Without
+``--out`` the trace enters the trace store; ``--all --dataset NAME`` imports every record of a
+JSONL file or JSON array into the store, in parallel worker processes."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from o3viz.cli.run import check_out
@@ -38,7 +42,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--window", type=int, help="tokens per forward pass for --enrich (default: model context)")
     p.add_argument(
-        "--out", type=Path, required=True, help="output trace file (.o3trace.json or .o3trace.json.gz)"
+        "--out",
+        type=Path,
+        help="output trace file (.o3trace.json[.gz]); without it the trace enters the store",
+    )
+    p.add_argument(
+        "--all", action="store_true", help="import every record of a JSONL/JSON dataset into the store"
+    )
+    p.add_argument("--dataset", help="dataset name the records are grouped under (default: the file's name)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=min(4, os.cpu_count() or 1),
+        help="worker processes for --all (0: none)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=run)
@@ -47,7 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers import import_trace
 
-    check_out(args.out, args.overwrite)
+    if args.all:
+        return _run_all(args)
+    if args.out is not None:
+        check_out(args.out, args.overwrite)
     layers = parse_layers(args.layers)
     options = {"window": args.window} if args.window else {}
     trace = import_trace(
@@ -66,7 +85,14 @@ def run(args: argparse.Namespace) -> int:
         layers=layers,
         **options,
     )
-    path = trace.save(args.out, overwrite=args.overwrite)
+    if args.out is not None:
+        path = trace.save(args.out, overwrite=args.overwrite)
+    else:
+        from o3viz.app.store import Store
+
+        store = Store()
+        key = store.add(trace, source="import", dataset=args.dataset or "", name=args.file.name)
+        path = f"the store as {key} ({store.root})"
     rnd, src = trace.final, trace.provenance.source
     claims = [c for c in rnd.checks if c.kind == "claim"]
     wrong = sum(c.verdict == "wrong" for c in claims)
@@ -77,4 +103,46 @@ def run(args: argparse.Namespace) -> int:
         f"answer {rnd.answer!r} ({answer.verdict if answer else 'unverifiable'}), {len(claims)} claims "
         f"({wrong} wrong){', enriched' if rnd.attention is not None else ''} -> {path}"
     )
+    return 0
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from o3viz.app.store import Store
+    from o3viz.importers.bulk import ImportOptions
+    from o3viz.importers.parallel import import_dataset
+
+    for flag in ("out", "record", "enrich", "format", "reference", "question"):
+        if getattr(args, flag) not in (None, False):
+            raise UsageError(f"--all imports into the store, one trace per record; drop --{flag}")
+    store = Store()
+    store.count()  # a store that cannot be opened fails here, before any worker starts
+    opts = ImportOptions(
+        dataset=args.dataset or args.file.name.split(".")[0],
+        text_field=args.text_field,
+        question_field=args.question_field,
+        answer_field=args.answer_field,
+        reference_field=args.reference_field,
+        claims=not args.no_claims,
+    )
+    bar = tqdm(total=0, unit="record", file=sys.stderr, disable=None)
+
+    def progress(done: int, total: int, report) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_postfix(traces=report.traces, bad=len(report.errors), refresh=False)
+        bar.refresh()
+
+    report = import_dataset(args.file, store, opts, workers=args.workers, progress=progress)
+    bar.close()
+    for err in report.errors[:50]:
+        sys.stderr.write(f"{args.file.name}: {err}\n")
+    if len(report.errors) > 50:
+        sys.stderr.write(f"{args.file.name}: … and {len(report.errors) - 50} more bad records\n")
+    rate = report.traces / report.seconds if report.seconds else 0.0
+    print(f"imported {report.summary()} in {report.seconds:.1f} s ({rate:.0f} traces/s) -> {store.root}")
+    if report.stopped:
+        sys.stderr.write(f"o3viz: error: the import stopped: {report.stopped}\n")
+        return 2
     return 0

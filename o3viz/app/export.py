@@ -1,0 +1,109 @@
+"""The store as a step-level table (one row per reasoning step, with its trace's facts) written to
+Parquet for pandas, DuckDB or Spark. Rows come from the trace files, the store's truth.
+
+Columns: ``key, dataset, model, source, record, part, task, correct, verdict, round, step, kind,
+type, parent, start, end, chars, claims, claim_errors, text``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from o3viz.app.query import Query
+from o3viz.app.store import Store, StoreError
+from o3viz.errors import O3vizError
+from o3viz.trace import Trace
+
+TRACE_COLUMNS = ("key", "dataset", "model", "source", "record", "part", "task", "correct", "verdict")
+BATCH_ROWS = 20_000
+
+
+def _schema():
+    import pyarrow as pa
+
+    text, i64 = pa.string(), pa.int64()
+    cols = {
+        "key": text, "dataset": text, "model": text, "source": text, "record": i64, "part": text,
+        "task": text, "correct": pa.bool_(), "verdict": text, "round": i64, "step": i64, "kind": text,
+        "type": text, "parent": i64, "start": i64, "end": i64, "chars": i64, "claims": i64,
+        "claim_errors": i64, "text": text,
+    }  # fmt: skip
+    return pa.schema(list(cols.items()))
+
+
+def step_rows(trace: Trace, facts: dict) -> list[dict]:
+    """One dict per step of every round: the trace's ``facts`` plus the step's own."""
+    out = []
+    for rnd in trace.rounds:
+        claims: dict[int, list[str]] = {}
+        for c in rnd.checks:
+            if c.kind == "claim" and c.step is not None:
+                claims.setdefault(c.step, []).append(c.verdict)
+        for st in rnd.steps:
+            verdicts = claims.get(st.index, [])
+            out.append(
+                {
+                    **facts,
+                    "round": rnd.index,
+                    "step": st.index,
+                    "kind": st.kind,
+                    "type": st.type,
+                    "parent": st.parent,
+                    "start": st.start,
+                    "end": st.end,
+                    "chars": st.end - st.start,
+                    "claims": len(verdicts),
+                    "claim_errors": sum(v == "wrong" for v in verdicts),
+                    "text": st.text,
+                }
+            )
+    return out
+
+
+def export_steps(
+    store: Store,
+    q: Query,
+    path: str | os.PathLike,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, int, list[str]]:
+    """Write the steps of every trace matching ``q`` to a Parquet file; returns (traces, steps,
+    one error line per unreadable trace)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    schema = _schema()
+    facts_rows = [dict(zip(TRACE_COLUMNS, r, strict=True)) for r in store.select(q, TRACE_COLUMNS)]
+    writer = None
+    batch: list[dict] = []
+    steps, errors = 0, []
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with store.guard("writing the Parquet file"):
+            for i, facts in enumerate(facts_rows):
+                try:
+                    batch.extend(step_rows(store.trace(facts["key"]), facts))
+                except O3vizError as exc:
+                    errors.append(f"{facts['key']}: {exc}")
+                if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
+                    for r in batch:
+                        r["correct"] = None if r["correct"] is None else bool(r["correct"])
+                    writer = writer or pq.ParquetWriter(tmp, schema)
+                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    steps += len(batch)
+                    batch = []
+                if progress:
+                    progress(i + 1, len(facts_rows))
+            if writer is None:
+                raise StoreError("no traces match; nothing to export")
+            writer.close()
+            writer = None
+            os.replace(tmp, path)
+    finally:
+        if writer is not None:
+            writer.close()
+        tmp.unlink(missing_ok=True)
+    return len(facts_rows), steps, errors

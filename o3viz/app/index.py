@@ -1,0 +1,226 @@
+"""What the trace store's index knows about one trace: the row (``IndexRow``) the Library table and
+the Dataset page read, computed from a ``Trace`` alone, plus the text its full-text search covers.
+
+The row is a pure function of the trace and the store's metadata (source, dataset, name, tags), so
+``o3viz library reindex`` can rebuild every row from the files. Importance records (Thought
+Anchors measures) are optional and read defensively: any shape this module does not recognise
+counts as "not present".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+from o3viz.text.classify import TYPES as STEP_TYPES
+from o3viz.trace import Trace
+
+MAX_FTS_CHARS = 200_000  # step text indexed per trace; longer traces are searched on their head
+QUESTION_CHARS = 300
+
+
+@dataclass
+class IndexRow:
+    """One trace in the index (one SQLite row). Counts are over all rounds; verdict and answer are
+    the final round's. ``correct`` is 1/0/None: the source's own grading where it has one, else
+    o3viz's answer check against the reference (``correct_by`` says which)."""
+
+    key: str
+    name: str = ""
+    source: str = "import"  # run | sample | upload | import
+    dataset: str = ""
+    record: int | None = None  # 1-based line (JSONL) or position (JSON array) in the source file
+    part: str = ""  # the sub-record of a fanned-out record (e.g. "175b_verification")
+    line_hash: str = ""  # the source record's hash (duplicate detection); "" outside datasets
+    parts: int = 1  # how many traces the source record made
+    model: str = ""
+    task: str = ""
+    task_kind: str = ""
+    question: str = ""
+    tokens: int = 0
+    prompt_tokens: int = 0
+    steps: int = 0
+    chars: int = 0
+    rounds: int = 0
+    verdict: str | None = None
+    answer: str | None = None
+    correct: int | None = None
+    correct_by: str | None = None  # file | check
+    self_checks: int = 0  # steps of kind self_check
+    backtracks: int = 0  # steps of kind backtrack
+    claims: int = 0
+    claim_errors: int = 0
+    first_wrong_step: int | None = None  # final round's first step holding a wrong claim
+    first_wrong_pos: float | None = None  # that step's position, 0 = first step, 1 = last
+    importance: str | None = None  # JSON {step type: mean importance}, when the trace has importance
+    daa: str = "off"
+    compression: float | None = None
+    attention: int = 0
+    created_at: str | None = None
+    added_at: float = 0.0  # when the store took it (seconds since the epoch)
+    file_bytes: int = 0
+    tags: str = ""  # comma-separated
+    # one count column per Thought Anchors step type, over all rounds
+    t_problem_setup: int = 0
+    t_plan_generation: int = 0
+    t_fact_retrieval: int = 0
+    t_active_computation: int = 0
+    t_uncertainty_management: int = 0
+    t_result_consolidation: int = 0
+    t_self_checking: int = 0
+    t_final_answer_emission: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+COLUMNS = tuple(f.name for f in fields(IndexRow))
+TYPE_COLUMNS = tuple(f"t_{t}" for t in STEP_TYPES)
+assert set(TYPE_COLUMNS) <= set(COLUMNS), "a step type has no count column"
+_INT_COLUMNS = {f.name for f in fields(IndexRow) if f.type in ("int", "int | None")}
+_REAL_COLUMNS = {f.name for f in fields(IndexRow) if f.type in ("float", "float | None")}
+
+
+def column_sql() -> str:
+    """The ``traces`` table's column definitions (``id`` is the insertion order: newest = largest)."""
+    defs = ["id INTEGER PRIMARY KEY", "key TEXT NOT NULL UNIQUE"]
+    for name in COLUMNS[1:]:
+        kind = "INTEGER" if name in _INT_COLUMNS else "REAL" if name in _REAL_COLUMNS else "TEXT"
+        defs.append(f"{name} {kind}")
+    return ", ".join(defs)
+
+
+def _correct(trace: Trace) -> tuple[int | None, str | None]:
+    file_says = trace.info.get("file_is_correct")
+    if isinstance(file_says, bool):
+        return int(file_says), "file"
+    answer = (
+        next((c for c in reversed(trace.final.checks) if c.kind == "answer"), None) if trace.rounds else None
+    )
+    if answer is not None and answer.verdict in ("correct", "wrong"):
+        return int(answer.verdict == "correct"), "check"
+    if trace.rounds and trace.final.verdict in ("pass", "fail") and trace.task.kind == "code":
+        return int(trace.final.verdict == "pass"), "check"
+    return None, None
+
+
+def _first_wrong(trace: Trace) -> tuple[int | None, float | None]:
+    if not trace.rounds:
+        return None, None
+    rnd = trace.final
+    wrong = [c.step for c in rnd.checks if c.kind == "claim" and c.verdict == "wrong" and c.step is not None]
+    if not wrong:
+        return None, None
+    first = min(wrong)
+    n = len(rnd.steps)
+    return first, (first / (n - 1) if n > 1 else 0.0)
+
+
+def _per_step_importance(raw) -> list[float] | None:
+    """A list of per-step numbers from the shapes an importance record may take, else None."""
+    if isinstance(raw, dict):
+        for name in ("per_step", "steps", "scores", "importance", "resampling", "counterfactual"):
+            if name in raw:
+                found = _per_step_importance(raw[name])
+                if found is not None:
+                    return found
+        return None
+    if (
+        isinstance(raw, list)
+        and raw
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in raw)
+    ):
+        return [float(v) for v in raw]
+    if isinstance(raw, list) and raw and all(isinstance(v, dict) for v in raw):
+        for name in ("importance", "score", "value"):
+            vals = [v.get(name) for v in raw]
+            if all(isinstance(x, int | float) and not isinstance(x, bool) for x in vals):
+                return [float(x) for x in vals]
+    return None
+
+
+def importance_by_type(trace: Trace) -> dict[str, float] | None:
+    """Mean importance per step type of the final round, when the trace carries importance."""
+    if not trace.rounds:
+        return None
+    rnd = trace.final
+    candidates = [getattr(rnd, "importance", None), getattr(trace, "importance", None)]
+    candidates += [rnd.info.get("importance"), trace.info.get("importance")]
+    for raw in candidates:
+        raw = raw.to_dict() if hasattr(raw, "to_dict") else raw
+        values = _per_step_importance(raw) if raw is not None else None
+        if values is None or len(values) != len(rnd.steps):
+            continue
+        sums: dict[str, list[float]] = {}
+        for step, v in zip(rnd.steps, values, strict=True):
+            if step.type and v == v:  # NaN never enters a mean
+                sums.setdefault(step.type, []).append(v)
+        return {t: round(sum(vs) / len(vs), 6) for t, vs in sums.items()} or None
+    return None
+
+
+def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: int = 0) -> IndexRow:
+    """The index row of ``trace`` stored under ``key``; ``meta`` holds the store's own fields
+    (name, source, dataset, record, part, line_hash, parts, added_at, tags)."""
+    from o3viz.analysis.summary import summarize
+
+    meta = meta or {}
+    s = summarize(trace)
+    rounds = trace.rounds
+    all_steps = [st for r in rounds for st in r.steps]
+    claims = [c for r in rounds for c in r.checks if c.kind == "claim"]
+    correct, by = _correct(trace)
+    first, pos = _first_wrong(trace)
+    imp = importance_by_type(trace)
+    types = dict.fromkeys(STEP_TYPES, 0)
+    for st in all_steps:
+        if st.type in types:
+            types[st.type] += 1
+    row = IndexRow(
+        key=key,
+        model=s.model or "",
+        task=s.task or "",
+        task_kind=trace.task.kind,
+        question=" ".join(trace.task.question.split())[:QUESTION_CHARS],
+        tokens=s.tokens,
+        prompt_tokens=s.prompt_tokens,
+        steps=s.steps,
+        chars=sum(len(r.text) for r in rounds),
+        rounds=s.rounds,
+        verdict=s.final_verdict,
+        answer=(s.answer or None) and s.answer[:200],
+        correct=correct,
+        correct_by=by,
+        self_checks=sum(st.kind == "self_check" for st in all_steps),
+        backtracks=sum(st.kind == "backtrack" for st in all_steps),
+        claims=len(claims),
+        claim_errors=sum(c.verdict == "wrong" for c in claims),
+        first_wrong_step=first,
+        first_wrong_pos=pos,
+        importance=json.dumps(imp, sort_keys=True) if imp else None,
+        daa=s.daa_mode,
+        compression=s.compression_ratio,
+        attention=int(s.has_attention),
+        created_at=s.created_at,
+        file_bytes=file_bytes,
+        **{f"t_{t}": n for t, n in types.items()},
+    )
+    for name, value in meta.items():
+        if name in COLUMNS and name != "key" and value is not None:
+            setattr(row, name, value)
+    return row
+
+
+def search_text(trace: Trace) -> str:
+    """What full-text search covers: the question, then every step's text, over all rounds."""
+    parts = [trace.task.question]
+    total = len(trace.task.question)
+    for r in trace.rounds:
+        for st in r.steps or []:
+            parts.append(st.text)
+            total += len(st.text) + 1
+            if total > MAX_FTS_CHARS:
+                return "\n".join(parts)[:MAX_FTS_CHARS]
+        if not r.steps:
+            parts.append(r.text[:MAX_FTS_CHARS])
+    return "\n".join(parts)[:MAX_FTS_CHARS]

@@ -1,0 +1,91 @@
+"""Questions to the trace store's index: a ``Query`` (search, filters, sorting, a page) and the SQL
+it becomes. Every value travels as a bound parameter; column names come from fixed lists only.
+
+>>> sql, params = where_clause(Query(search="wait check", dataset=["gsm8k"], correct="wrong"))
+>>> sql
+'WHERE dataset IN (?) AND correct = 0 AND id IN (SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)'
+>>> params
+['gsm8k', '"wait" "check"']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from o3viz.app.index import COLUMNS, TYPE_COLUMNS
+
+Correctness = Literal["any", "correct", "wrong", "ungraded"]
+SORTABLE = ("id",) + tuple(c for c in COLUMNS if c not in ("key", "importance", "line_hash"))
+MAX_PAGE = 1000
+MAX_SEARCH_CHARS = 500
+MAX_TERMS = 32
+
+
+@dataclass
+class Query:
+    """Which traces: each non-empty filter narrows the result; lists match any of their values."""
+
+    search: str = ""  # words in the step text (all of them, any order; "word*" for a prefix)
+    dataset: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    source: list[str] = field(default_factory=list)
+    verdict: list[str] = field(default_factory=list)
+    correct: Correctness = "any"
+    step_types: list[str] = field(default_factory=list)  # traces with at least one step of each type
+    keys: list[str] = field(default_factory=list)
+    sort: str = "id"  # a column; "id" is the order traces entered the store
+    descending: bool = True  # newest first
+    limit: int = 50
+    offset: int = 0
+
+
+def fts_expression(text: str) -> str:
+    """The user's words as an FTS5 expression: each word quoted (so FTS syntax in the input is
+    literal text), ``word*`` kept as a prefix search, all words required. Linear in the input."""
+    terms = []
+    for word in text[:MAX_SEARCH_CHARS].split()[:MAX_TERMS]:
+        prefix = word.endswith("*") and len(word) > 1
+        word = word.rstrip("*").replace('"', '""')
+        if word:
+            terms.append(f'"{word}"' + ("*" if prefix else ""))
+    return " ".join(terms)
+
+
+def where_clause(q: Query) -> tuple[str, list]:
+    """``WHERE …`` (or "") and its parameters."""
+    parts: list[str] = []
+    params: list = []
+    for col in ("dataset", "model", "source", "verdict", "key"):
+        values = q.keys if col == "key" else getattr(q, col)
+        if values:
+            parts.append(f"{col} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    parts += {
+        "correct": ["correct = 1"],
+        "wrong": ["correct = 0"],
+        "ungraded": ["correct IS NULL"],
+    }.get(q.correct, [])
+    for t in q.step_types:
+        col = f"t_{t}"
+        if col not in TYPE_COLUMNS:
+            raise ValueError(f"unknown step type {t!r}")
+        parts.append(f"{col} > 0")
+    expr = fts_expression(q.search)
+    if expr:
+        parts.append("id IN (SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)")
+        params.append(expr)
+    return ("WHERE " + " AND ".join(parts)) if parts else "", params
+
+
+def order_clause(q: Query) -> str:
+    if q.sort not in SORTABLE:
+        raise ValueError(f"cannot sort by {q.sort!r}; choose one of {', '.join(SORTABLE)}")
+    direction = "DESC" if q.descending else "ASC"
+    tie = "" if q.sort == "id" else f", id {direction}"
+    return f"ORDER BY {q.sort} IS NULL, {q.sort} {direction}{tie}"
+
+
+def page_clause(q: Query) -> tuple[str, list]:
+    limit = max(1, min(int(q.limit), MAX_PAGE))
+    return "LIMIT ? OFFSET ?", [limit, max(0, int(q.offset))]

@@ -1,0 +1,430 @@
+"""The persistent trace store: a folder of trace files and an SQLite index over them.
+
+Layout under ``o3viz.paths.home_dir()``::
+
+    traces/ab/ab12…ef.o3trace.json.gz   the trace, named by the sha256 of its bytes (16 hex)
+    traces/ab/ab12…ef.meta.json         what the store knows that the trace does not: source,
+                                        dataset, name, record, tags (written before the trace)
+    index.sqlite3                       one row per trace (``o3viz.app.index.IndexRow``) and an
+                                        FTS5 table over the step text, in WAL mode
+
+The files are the truth: a row is inserted only after its files are written atomically, and
+``reindex`` rebuilds every row from the files, so a lost or torn index loses nothing. Several
+processes may write at once (the app's sessions, a CLI import): SQLite serialises the short write
+transactions and readers never wait. Problems surface as one-line ``StoreError``s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gzip
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from o3viz.app.index import COLUMNS, IndexRow, column_sql, index_row, search_text
+from o3viz.app.query import Query, order_clause, page_clause, where_clause
+from o3viz.errors import O3vizError
+from o3viz.paths import home_dir
+from o3viz.trace import Trace
+from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
+
+STORE_SCHEMA = 1  # the index's schema version; a store written by a newer o3viz is refused
+SUFFIX = ".o3trace.json.gz"
+META_SUFFIX = ".meta.json"
+BUSY_TIMEOUT_S = 60.0
+CACHE_TRACES = 8  # parsed traces kept per process (content-addressed, so never stale)
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class StoreError(O3vizError):
+    """The store cannot do what was asked (newer schema, full disk, unreadable folder)."""
+
+
+def content_key(data: bytes) -> str:
+    """The key (and file name) of a stored file: the sha256 of its bytes, 16 hex digits."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        return True
+    return isinstance(exc, sqlite3.DatabaseError) and "full" in str(exc).lower()
+
+
+@dataclass
+class ReindexReport:
+    added: int = 0  # files that had no row
+    removed: int = 0  # rows whose file is gone
+    kept: int = 0
+    errors: list[str] = field(default_factory=list)  # unreadable files, one line each
+
+
+_cache: OrderedDict[tuple[str, str], Trace] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Temp file in the same folder, fsync, rename: a reader sees the whole file or none. Without
+    ``durable`` the fsync is skipped (bulk imports): a killed process still leaves whole files, and
+    a power cut can only lose the newest ones, whose rows ``reindex`` then drops."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Store:
+    """A trace store at ``root`` (default ``home_dir()``). Cheap to create and to pickle: the
+    database opens on first use, one connection per thread."""
+
+    def __init__(self, root: str | os.PathLike | None = None) -> None:
+        self.root = Path(root) if root is not None else home_dir()
+        self.files = self.root / "traces"
+        self.db_path = self.root / "index.sqlite3"
+        self._local = threading.local()
+
+    def __getstate__(self) -> dict:
+        return {"root": self.root}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["root"])
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ errors and connection
+
+    @contextlib.contextmanager
+    def guard(self, doing: str):
+        """Turn disk and database failures into one-line ``StoreError``s."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            if _disk_full(exc):
+                full = StoreError(
+                    f"no space left on the disk of the trace store ({self.root}) while {doing}; "
+                    "free some space or set O3VIZ_HOME to a folder on another disk"
+                )
+                full.fatal = True  # a dataset import stops at once instead of failing every record
+                raise full from None
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise StoreError(f"trace store {self.root}: {doing} failed ({detail})") from None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with self.guard("opening the index"):
+                self.root.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                self._migrate(conn)
+            self._local.conn = conn
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+        found = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        if found is not None and int(found[0]) > STORE_SCHEMA:
+            conn.close()
+            raise StoreError(
+                f"the trace store at {self.root} was written by a newer o3viz (index schema "
+                f"{found[0]}, this o3viz reads {STORE_SCHEMA}); upgrade o3viz or set O3VIZ_HOME elsewhere"
+            )
+        if found is not None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS traces ({column_sql()})")
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text)")
+            for col in ("dataset", "model", "source", "correct", "line_hash", "verdict"):
+                conn.execute(f"CREATE INDEX IF NOT EXISTS traces_{col} ON traces ({col})")
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @contextlib.contextmanager
+    def _write(self, doing: str):
+        with self.guard(doing):
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    # ------------------------------------------------------------------ files
+
+    def path(self, key: str) -> Path:
+        return self.files / key[:2] / f"{key}{SUFFIX}"
+
+    def _meta_path(self, key: str) -> Path:
+        return self.files / key[:2] / f"{key}{META_SUFFIX}"
+
+    def write_files(
+        self, trace: Trace, meta: dict, data: bytes | None = None, *, durable: bool = True
+    ) -> tuple[IndexRow, str]:
+        """Write the trace (gzip bytes ``data`` as given, else encoded) and its metadata; return the
+        row and the search text, ready for ``insert``. Safe to call from worker processes."""
+        if data is None or data[:2] != b"\x1f\x8b":
+            data = trace_bytes(trace, gzipped=True) if data is None else gzip.compress(data, mtime=0)
+        key = content_key(data)
+        meta = {"added_at": time.time(), **{k: v for k, v in meta.items() if v is not None}}
+        with self.guard("writing a trace"):
+            path = self.path(key)
+            if not path.exists():
+                _write_atomic(
+                    self._meta_path(key), json.dumps(meta, sort_keys=True).encode(), durable=durable
+                )
+                _write_atomic(
+                    path, data, durable=durable
+                )  # the trace last: a trace file always has its metadata
+            elif self._meta_path(key).exists():
+                meta = self._read_meta(key)
+        return index_row(trace, key, meta, file_bytes=len(data)), search_text(trace)
+
+    def _read_meta(self, key: str) -> dict:
+        try:
+            meta = json.loads(self._meta_path(key).read_text(encoding="utf-8"))
+            return meta if isinstance(meta, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    # ------------------------------------------------------------------ writing rows
+
+    def insert(self, rows: list[tuple[IndexRow, str]]) -> int:
+        """Insert rows (with their search text) in one transaction; a key already present is kept
+        as it is. Returns how many rows were new."""
+        added = 0
+        names = ", ".join(COLUMNS)
+        marks = ", ".join("?" * len(COLUMNS))
+        with self._write("adding to the index") as conn:
+            for row, text in rows:
+                d = row.to_dict()
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO traces ({names}) VALUES ({marks})", [d[c] for c in COLUMNS]
+                )
+                if cur.rowcount:
+                    conn.execute("INSERT INTO steps_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                    added += 1
+        return added
+
+    def add(self, trace: Trace, *, data: bytes | None = None, **meta) -> str:
+        """Store one trace (files, then row) and return its key. ``meta``: source, name, dataset, …"""
+        row, text = self.write_files(trace, meta, data)
+        self.insert([(row, text)])
+        return row.key
+
+    def add_file(self, path: str | os.PathLike, **meta) -> str:
+        """Store a trace file as it is (gzipped if it is plain JSON); validates it first."""
+        path = Path(path)
+        with self.guard(f"reading {path.name}"):
+            data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b" and self.row(content_key(data)) is not None:
+            return content_key(data)  # already stored: no need to parse it again
+        trace = load_trace(data)
+        return self.add(trace, data=data, **{"name": path.name, **meta})
+
+    def set_tags(self, key: str, tags: list[str]) -> None:
+        clean = ",".join(sorted({t.strip().replace(",", " ") for t in tags if t.strip()}))
+        meta = {**self._read_meta(key), "tags": clean}
+        with self.guard("tagging"):
+            _write_atomic(self._meta_path(key), json.dumps(meta, sort_keys=True).encode())
+        with self._write("tagging") as conn:
+            conn.execute("UPDATE traces SET tags = ? WHERE key = ?", (clean, key))
+
+    def delete(self, keys: list[str]) -> int:
+        """Remove the files and then the rows of ``keys``; returns how many rows went."""
+        for key in keys:
+            with self.guard("deleting a trace"):
+                self.path(key).unlink(missing_ok=True)
+                self._meta_path(key).unlink(missing_ok=True)
+        gone = 0
+        with self._write("deleting from the index") as conn:
+            for key in keys:
+                found = conn.execute("SELECT id FROM traces WHERE key = ?", (key,)).fetchone()
+                if found is not None:
+                    conn.execute("DELETE FROM steps_fts WHERE rowid = ?", (found[0],))
+                    conn.execute("DELETE FROM traces WHERE id = ?", (found[0],))
+                    gone += 1
+        return gone
+
+    # ------------------------------------------------------------------ reading
+
+    def trace(self, key: str) -> Trace:
+        """The stored trace (parsed once per process; raises ``TraceError``/``StoreError``)."""
+        ck = (str(self.root), key)
+        with _cache_lock:
+            if ck in _cache:
+                _cache.move_to_end(ck)
+                return _cache[ck]
+        path = self.path(key)
+        if len(key) != 16 or not all(c in "0123456789abcdef" for c in key) or not path.is_file():
+            raise StoreError(f"no trace {key!r} in the store at {self.root}")
+        trace = load_trace(path)
+        with _cache_lock:
+            _cache[ck] = trace
+            while len(_cache) > CACHE_TRACES:
+                _cache.popitem(last=False)
+        return trace
+
+    def trace_file_bytes(self, key: str) -> bytes:
+        with self.guard("reading a trace"):
+            return self.path(key).read_bytes()
+
+    def count(self, q: Query | None = None) -> int:
+        where, params = where_clause(q or Query())
+        with self.guard("counting"):
+            return self.conn.execute(f"SELECT count(*) FROM traces {where}", params).fetchone()[0]
+
+    def rows(self, q: Query, columns: tuple[str, ...] | None = None) -> list[dict]:
+        """One page of rows matching ``q``, in its order."""
+        where, params = where_clause(q)
+        page, pparams = page_clause(q)
+        cols = ", ".join(columns or COLUMNS)
+        sql = f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}"
+        with self.guard("querying"):
+            return [dict(r) for r in self.conn.execute(sql, params + pparams)]
+
+    def select(self, q: Query, columns: tuple[str, ...], *, max_rows: int = 200_000) -> list[tuple]:
+        """Every row matching ``q`` (up to ``max_rows``), for aggregates; plain tuples for speed."""
+        where, params = where_clause(q)
+        sql = f"SELECT {', '.join(columns)} FROM traces {where} {order_clause(q)} LIMIT ?"
+        with self.guard("querying"):
+            return self.conn.execute(sql, [*params, max_rows]).fetchall()
+
+    def row(self, key: str) -> dict | None:
+        found = self.rows(Query(keys=[key], limit=1))
+        return found[0] if found else None
+
+    def distinct(self, column: str) -> list[tuple[str, int]]:
+        """Values of a text column with their counts, most common first (filter options)."""
+        if column not in ("dataset", "model", "source", "verdict", "task_kind"):
+            raise ValueError(f"no filter on {column!r}")
+        sql = f"SELECT {column}, count(*) FROM traces GROUP BY {column} ORDER BY count(*) DESC"
+        with self.guard("querying"):
+            return [(v, n) for v, n in self.conn.execute(sql) if v not in (None, "")]
+
+    def known_lines(self, hashes: list[str]) -> set[str]:
+        """The source-record hashes whose every trace is already in the store."""
+        out: set[str] = set()
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            sql = (
+                f"SELECT line_hash FROM traces WHERE line_hash IN ({', '.join('?' * len(chunk))}) "
+                "GROUP BY line_hash HAVING count(*) >= max(parts)"
+            )
+            with self.guard("querying"):
+                out.update(r[0] for r in self.conn.execute(sql, chunk))
+        return out
+
+    # ------------------------------------------------------------------ repair
+
+    def stored_keys(self) -> set[str]:
+        if not self.files.is_dir():
+            return set()
+        return {p.name[: -len(SUFFIX)] for p in self.files.glob(f"*/*{SUFFIX}") if not p.name.startswith(".")}
+
+    def reindex(self, *, full: bool = False, progress=None) -> ReindexReport:
+        """Make the index match the files: rows for files without one, no rows for missing files,
+        leftover temp files removed. ``full`` rebuilds every row (e.g. after a schema change)."""
+        report = ReindexReport()
+        with self.guard("reindexing"):
+            for tmp in self.files.glob("*/.*.tmp") if self.files.is_dir() else []:
+                tmp.unlink(missing_ok=True)
+            on_disk = self.stored_keys()
+        indexed = {r[0] for r in self.conn.execute("SELECT key FROM traces")}
+        report.removed = len(indexed - on_disk)
+        stale = sorted(indexed) if full else sorted(indexed - on_disk)
+        if stale:
+            self.delete_rows(stale)
+        todo = sorted(on_disk) if full else sorted(on_disk - indexed)
+        report.kept = len(on_disk) - len(todo)
+        batch: list[tuple[IndexRow, str]] = []
+        for i, key in enumerate(todo):
+            try:
+                trace = load_trace(self.path(key))
+            except O3vizError as exc:
+                report.errors.append(f"{key}: {exc}")
+                continue
+            row = index_row(trace, key, self._read_meta(key), file_bytes=self.path(key).stat().st_size)
+            batch.append((row, search_text(trace)))
+            if len(batch) >= 200:
+                report.added += self.insert(batch)
+                batch = []
+            if progress:
+                progress(i + 1, len(todo))
+        report.added += self.insert(batch) if batch else 0
+        return report
+
+    def delete_rows(self, keys: list[str]) -> int:
+        with self._write("repairing the index") as conn:
+            for key in keys:
+                found = conn.execute("SELECT id FROM traces WHERE key = ?", (key,)).fetchone()
+                if found is not None:
+                    conn.execute("DELETE FROM steps_fts WHERE rowid = ?", (found[0],))
+                    conn.execute("DELETE FROM traces WHERE id = ?", (found[0],))
+        return len(keys)
+
+    def ensure_samples(self, folder: str | os.PathLike) -> tuple[list[str], list[str]]:
+        """Put the sample traces in the store once (and again when the folder changes). Returns the
+        samples' keys in name order and one error line per unreadable sample."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            return [], []
+        files = sorted(p for p in folder.iterdir() if p.name.endswith((".o3trace.json", SUFFIX)))
+        stamp = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+        name = f"samples:{folder.resolve()}"
+        with self.guard("reading the index"):
+            found = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        known = json.loads(found[0]) if found is not None else {}
+        if known.get("stamp") == json.loads(json.dumps(stamp)) and all(
+            self.path(k).exists() for k in known["keys"]
+        ):
+            return known["keys"], []
+        keys, errors = {}, []
+        for p in reversed(files):  # the last added is listed first: samples read alphabetically
+            if p.stat().st_size > MAX_FILE_BYTES:
+                errors.append(f"{p.name}: larger than {MAX_FILE_BYTES} bytes")
+                continue
+            try:
+                keys[p.name] = self.add_file(p, source="sample")
+            except O3vizError as exc:
+                errors.append(f"{p.name}: {exc}")
+        ordered = [keys[p.name] for p in files if p.name in keys]
+        with self._write("noting the samples") as conn:
+            value = json.dumps({"stamp": stamp, "keys": ordered})
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+        return ordered, errors[::-1]

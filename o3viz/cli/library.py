@@ -1,0 +1,158 @@
+"""``o3viz library list|search|show|rm|export|reindex``: the persistent trace store from the
+command line (the same store the app's Library and Dataset pages show)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from o3viz.errors import UsageError
+
+LIST_COLUMNS = ("key", "dataset", "name", "model", "steps", "tokens", "correct", "verdict", "claim_errors")
+
+
+def _filters(p: argparse.ArgumentParser, *, page: bool = True) -> None:
+    p.add_argument("--dataset", action="append", default=[], help="only this dataset (repeatable)")
+    p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
+    p.add_argument("--source", action="append", default=[], choices=("run", "sample", "upload", "import"))
+    p.add_argument("--verdict", action="append", default=[], help="final verdict: pass, fail, unverifiable")
+    p.add_argument("--correct", choices=("any", "correct", "wrong", "ungraded"), default="any")
+    p.add_argument("--step-type", action="append", default=[], help="has a step of this Thought Anchors type")
+    if page:
+        p.add_argument("--sort", default="id", help="column to sort by (default: newest first)")
+        p.add_argument("--asc", action="store_true", help="ascending order")
+        p.add_argument("--limit", type=int, default=20, help="rows to print (default 20, at most 1000)")
+        p.add_argument("--offset", type=int, default=0, help="rows to skip")
+        p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "library",
+        help="the persistent trace store: list, search, show, remove, export, reindex",
+        description="The trace store (O3VIZ_HOME, else $XDG_DATA_HOME/o3viz, else "
+        "~/.local/share/o3viz): trace files named by content hash and an SQLite index over them.",
+    )
+    cmds = p.add_subparsers(dest="library_command", metavar="ACTION", parser_class=type(p))
+    ls = cmds.add_parser("list", help="list traces, newest first, with filters")
+    _filters(ls)
+    se = cmds.add_parser("search", help="full-text search over the step text")
+    se.add_argument("text", help='words that must all appear ("word*" matches a prefix)')
+    _filters(se)
+    sh = cmds.add_parser("show", help="one trace's index row")
+    sh.add_argument("key", help="a trace key (or a unique prefix of at least 4 characters)")
+    sh.add_argument("--json", action="store_true")
+    rm = cmds.add_parser("rm", help="remove traces (file and row)")
+    rm.add_argument("keys", nargs="*", help="trace keys (or unique prefixes)")
+    rm.add_argument("--dataset", help="remove every trace of this dataset")
+    rm.add_argument("--yes", action="store_true", help="needed with --dataset")
+    ex = cmds.add_parser("export", help="a step-level table (one row per step) for pandas, DuckDB, Spark")
+    ex.add_argument("--parquet", type=Path, required=True, help="output .parquet file")
+    ex.add_argument("--search", default="", help="only traces whose steps contain these words")
+    _filters(ex, page=False)
+    ri = cmds.add_parser("reindex", help="rebuild the index from the trace files")
+    ri.add_argument("--full", action="store_true", help="recompute every row, not only missing ones")
+    p.set_defaults(func=run)
+
+
+def _query(args: argparse.Namespace, search: str = ""):
+    from o3viz.app.query import Query
+
+    return Query(
+        search=search,
+        dataset=args.dataset,
+        model=args.model,
+        source=args.source,
+        verdict=args.verdict,
+        correct=args.correct,
+        step_types=args.step_type,
+        sort=getattr(args, "sort", "id"),
+        descending=not getattr(args, "asc", False),
+        limit=getattr(args, "limit", 20),
+        offset=getattr(args, "offset", 0),
+    )
+
+
+def _print_rows(store, q, as_json: bool) -> None:
+    total = store.count(q)
+    rows = store.rows(q)
+    if as_json:
+        for r in rows:
+            print(json.dumps(r, ensure_ascii=False))
+        return
+    print("  ".join(f"{c:<{_w(c)}}" for c in LIST_COLUMNS))
+    for r in rows:
+        cells = {**r, "correct": {1: "yes", 0: "no"}.get(r["correct"], "—")}
+        print("  ".join(f"{_cell(cells[c], _w(c)):<{_w(c)}}" for c in LIST_COLUMNS))
+    shown = f"{q.offset + 1}–{q.offset + len(rows)}" if rows else "none"
+    print(f"{shown} of {total} traces in {store.root}")
+
+
+def _w(col: str) -> int:
+    return {"key": 16, "dataset": 14, "name": 30, "model": 22}.get(col, 7)
+
+
+def _cell(v, width: int) -> str:
+    s = "—" if v is None or v == "" else " ".join(str(v).split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def _resolve(store, prefix: str) -> str:
+    if len(prefix) < 4:
+        raise UsageError(f"{prefix!r}: give at least 4 characters of a key")
+    found = store.conn.execute(
+        "SELECT key FROM traces WHERE key >= ? AND key < ? LIMIT 2", (prefix, prefix + "g")
+    ).fetchall()
+    if len(found) != 1:
+        raise UsageError(f"{prefix!r}: {'no trace' if not found else 'more than one trace'} has that key")
+    return found[0][0]
+
+
+def run(args: argparse.Namespace) -> int:
+    from o3viz.app.store import Store
+
+    store = Store()
+    cmd = args.library_command
+    if cmd is None:
+        raise UsageError("library needs an action: list, search, show, rm, export or reindex")
+    if cmd in ("list", "search"):
+        _print_rows(store, _query(args, args.text if cmd == "search" else ""), args.json)
+    elif cmd == "show":
+        row = store.row(_resolve(store, args.key))
+        if args.json:
+            print(json.dumps(row, ensure_ascii=False))
+        else:
+            for k, v in row.items():
+                print(f"{k:>26}  {'—' if v is None or v == '' else v}")
+            print(f"{'file':>26}  {store.path(row['key'])}")
+    elif cmd == "rm":
+        return _rm(store, args)
+    elif cmd == "export":
+        from o3viz.app.export import export_steps
+
+        traces, steps, errors = export_steps(store, _query(args, args.search), args.parquet)
+        for e in errors:
+            sys.stderr.write(f"skipped {e}\n")
+        print(f"wrote {steps} steps of {traces} traces to {args.parquet}")
+    elif cmd == "reindex":
+        rep = store.reindex(full=args.full)
+        for e in rep.errors:
+            sys.stderr.write(f"unreadable: {e}\n")
+        print(f"reindexed {store.root}: {rep.added} rows added, {rep.removed} removed, {rep.kept} kept")
+    return 0
+
+
+def _rm(store, args: argparse.Namespace) -> int:
+    from o3viz.app.query import Query
+
+    keys = [_resolve(store, k) for k in args.keys]
+    if args.dataset:
+        if not args.yes:
+            raise UsageError(f"removing dataset {args.dataset!r} needs --yes")
+        keys += [r[0] for r in store.select(Query(dataset=[args.dataset]), ("key",))]
+    if not keys:
+        raise UsageError("rm needs trace keys or --dataset NAME --yes")
+    print(f"removed {store.delete(keys)} traces from {store.root}")
+    return 0

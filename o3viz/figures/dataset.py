@@ -1,0 +1,193 @@
+"""Figures of the Dataset page: what holds across many traces. Each takes a frame of
+``o3viz.analysis.dataset.DatasetSummary`` and returns a ``go.Figure`` whose bars carry, in
+``customdata``, the selection (JSON) that names their traces, so a click can list them.
+
+Green is correct and red is wrong, as everywhere in o3viz.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from o3viz.figures._style import VERDICT_COLORS, base_layout, clip_label, empty_figure
+
+GROUP_COLORS = {"correct": VERDICT_COLORS["correct"], "wrong": VERDICT_COLORS["wrong"]}
+TYPE_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+HEIGHT = 330
+
+
+def _label(t: str) -> str:
+    return t.replace("_", " ")
+
+
+def _with_group(sel: str, group: str) -> str:
+    return json.dumps({**json.loads(sel), "group": group}, sort_keys=True)
+
+
+def _pct(v) -> float | None:
+    return None if v is None or pd.isna(v) else 100 * float(v)
+
+
+def length_figure(length: pd.DataFrame) -> go.Figure:
+    title = "Are longer traces more often wrong?"
+    if length.empty:
+        return empty_figure(title, "No traces match.")
+    fig = go.Figure()
+    for g in ("correct", "wrong"):
+        fig.add_bar(
+            x=length["bin"],
+            y=length[g],
+            name=g,
+            marker_color=GROUP_COLORS[g],
+            customdata=[_with_group(s, g) for s in length["sel"]],
+            hovertemplate=f"%{{x}} steps: %{{y}} {g}<extra></extra>",
+        )
+    acc = [_pct(v) for v in length["accuracy"]]
+    fig.add_scatter(
+        x=length["bin"],
+        y=acc,
+        name="accuracy",
+        yaxis="y2",
+        mode="lines+markers",
+        line={"color": "#334155"},
+        hovertemplate="%{x} steps: %{y:.0f}% correct<extra></extra>",
+    )
+    fig.update_layout(
+        barmode="stack",
+        xaxis={"title": "length (steps)", "type": "category"},
+        yaxis={"title": "traces"},
+        yaxis2={
+            "title": "correct (%)",
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 100],
+            "tickvals": [0, 25, 50, 75, 100],
+            "showgrid": False,
+        },
+    )
+    return base_layout(fig, title, height=HEIGHT, margin={"l": 50, "r": 50, "t": 50, "b": 40})
+
+
+def type_mix_figure(mix: pd.DataFrame) -> go.Figure:
+    title = "Which step types fill correct and wrong traces?"
+    if mix.empty or mix["share"].isna().all():
+        return empty_figure(title, "No typed steps among graded traces.")
+    fig = go.Figure()
+    for g in ("correct", "wrong"):
+        part = mix[mix["group"] == g]
+        fig.add_bar(
+            y=[_label(t) for t in part["type"]],
+            x=[_pct(v) for v in part["share"]],
+            name=g,
+            orientation="h",
+            marker_color=GROUP_COLORS[g],
+            customdata=list(part["sel"]),
+            text=list(part["traces"]),
+            hovertemplate=f"%{{y}}: %{{x:.1f}}% of the steps of {g} traces (in %{{text}} traces)<extra></extra>",
+            textposition="none",
+        )
+    fig.update_layout(
+        barmode="group",
+        xaxis={"title": "share of a trace's steps (%, mean)"},
+        yaxis={"autorange": "reversed"},
+    )
+    return base_layout(fig, title, height=HEIGHT, margin={"l": 170, "r": 20, "t": 50, "b": 40})
+
+
+def rates_figure(rates: pd.DataFrame) -> go.Figure:
+    title = "How often do traces backtrack or self-check?"
+    if rates.empty or rates["traces_with"].isna().all():
+        return empty_figure(title, "No graded traces.")
+    if not rates["traces_with"].fillna(0).any():
+        n = int(rates["traces"].sum() // 2)
+        return empty_figure(title, f"None of these {n:,} graded traces backtracks or self-checks.")
+    fig = go.Figure()
+    for g in ("correct", "wrong"):
+        part = rates[rates["group"] == g]
+        fig.add_bar(
+            x=list(part["behaviour"]),
+            y=[_pct(v) for v in part["traces_with"]],
+            name=g,
+            marker_color=GROUP_COLORS[g],
+            customdata=list(part["sel"]),
+            text=[f"{v:.1f}" if v is not None and not pd.isna(v) else "—" for v in part["per_100_steps"]],
+            hovertemplate=f"%{{x}}: %{{y:.0f}}% of {g} traces; %{{text}} per 100 steps<extra></extra>",
+            textposition="none",
+        )
+    fig.update_layout(barmode="group", yaxis={"title": "traces with at least one (%)", "range": [0, 100]})
+    return base_layout(fig, title, height=HEIGHT)
+
+
+def first_wrong_figure(first: pd.DataFrame) -> go.Figure:
+    title = "Where does the first wrong claim sit in the reasoning?"
+    if first.empty or first["traces"].sum() == 0:
+        return empty_figure(title, "No wrong arithmetic claims in these traces.")
+    fig = go.Figure()
+    for g in ("correct", "wrong"):
+        part = first[first["group"] == g]
+        fig.add_bar(
+            x=[f"{lo:.0%}" for lo in part["lo"]],
+            y=list(part["traces"]),
+            name=f"{g} answer",
+            marker_color=GROUP_COLORS[g],
+            customdata=list(part["sel"]),
+            hovertemplate=f"from %{{x}} of the way: %{{y}} traces with a {g} final answer<extra></extra>",
+        )
+    fig.update_layout(
+        barmode="stack",
+        xaxis={
+            "title": "how far into the steps the first wrong claim sits (bins of 10%)",
+            "type": "category",
+        },
+        yaxis={"title": "traces"},
+    )
+    return base_layout(fig, title, height=HEIGHT)
+
+
+def claim_rates_figure(claims: pd.DataFrame, by: str = "model") -> go.Figure:
+    title = f"How often are arithmetic claims wrong, per {by}?"
+    if claims.empty or claims["claims"].sum() == 0:
+        return empty_figure(title, "No checked arithmetic claims in these traces.")
+    fig = go.Figure()
+    for g in ("correct", "wrong"):
+        part = claims[claims["group"] == g]
+        fig.add_bar(
+            x=[clip_label(v, 18) for v in part[by]],
+            y=[_pct(v) for v in part["error_rate"]],
+            name=f"{g} traces",
+            marker_color=GROUP_COLORS[g],
+            customdata=list(part["sel"]),
+            text=[
+                f"{c} claims, {_pct(t) or 0:.0f}% of traces have one wrong"
+                for c, t in zip(part["claims"], part["traces_with"], strict=True)
+            ],
+            hovertemplate="%{x}: %{y:.1f}% of claims wrong (%{text})<extra></extra>",
+            textposition="none",
+        )
+    fig.update_layout(
+        barmode="group", yaxis={"title": "wrong claims (% of claims)"}, xaxis={"title": by, "tickangle": 0}
+    )
+    return base_layout(fig, title, height=HEIGHT)
+
+
+def importance_figure(imp: pd.DataFrame) -> go.Figure:
+    title = "Which step types matter most (mean importance)?"
+    if imp.empty:
+        return empty_figure(title, "No importance scores in these traces.")
+    imp = imp.sort_values("importance", ascending=False)
+    colors = [TYPE_PALETTE[i % len(TYPE_PALETTE)] for i in range(len(imp))]
+    fig = go.Figure(
+        go.Bar(
+            x=[_label(t) for t in imp["type"]],
+            y=imp["importance"],
+            marker_color=colors,
+            text=list(imp["traces"]),
+            hovertemplate="%{x}: mean importance %{y:.3f} over %{text} traces<extra></extra>",
+            textposition="none",
+        )
+    )
+    fig.update_layout(yaxis={"title": "mean importance"}, showlegend=False)
+    return base_layout(fig, title, height=HEIGHT)

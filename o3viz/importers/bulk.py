@@ -1,0 +1,271 @@
+"""Whole-dataset import: every record of a JSONL file (or JSON array) becomes a trace, grouped
+under a dataset name, imported in parallel worker processes.
+
+- Records are read one at a time, each capped at ``MAX_RECORD_BYTES``; a record that is too big,
+  binary, not UTF-8, broken or nested too deeply is reported with its line number and skipped.
+- A record that holds several solutions and no text of its own (GSM8K's example solutions: one
+  question, four graded solutions) fans out into one trace per solution (``fan_out``).
+- A record already in the sink (same bytes, same options) is recognised before it is parsed.
+- Workers write the trace files themselves and return rows; the parent commits them in batches,
+  so a crash leaves files without rows (which ``reindex`` repairs), never rows without files.
+- Each record has a time budget inside its worker; a worker that stops answering altogether (a
+  hang in C code) is killed after ``stall_s`` and the import stops with one line saying so.
+
+The sink (the trace store, ``o3viz.app.store.Store``) is passed in, so importers never import the app.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from o3viz.errors import TraceError, UsageError
+from o3viz.importers.datasets import is_dataset
+from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
+
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # one record; a whole JSONL file is read line by line
+MAX_FILE_BYTES = 4 * 1024**3  # JSONL; a JSON array is parsed whole and keeps MAX_IMPORT_BYTES
+MAX_PARTS = 64  # solutions one record may fan out into
+CHUNK = 32  # records per task sent to a worker
+RECORD_BUDGET_S = 30.0  # per record, inside the worker
+STALL_S = 120.0  # no answer from a worker for this long: the import stops
+StartMethod = Literal["fork", "forkserver", "spawn"]
+
+
+class Sink(Protocol):
+    """Where imported traces go (the trace store implements it)."""
+
+    def known_lines(self, hashes: list[str]) -> set[str]: ...
+    def write_files(self, trace: Any, meta: dict, *, durable: bool) -> Any: ...  # in a worker: a row payload
+    def insert(self, payloads: list) -> int: ...  # in the parent; returns how many were new
+
+
+@dataclass
+class ImportOptions:
+    """How records become traces (part of each record's identity, with its bytes)."""
+
+    dataset: str
+    text_field: str | None = None
+    question_field: str | None = None
+    answer_field: str | None = None
+    reference_field: str | None = None
+    claims: bool = True
+
+    def fingerprint(self) -> str:
+        opts = {k: v for k, v in self.__dict__.items() if k != "dataset"}
+        return json.dumps(opts, sort_keys=True)
+
+
+@dataclass
+class ImportReport:
+    dataset: str
+    records: int = 0  # records read (good or bad)
+    traces: int = 0  # traces added to the sink
+    duplicates: int = 0  # records (or traces) already there
+    errors: list[str] = field(default_factory=list)  # "line N: problem", one per bad record
+    keys: list[str] = field(default_factory=list)  # keys of the added traces, in record order
+    stopped: str | None = None  # why the import ended early, if it did
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        s = f"{self.traces} traces from {self.records} records into dataset {self.dataset!r}"
+        s += f", {self.duplicates} already there, {len(self.errors)} bad records skipped"
+        return s + (f" ({self.stopped})" if self.stopped else "")
+
+
+@dataclass
+class Record:
+    line: int  # 1-based line (JSONL) or position (JSON array)
+    text: str  # the record's JSON text
+    hash: str = ""
+
+
+def _bad(line: int, kind: str, msg: str) -> Record:
+    return Record(line, "", f"!{kind} {line}: {msg}")
+
+
+def _decode_line(raw: bytes, n: int, kind: str) -> Record:
+    if b"\x00" in raw:
+        return _bad(n, kind, "binary data, not JSON")
+    try:
+        return Record(n, raw.decode("utf-8-sig").strip())
+    except UnicodeDecodeError as exc:
+        return _bad(n, kind, f"not UTF-8 text at byte {exc.start}")
+
+
+def _open(path: Path):
+    with path.open("rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else path.open("rb")
+
+
+def read_records(path: str | os.PathLike) -> Iterator[Record]:
+    """The records of a JSONL or JSON-array file, in order; a record whose ``hash`` starts with
+    ``!`` is a one-line problem instead (too big, binary, not UTF-8)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file (or not a regular file)")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise TraceError(f"{path}: larger than the dataset limit of {MAX_FILE_BYTES} bytes")
+    with _open(path) as f:
+        head = f.read(4096).lstrip()
+    if head.startswith(b"["):
+        yield from _read_array(path)
+        return
+    with _open(path) as f:
+        n = 0
+        while True:
+            raw = f.readline(MAX_RECORD_BYTES + 1)
+            if not raw:
+                return
+            n += 1
+            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the huge line
+                    raw = f.readline(1 << 20)
+                yield _bad(n, "line", f"record larger than the limit of {MAX_RECORD_BYTES} bytes")
+                continue
+            if raw.strip():
+                yield _decode_line(raw, n, "line")
+
+
+def _read_array(path: Path) -> Iterator[Record]:
+    from o3viz.importers.formats import read_input
+
+    if path.stat().st_size > MAX_IMPORT_BYTES:
+        raise TraceError(f"{path}: a JSON array over {MAX_IMPORT_BYTES} bytes; convert it to JSONL")
+    raw = read_input(path)
+    if not isinstance(raw.data, list):
+        raise TraceError(f"{path}: not a JSON array or JSONL file")
+    for i, rec in enumerate(raw.data, 1):
+        yield Record(i, json.dumps(rec, ensure_ascii=False, sort_keys=True))
+
+
+def count_records(path: str | os.PathLike) -> int:
+    """Non-empty lines of a JSONL file (records of a JSON array), for a progress bar."""
+    path = Path(path)
+    with _open(path) as f:
+        if f.read(4096).lstrip().startswith(b"["):
+            return sum(1 for _ in _read_array(path))
+    n = 0
+    with _open(path) as f:
+        for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
+            n += bool(raw.strip())
+    return n
+
+
+def fan_out(rec: Any) -> list[tuple[str, Any]]:
+    """``[(part, record)]``: the record itself, or for a record with no text of its own whose
+    object fields each hold a solution, one merged record per solution (shared fields such as
+    the question and reference are copied in; the part's name becomes its model when it has none).
+    """
+    if not isinstance(rec, dict) or detect_json_format(rec) or is_dataset(rec):
+        return [("", rec)]
+    parts = [(k, v) for k, v in rec.items() if isinstance(v, dict) and is_dataset(v)]
+    if not parts:
+        return [("", rec)]
+    shared = {k: v for k, v in rec.items() if not isinstance(v, dict)}
+    return [
+        (k, {**shared, **v, **({} if ("model" in v or "model_name" in v) else {"model": k})})
+        for k, v in parts[:MAX_PARTS]
+    ]
+
+
+FATAL = "fatal: "  # an error result that stops the whole import
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def error_line(error: str) -> int:
+    """The line (or record) number an error names, for sorting; 0 when it names none."""
+    parts = error.split(maxsplit=2)
+    return int(parts[1].rstrip(":")) if len(parts) > 1 and parts[1].rstrip(":").isdigit() else 0
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise _Timeout
+
+
+def _import_one(rec: Any, line: int, opts: ImportOptions, file: str, created: str) -> list[tuple[str, Any]]:
+    from o3viz.importers import import_trace
+
+    out = []
+    for part, sub in fan_out(rec):
+        trace = import_trace(
+            sub,
+            text_field=opts.text_field,
+            question_field=opts.question_field,
+            answer_field=opts.answer_field,
+            reference_field=opts.reference_field,
+            claims=opts.claims,
+        )
+        src = trace.provenance.source
+        src.update({"file": file, "record": line, **({"part": part} if part else {})})
+        trace.provenance.created_at = created  # the data's date: the same record gives the same bytes
+        if trace.task.id is None:
+            trace.task.id = f"{Path(file).stem}:{line}" + (f":{part}" if part else "")
+        out.append((part, trace))
+    return out
+
+
+def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: str, created: str) -> list:
+    """In a worker: import each record, write its traces through ``sink``; returns per record
+    ``(line, payloads, error)``. Never raises for a bad record."""
+    results = []
+    use_alarm = threading.current_thread() is threading.main_thread()
+    if use_alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+    for r in records:
+        try:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, RECORD_BUDGET_S)
+            rec = json.loads(r.text)
+            if not isinstance(rec, dict):
+                raise TraceError(f"a JSON {type(rec).__name__}, not a record object")
+            traces = _import_one(rec, r.line, opts, file, created)
+            meta = {"source": "import", "dataset": opts.dataset, "record": r.line, "line_hash": r.hash}
+            stem = Path(file).stem
+            payloads = [
+                sink.write_files(
+                    t,
+                    {
+                        **meta,
+                        "part": part,
+                        "parts": len(traces),
+                        "name": f"{stem} #{r.line}" + (f" {part}" if part else ""),
+                    },
+                    durable=False,
+                )
+                for part, t in traces
+            ]
+            results.append((r.line, payloads, None))
+        except _Timeout:
+            results.append((r.line, [], f"took longer than {RECORD_BUDGET_S:.0f} s; skipped"))
+        except RecursionError:
+            results.append((r.line, [], "JSON nested too deeply"))
+        except json.JSONDecodeError as exc:
+            results.append((r.line, [], f"broken JSON ({exc.msg} at column {exc.colno})"))
+        except ValueError as exc:
+            too_long = "digits" in str(exc)
+            results.append((r.line, [], "a number too long to read" if too_long else _one_line(exc)))
+        except Exception as exc:  # noqa: BLE001 - one bad record never stops the others
+            if getattr(exc, "fatal", False):  # the sink cannot take more (a full disk): stop
+                results.append((r.line, [], FATAL + _one_line(exc)))
+                break
+            results.append((r.line, [], _one_line(exc).replace("(input): ", "")))
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    return results

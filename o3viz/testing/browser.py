@@ -1,0 +1,65 @@
+"""Driving the real app in a real browser, for tests and screenshots: ``streamlit run app.py`` on a
+free 127.0.0.1 port (``serve_app``) and Debian's Chromium through Playwright (``CHROMIUM``,
+``CHROMIUM_ARGS``; never a browser download)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from o3viz.paths import REPO_ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(env: dict[str, str], *, port: int | None = None, start_timeout: float = 90.0):
+    """Run the app with ``env`` added to this process's environment; yields its URL and stops it."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    cmd += ["--server.headless", "true", "--server.address", "127.0.0.1"]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + start_timeout
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).status == 200:
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read1(4000).decode(errors="replace") if proc.stderr else ""
+                    raise RuntimeError(f"streamlit did not start: {err}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)

@@ -1,0 +1,172 @@
+"""Dataset: what holds across many traces (a dataset, a filter or a search): correctness against
+length, the step-type mix of correct and wrong traces, backtracking and self-checking, where the
+first wrong claim sits, claim-error rates, importance by step type, and the outliers. Clicking a
+bar lists its traces; a listed trace opens in Inspect."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from o3viz import Query, dataset_summary
+from o3viz.analysis.dataset import COLUMNS, frame, select
+from o3viz.figures import escape_markdown
+from o3viz.figures.dataset import (
+    claim_rates_figure,
+    first_wrong_figure,
+    importance_figure,
+    length_figure,
+    rates_figure,
+    type_mix_figure,
+)
+from pages._ui import pin, require_router, show_figure, store
+
+MAX_TRACES = 200_000
+
+
+@st.cache_data(max_entries=8, show_spinner="Aggregating…")
+def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query):
+    rows = store().select(replace(_query, limit=MAX_TRACES, offset=0), COLUMNS, max_rows=MAX_TRACES)
+    df = frame(rows)
+    return df, dataset_summary(df)
+
+
+def scope() -> Query:
+    s = store()
+    given = st.session_state.pop("dataset_query", None)
+    datasets = [v for v, _ in s.distinct("dataset")]
+    if given is not None:
+        st.session_state.ds_datasets = [d for d in given.dataset if d in datasets]
+        st.session_state.ds_models = list(given.model)
+        st.session_state.ds_search = given.search
+        st.session_state.ds_rest = replace(given, dataset=[], model=[], search="")
+    elif "ds_datasets" not in st.session_state:
+        st.session_state.ds_datasets = datasets[:1]
+    c = st.columns([2, 2, 2], vertical_alignment="bottom")
+    ds = c[0].multiselect("Dataset (none: every trace)", datasets, key="ds_datasets")
+    models = c[1].multiselect("Model", [v for v, _ in s.distinct("model")], key="ds_models")
+    search = c[2].text_input("Search the steps", key="ds_search")
+    rest = st.session_state.get("ds_rest") or Query()
+    return replace(rest, dataset=ds, model=models, search=search, limit=MAX_TRACES, offset=0)
+
+
+def headline(df: pd.DataFrame, summary) -> None:
+    cols = st.columns(6)
+    cols[0].metric("Traces", f"{summary.n:,}")
+    cols[1].metric("Graded", f"{summary.graded:,}")
+    acc = summary.accuracy
+    cols[2].metric("Correct", "—" if acc is None else f"{acc:.0%}")
+    cols[3].metric("Median steps", f"{df['steps'].median():.0f}" if len(df) else "—")
+    cols[4].metric("With a backtrack", f"{(df['backtracks'] > 0).mean():.0%}" if len(df) else "—")
+    claims = df["claims"].sum()
+    cols[5].metric("Wrong claims", f"{df['claim_errors'].sum() / claims:.1%}" if claims else "—")
+
+
+def clicked(event) -> str | None:
+    try:
+        points = event.selection.points
+    except AttributeError:
+        return None
+    for p in points or []:
+        cd = p.get("customdata")
+        if isinstance(cd, str) and cd.startswith("{"):
+            return cd
+    return None
+
+
+def trace_list(df: pd.DataFrame, sel: str) -> None:
+    part = select(df, sel)
+    st.subheader(f"{len(part):,} traces behind that bar")
+    shown = part.head(500)
+    table = st.dataframe(
+        shown[
+            ["name", "dataset", "model", "group", "steps", "backtracks", "self_checks", "claim_errors"]
+        ].rename(columns={"group": "correct", "self_checks": "self-checks", "claim_errors": "claim errors"}),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="ds_pick_table",
+        height=min(38 + 35 * len(shown), 300),
+    )
+    rows = table.selection.rows if table and table.selection else []
+    if st.button(
+        "Inspect the selected trace", disabled=not rows, type="primary", icon=":material/account_tree:"
+    ):
+        open_in_inspect(shown.iloc[rows[0]]["key"])
+
+
+def outlier_table(summary) -> None:
+    st.subheader("Outliers: the traces furthest from the rest")
+    out = summary.outliers
+    table = st.dataframe(
+        out.drop(columns=["key"]),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="ds_outliers",
+        height=min(38 + 35 * len(out), 320),
+        column_config={"name": st.column_config.TextColumn("name", width=230)},
+    )
+    rows = table.selection.rows if table and table.selection else []
+    c0, c1, c2, _ = st.columns([1.3, 1, 1, 2])
+    if c0.button("Inspect the selected outlier", disabled=not rows, icon=":material/account_tree:"):
+        open_in_inspect(out.iloc[rows[0]]["key"])
+    c1.download_button(
+        "Table as CSV", out.to_csv(index=False), "o3viz_outliers.csv", "text/csv", icon=":material/download:"
+    )
+    buf = io.BytesIO()
+    out.to_parquet(buf, index=False)
+    c2.download_button(
+        "Table as Parquet",
+        buf.getvalue(),
+        "o3viz_outliers.parquet",
+        "application/octet-stream",
+        icon=":material/download:",
+    )
+
+
+def open_in_inspect(key: str) -> None:
+    pin([key])
+    st.session_state.inspect_key, st.session_state.inspect_node = key, None
+    st.switch_page("pages/inspect.py")
+
+
+require_router()
+st.title("Dataset")
+q = scope()
+s = store()
+stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0])
+df, summary = _aggregate(str(s.root), repr(q), stamp, q)
+if summary.n == 0:
+    st.info("No traces in this scope. Pick a dataset, or import one on the Library page.")
+    st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
+    st.stop()
+headline(df, summary)
+st.caption(
+    escape_markdown(
+        f"Correct = the source's own grading where it has one, else o3viz's answer check; "
+        f"{summary.n - summary.graded:,} ungraded traces count in the totals only. Click a bar to list its traces."
+    )
+)
+figures = [
+    ("ds_length", length_figure(summary.length)),
+    ("ds_types", type_mix_figure(summary.type_mix)),
+    ("ds_rates", rates_figure(summary.rates)),
+    ("ds_first_wrong", first_wrong_figure(summary.first_wrong)),
+    ("ds_claims", claim_rates_figure(summary.claim_rates)),
+    ("ds_importance", importance_figure(summary.importance)),
+]
+listed = False
+for i in range(0, len(figures), 2):
+    picks = []
+    for col, (key, fig) in zip(st.columns(2), figures[i : i + 2], strict=True):
+        with col:
+            picks.append(clicked(show_figure(fig, key, on_select="rerun", selection_mode="points")))
+    pick = next((p for p in picks if p), None)
+    if pick and not listed:  # the clicked bar's traces, right under its figure
+        trace_list(df, pick)
+        listed = True
+outlier_table(summary)
