@@ -12,7 +12,7 @@ from pages._ui import add_entries, cached_samples, store
 FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
 DEFAULTS = {
-    "library": {},  # keys of the stored traces this session opened, uploaded or ran (pins), oldest first
+    "library": {},  # key -> StoredEntry: the stored traces this session has (samples, uploads, runs, opened)
     "inspect_key": None,  # the trace shown on Inspect
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,

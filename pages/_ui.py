@@ -18,6 +18,7 @@ from o3viz import (
     load_upload_in_worker,
     samples_dir,
     store_entry,
+    stored_entries,
 )
 from o3viz.figures import escape_markdown, figure_html
 
@@ -70,21 +71,24 @@ def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
 def add_entries(entries: list[LibraryEntry]) -> None:
     """Store loaded entries (runs, uploads) and pin them to this session; ``e.key`` becomes the
     store's key."""
-    pinned = st.session_state.library
+    keys = []
     for e in entries:
         try:
             e.key = store_entry(store(), e)
         except O3vizError as exc:
             st.error(escape_markdown(f"{e.name}: {exc}"), icon=":material/error:")
             continue
-        pinned.pop(e.key, None)
-        pinned[e.key] = True  # the session's traces in the order they joined it
+        keys.append(e.key)
+    pin(keys)
 
 
 def pin(keys: list[str]) -> None:
-    for k in keys:
-        st.session_state.library.pop(k, None)
-        st.session_state.library[k] = True
+    """Make stored traces this session's (``st.session_state.library``: key -> entry whose trace
+    loads on demand), in the order they joined; a key pinned again moves to the end."""
+    pins = st.session_state.library
+    for entry in stored_entries(store(), keys):
+        pins.pop(entry.key, None)
+        pins[entry.key] = entry
 
 
 def library() -> StoreLibrary:

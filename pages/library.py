@@ -5,12 +5,12 @@ bad file; selected rows open in Inspect or Compare, or go to the Dataset page.""
 from __future__ import annotations
 
 import math
-import time
 
 import pandas as pd
 import streamlit as st
 
 from o3viz import (
+    STEP_TYPES,
     STORE_COLUMNS,
     UPLOAD_TYPES,
     ImportJob,
@@ -21,19 +21,9 @@ from o3viz import (
     stage_dataset,
     store_rows,
 )
-from o3viz.figures import escape_markdown
+from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
 from pages._ui import add_entries, load_upload, pin, require_router, store
 
-STEP_TYPES = (
-    "problem_setup",
-    "plan_generation",
-    "fact_retrieval",
-    "active_computation",
-    "uncertainty_management",
-    "result_consolidation",
-    "self_checking",
-    "final_answer_emission",
-)
 SORTS = {
     "newest": ("id", True),
     "oldest": ("id", False),
@@ -72,33 +62,34 @@ def dataset_panel(name: str, path, n: int) -> None:
 
 def follow_import(job: ImportJob) -> None:
     st.button("Stop the import", on_click=job.stop, icon=":material/stop:")
-    bar = st.progress(0.0, "importing…")
-    while job.running:
-        frac = job.done / job.total if job.total else 0.0
-        bar.progress(
-            min(frac, 1.0), f"{job.done} / {job.total or '?'} records · {job.traces} traces · {job.bad} bad"
-        )
-        time.sleep(0.3)
+    bar = st.progress(0.0, "starting the import…")
+    while not job.poll(0.3):
+        p = job.progress
+        frac = p["done"] / p["total"] if p["total"] else 0.0
+        text = f"{p['done']:,} / {p['total']:,} records · {p['traces']:,} traces · {p['bad']} bad"
+        bar.progress(min(frac, 1.0), text)
     st.session_state.import_job = None
-    st.session_state.import_message = job.error or job.report
+    st.session_state.import_message = job.error or job.result
     st.rerun()
 
 
 def show_import_message() -> None:
     msg = st.session_state.pop("import_message", None)
     if isinstance(msg, str):
-        st.error(escape_markdown(f"The import failed: {msg}"), icon=":material/error:")
+        st.error(escape_markdown(f"The import stopped: {msg}"), icon=":material/error:")
+        st.caption("The traces it had finished are in the library; importing the file again completes it.")
     elif msg is not None:
-        (st.warning if msg.stopped else st.success)(escape_markdown(f"Imported {msg.summary()}."))
-        if msg.errors:
-            with st.expander(f"{len(msg.errors)} bad records (skipped)"):
-                st.code("\n".join(msg.errors[:500]), language=None)
-        st.session_state.lib_dataset = [msg.dataset]
+        done = st.warning if msg["stopped"] else st.success
+        done(escape_markdown(f"Imported {msg['summary']}."))
+        if msg["errors"]:
+            with st.expander(f"{len(msg['errors'])} bad records (skipped)"):
+                st.code("\n".join(msg["errors"][:500]), language=None)
+        st.session_state.lib_dataset = [msg["dataset"]]
 
 
 def uploads_section(where) -> None:
     uploads = where.file_uploader(
-        "Add traces or a dataset",
+        "Upload traces or a dataset",
         type=UPLOAD_TYPES,
         accept_multiple_files=True,
         key="uploads",
@@ -139,7 +130,10 @@ def filters() -> Query:
     with c[4].popover("More", icon=":material/tune:", help="verdict, step type, sorting"):
         verdict = st.multiselect("Verdict", [v for v, _ in s.distinct("verdict")], key="lib_verdict")
         types = st.multiselect(
-            "Has a step of type", STEP_TYPES, key="lib_types", format_func=lambda t: t.replace("_", " ")
+            "Has a step of type",
+            STEP_TYPES,
+            key="lib_types",
+            format_func=lambda t: STEP_TYPE_LABELS.get(t, t),
         )
         sort, desc = SORTS[st.selectbox("Sort", list(SORTS), key="lib_sort")]
     return Query(search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc)

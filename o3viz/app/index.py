@@ -10,6 +10,7 @@ counts as "not present".
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 
 from o3viz.text.classify import TYPES as STEP_TYPES
@@ -139,21 +140,31 @@ def _per_step_importance(raw) -> list[float] | None:
     return None
 
 
+def _step_importance(steps) -> list[float] | None:
+    """``Step.importance`` on every step (the shape Inspect reads), else None."""
+    vals = [getattr(st, "importance", None) for st in steps]
+    if steps and all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
+        return [float(v) for v in vals]
+    return None
+
+
 def importance_by_type(trace: Trace) -> dict[str, float] | None:
-    """Mean importance per step type of the final round, when the trace carries importance."""
+    """Mean importance per step type of the final round, when the trace carries importance: on
+    its steps (``Step.importance``) or as a per-step record in the round's or trace's ``info``."""
     if not trace.rounds:
         return None
     rnd = trace.final
-    candidates = [getattr(rnd, "importance", None), getattr(trace, "importance", None)]
-    candidates += [rnd.info.get("importance"), trace.info.get("importance")]
-    for raw in candidates:
-        raw = raw.to_dict() if hasattr(raw, "to_dict") else raw
-        values = _per_step_importance(raw) if raw is not None else None
+    found = [_step_importance(rnd.steps)]
+    for raw in (getattr(rnd, "importance", None), getattr(trace, "importance", None)):
+        found.append(_per_step_importance(raw.to_dict() if hasattr(raw, "to_dict") else raw))
+    for raw in (rnd.info.get("importance"), trace.info.get("importance")):
+        found.append(_per_step_importance(raw) if raw is not None else None)
+    for values in found:
         if values is None or len(values) != len(rnd.steps):
             continue
         sums: dict[str, list[float]] = {}
         for step, v in zip(rnd.steps, values, strict=True):
-            if step.type and v == v:  # NaN never enters a mean
+            if step.type and math.isfinite(v):  # NaN and inf never enter a mean
                 sums.setdefault(step.type, []).append(v)
         return {t: round(sum(vs) / len(vs), 6) for t, vs in sums.items()} or None
     return None

@@ -7,6 +7,7 @@ server restart), and the background jobs (runs, dataset imports) that add to it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -313,6 +314,16 @@ class StoreLibrary(Mapping):
         return self.store.count()
 
 
+def stored_entries(store: Store, keys: list[str]) -> list[StoredEntry]:
+    """The entries of ``keys`` that are in the store, in the order given (one query)."""
+    from o3viz.app.query import Query
+
+    if not keys:
+        return []
+    rows = {r["key"]: r for r in store.rows(Query(keys=list(keys), limit=len(keys)), _ENTRY_COLUMNS)}
+    return [StoredEntry(store, rows[k]) for k in dict.fromkeys(keys) if k in rows]
+
+
 def store_entry(store: Store, entry: LibraryEntry, *, dataset: str = "") -> str:
     """Put a loaded entry (upload, import, run) in the store; returns its store key."""
     data = entry.raw if entry.raw is not None and entry.raw[:2] == b"\x1f\x8b" else None
@@ -344,9 +355,35 @@ def stage_dataset(store: Store, name: str, data: bytes) -> tuple[Path, int] | No
     return None
 
 
+IMPORT_BUDGET_S = 4 * 3600.0  # a whole dataset; the user can stop it at any time
+
+
+def import_dataset_task(path: str, root: str, options: dict, workers: int, file_name: str) -> dict:
+    """The app worker's task (``o3viz.app.worker``): import a dataset file into the store at
+    ``root`` in worker processes, reporting progress as JSON stages; returns the report as JSON."""
+    from dataclasses import asdict
+
+    from o3viz.app.worker import report
+    from o3viz.importers.bulk import ImportOptions
+    from o3viz.importers.parallel import import_dataset
+
+    def progress(done: int, total: int, rep) -> None:
+        report(json.dumps({"done": done, "total": total, "traces": rep.traces, "bad": len(rep.errors)}))
+
+    rep = import_dataset(
+        path, Store(root), ImportOptions(**options), workers=workers, progress=progress, file_name=file_name
+    )
+    out = asdict(rep)
+    out["errors"], out["keys"] = rep.errors[:1000], rep.keys[:20_000]
+    out["summary"] = rep.summary()
+    return out
+
+
 class ImportJob:
-    """A whole-dataset import in a background thread (its records in worker processes), so the
-    page can show progress and stop it. ``report`` is the ``ImportReport`` once it ends."""
+    """A whole-dataset import in the app worker (a separate process, itself using worker
+    processes for the records), so the server stays responsive; ``stop`` kills it and its
+    workers. ``result`` is the report (a dict, ``import_dataset_task``) once it ends, ``error`` a
+    line when it failed. A stopped import leaves whole files; the next import completes them."""
 
     def __init__(
         self,
@@ -355,49 +392,46 @@ class ImportJob:
         options,
         *,
         workers: int = 2,
-        cleanup: bool = False,
         file_name: str | None = None,
     ) -> None:
-        import threading
+        from dataclasses import asdict
 
-        self.path, self.options, self.cleanup = Path(path), options, cleanup
-        self.file_name = file_name
-        self.done, self.total, self.traces, self.bad = 0, 0, 0, 0
-        self.report = None
+        from o3viz.app.worker import WorkerJob
+
+        self.path = Path(path)
+        self.job = WorkerJob(
+            "import_dataset",
+            str(self.path),
+            str(store.root),
+            asdict(options),
+            workers,
+            file_name or self.path.name,
+            budget_s=IMPORT_BUDGET_S,
+            label="the dataset import",
+        )
+        self.result: dict | None = None
         self.error: str | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._work, args=(store, workers), daemon=True)
-        self._thread.start()
-
-    def _progress(self, done: int, total: int, report) -> None:
-        self.done, self.total, self.traces, self.bad = done, total, report.traces, len(report.errors)
-
-    def _work(self, store: Store, workers: int) -> None:
-        from o3viz.importers.parallel import import_dataset
-
-        try:
-            self.report = import_dataset(
-                self.path,
-                store,
-                self.options,
-                workers=workers,
-                progress=self._progress,
-                should_stop=self._stop.is_set,
-                start_method="forkserver",  # never fork a threaded server
-                file_name=self.file_name,
-            )
-        except Exception as exc:  # one line on the page; the thread must never die silently
-            self.error = f"{type(exc).__name__}: {_one_line(exc)}"
-        finally:
-            if self.cleanup:
-                self.path.unlink(missing_ok=True)
-
-    def stop(self) -> None:
-        self._stop.set()
 
     @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
+    def progress(self) -> dict:
+        """``done``, ``total`` records, ``traces`` added and ``bad`` records so far."""
+        stage = self.job.stage
+        try:
+            found = json.loads(stage) if stage.startswith("{") else {}
+        except ValueError:
+            found = {}
+        return {"done": 0, "total": 0, "traces": 0, "bad": 0, **found}
 
-    def wait(self, timeout: float) -> None:
-        self._thread.join(timeout)
+    def poll(self, timeout: float = 0.0) -> bool:
+        """True once the import ended (``result`` or ``error`` is set)."""
+        res = self.job.wait(timeout)
+        if res is None:
+            return False
+        if res.status == "done":
+            self.result = res.value
+        else:
+            self.error = res.error
+        return True
+
+    def stop(self) -> None:
+        self.job.cancel()

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from o3viz.cli.run import check_out
+from o3viz.errors import UsageError
 from o3viz.run.config import parse_layers
 
 

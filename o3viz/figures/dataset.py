@@ -12,15 +12,21 @@ import json
 import pandas as pd
 import plotly.graph_objects as go
 
-from o3viz.figures._style import VERDICT_COLORS, base_layout, clip_label, empty_figure
+from o3viz.figures._style import (
+    STEP_TYPE_COLORS,
+    STEP_TYPE_LABELS,
+    VERDICT_COLORS,
+    base_layout,
+    clip_label,
+    empty_figure,
+)
 
 GROUP_COLORS = {"correct": VERDICT_COLORS["correct"], "wrong": VERDICT_COLORS["wrong"]}
-TYPE_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 HEIGHT = 330
 
 
 def _label(t: str) -> str:
-    return t.replace("_", " ")
+    return STEP_TYPE_LABELS.get(t, t.replace("_", " "))
 
 
 def _with_group(sel: str, group: str) -> str:
@@ -178,7 +184,7 @@ def importance_figure(imp: pd.DataFrame) -> go.Figure:
     if imp.empty:
         return empty_figure(title, "No importance scores in these traces.")
     imp = imp.sort_values("importance", ascending=False)
-    colors = [TYPE_PALETTE[i % len(TYPE_PALETTE)] for i in range(len(imp))]
+    colors = [STEP_TYPE_COLORS.get(t, STEP_TYPE_COLORS["untyped"]) for t in imp["type"]]
     fig = go.Figure(
         go.Bar(
             x=[_label(t) for t in imp["type"]],
