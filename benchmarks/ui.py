@@ -3,7 +3,7 @@ for synthetic traces of 200 and 2,000 steps; print times, their ratio and the pa
 
 The traces come from ``o3viz.testing.synthetic`` (about 5.7 tokens per step, attention on every token).
 "First render" is the first AppTest run of the Inspect page with the trace in the session's
-library: the run graph, the decision tree and every other element of the default tab. Each other
+library: the outline, the reasoning map, the details panel and the rest of the default tab. Each other
 tab is then timed on its own (tabs render lazily). Payload is the sum of the serialized element
 protos the page sends to the browser. This module imports streamlit only inside ``run``.
 """
@@ -33,24 +33,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _figures(trace) -> float:
     """Seconds to build what the Inspect page builds on first view, outside streamlit."""
     from o3viz.analysis.graph import build_graph
+    from o3viz.analysis.outline import build_outline
     from o3viz.figures import (
         checks_figure,
-        default_shown,
         layer_head_heatmap,
+        outline_items,
+        reasoning_map_figure,
         relevance_figure,
-        step_allocation_heatmap,
+        step_attention_heatmap,
         token_heatmap,
         tokens_html,
-        tree_figure,
-        view_graph,
     )
 
     t0 = time.perf_counter()
-    G = build_graph(trace)
-    tree_figure(view_graph(G, default_shown(G))).to_json()
+    build_graph(trace)  # the details panel's graph
+    outline = build_outline(trace)
+    reasoning_map_figure(outline).to_json()
+    outline_items(outline)
     rnd = trace.final
     for fig in (
-        step_allocation_heatmap(rnd),
+        step_attention_heatmap(rnd),
         token_heatmap(rnd, 0, 64),
         layer_head_heatmap(rnd, 0, 8),
         relevance_figure(rnd, 0, 64),
@@ -94,7 +96,7 @@ def _render(trace) -> dict[str, float]:
     if at.exception:
         raise RuntimeError(f"Inspect raised: {at.exception[0].value}")
     for tab in TABS:
-        at.session_state["inspect_tab"] = tab
+        at.session_state["inspect_view"] = tab
         t0 = time.perf_counter()
         at.run()
         out[tab] = time.perf_counter() - t0

@@ -246,3 +246,20 @@ def selected_node() -> str | None:
 
 def select_node(node: str | None) -> None:
     st.session_state.inspect_node = node
+
+
+def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False) -> None:
+    """Each load error once per upload (not again on every rerun): one line a user understands,
+    the technical detail in an expander."""
+    from o3viz.app.messages import explain_load_error
+    from o3viz.figures import escape_markdown
+
+    shown = st.session_state.setdefault("_shown_load_errors", set())
+    for err in errors:
+        if (upload_key, err) in shown:
+            continue
+        shown.add((upload_key, err))
+        msg = explain_load_error(err, empty=empty)
+        st.error(escape_markdown(msg.line), icon=":material/error:")
+        with st.expander("Technical detail"):
+            st.code(msg.detail, language=None)

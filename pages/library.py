@@ -22,7 +22,7 @@ from o3viz import (
     store_rows,
 )
 from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
-from pages._ui import add_entries, load_upload, pin, require_router, store
+from pages._ui import add_entries, load_upload, pin, require_router, show_load_errors, store
 
 SORTS = {
     "newest": ("id", True),
@@ -114,8 +114,7 @@ def uploads_section(where) -> None:
             added.add(f.file_id)
             for e in entries:
                 st.success(escape_markdown(f"Added {e.name} ({e.source})"), icon=":material/check_circle:")
-        for err in errors:
-            st.error(escape_markdown(err), icon=":material/error:")
+        show_load_errors(errors, f.file_id, empty=not f.getvalue())
 
 
 def filters() -> Query:

@@ -3,8 +3,6 @@ optional importance / dependency data read defensively."""
 
 from __future__ import annotations
 
-import pytest
-
 from o3viz.analysis.outline import build_outline, search_outline
 from o3viz.testing.synthetic import make_trace
 from o3viz.text.classify import TYPES
@@ -46,7 +44,10 @@ def test_importance_records_give_node_importance_and_dependencies():
     rec = ImportanceRecord("suppression", "suppression", [0.2, 0.9], [(1, 0, 0.8)])
     t.rounds[0].importance = [rec]
     s = build_outline(t).steps
-    assert (s[0].importance, s[1].importance) == (0.0, 1.0) and (s[0].depends_on, s[1].depends_on) == ([], [0])
+    assert (s[0].importance, s[1].importance) == (0.0, 1.0) and (s[0].depends_on, s[1].depends_on) == (
+        [],
+        [0],
+    )
 
 
 def test_importance_and_dependencies_are_read_defensively():
@@ -54,7 +55,9 @@ def test_importance_and_dependencies_are_read_defensively():
 
     t = _trace("Plan.", "2 + 2 = 4.")
     # built in memory, never validated: an edge to a later step and one to a missing step
-    t.rounds[0].importance = [ImportanceRecord("receiver", "receiver", [None, None], [(0, 1, 1.0), (1, 7, 1.0)])]
+    t.rounds[0].importance = [
+        ImportanceRecord("receiver", "receiver", [None, None], [(0, 1, 1.0), (1, 7, 1.0)])
+    ]
     s = build_outline(t).steps
     assert s[1].importance is None and s[0].depends_on == [] and s[1].depends_on == []
 

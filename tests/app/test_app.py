@@ -61,6 +61,10 @@ def test_a_bad_upload_shows_one_clear_error_and_the_good_one_still_loads(samples
     msg = at.error[0].value
     assert msg.startswith("broken") and "\n" not in msg and "Traceback" not in msg
     assert "fine.o3trace.json" in list(at.dataframe[0].value["name"])
+    assert "not an o3viz trace" in msg and "Expecting" not in msg  # the detail is in an expander
+    assert any(e.label == "Technical detail" for e in at.expander)
+    at.run()  # a rerun with the same upload does not show the error again
+    assert len(at.error) == 0
 
 
 def test_inspect_renders_every_tab_with_figures_and_no_model(samples):

@@ -93,8 +93,22 @@ def test_cli_table_prints_a_row_per_tool_and_the_reasons(tmp_path, capsys):
 
     figures = [
         Figure("time_vs_plain_o3viz_capture_64", "o3viz_capture", 64, "1.020", "ratio", "median of 1 pairs"),
-        Figure("peak_mb_tl_run_with_cache_4096", "tl_run_with_cache", 4096, "stopped", "MB", "stopped: RSS reached"),
-        Figure("longest_within_cap_tl_run_with_cache", "tl_run_with_cache", 2048, "2048", "tokens", "stopped at 4096"),
+        Figure(
+            "peak_mb_tl_run_with_cache_4096",
+            "tl_run_with_cache",
+            4096,
+            "stopped",
+            "MB",
+            "stopped: RSS reached",
+        ),
+        Figure(
+            "longest_within_cap_tl_run_with_cache",
+            "tl_run_with_cache",
+            2048,
+            "2048",
+            "tokens",
+            "stopped at 4096",
+        ),
     ]
     path = write_csv(figures, tmp_path / "peers.csv")
     args = build_parser().parse_args(["peers", "--table", str(path)])

@@ -125,7 +125,9 @@ def test_importance_sizes_nodes_and_dependencies_draw_edges():
     t = make_trace(6, seed=1)
     n = len(t.rounds[0].steps)
     edges = [(k, k - 1, 1.0) for k in range(1, n)]
-    t.rounds[0].importance = [ImportanceRecord("suppression", "suppression", [k / 5 for k in range(n)], edges)]
+    t.rounds[0].importance = [
+        ImportanceRecord("suppression", "suppression", [k / 5 for k in range(n)], edges)
+    ]
     fig = reasoning_map_figure(build_outline(t))
     sizes = np.concatenate(
         [
