@@ -15,6 +15,7 @@ from o3viz.figures import (
     node_details,
     share_bar,
     step_decisions,
+    step_targets,
     token_attention,
 )
 from pages._ui import fmt, show_figure, verdict_md
@@ -34,7 +35,7 @@ def _checks(checks) -> None:
         )
 
 
-def _step(trace: Trace, G, s) -> None:
+def _step(trace: Trace, s) -> None:
     color = STEP_TYPE_COLORS.get(s.type, "#BBBBBB")
     label = STEP_TYPE_LABELS.get(s.type, s.type) + (" (type inferred)" if s.inferred else "")
     st.html(
@@ -68,7 +69,7 @@ def _step(trace: Trace, G, s) -> None:
             key=f"details_att_{s.id}",
         )
     if target is None:
-        pairs = node_details(trace, G, s.id).attention
+        pairs = step_targets(rnd, s.index)
         show_figure(share_bar(pairs, f"Where step {s.index}'s attention went"), f"details_att_fig_{s.id}")
     else:
         show_figure(
@@ -78,6 +79,7 @@ def _step(trace: Trace, G, s) -> None:
 
 
 def details_panel(trace: Trace, outline, G, node: str | None) -> None:
+    """``G`` is a callable returning the run graph (built only for nodes the outline lacks)."""
     with st.container(height=PANEL_HEIGHT, border=True, key="details_panel"):
         if node is None:
             st.markdown("**Details**")
@@ -93,7 +95,7 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
         item = outline.find(node)
         kind = node.split(":")[0]
         if kind == "step" and item is not None:
-            _step(trace, G, item)
+            _step(trace, item)
         elif kind == "check" and item is not None:
             st.markdown(f"**Check · {escape_markdown(item.kind)}** {verdict_md(item.verdict)}")
             st.text(item.name)
@@ -126,7 +128,7 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
                 st.markdown("**Feedback to the next round**")
                 st.text(item.feedback)
             _checks(item.checks)
-        else:
-            det = node_details(trace, G, node)
+        else:  # other graph nodes (segments, decision points, …) opened by a link
+            det = node_details(trace, G(), node)
             st.markdown(f"**{escape_markdown(det.kind)} · {escape_markdown(node)}**")
             st.text(det.text)

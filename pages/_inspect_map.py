@@ -75,7 +75,7 @@ def map_view(key: str, trace: Trace) -> None:
     outline = outline_of(key, trace)
     node = selected_node()
     if node is not None and outline.find(node) is None and node not in graph_of(key, trace):
-        node = None
+        node = None  # (the graph is built only for ids the outline does not know)
     left, centre, right = st.columns([1.25, 2.45, 1.5], gap="small")
     with left:
         matches = _search(key, outline)
@@ -93,4 +93,4 @@ def map_view(key: str, trace: Trace) -> None:
         chart_key = f"map_{key}_{node}"
         show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
     with right:
-        details_panel(trace, outline, graph_of(key, trace), node)
+        details_panel(trace, outline, lambda: graph_of(key, trace), node)

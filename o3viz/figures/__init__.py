@@ -24,6 +24,7 @@ from o3viz.figures.details import (
     node_details,
     share_bar,
     step_decisions,
+    step_targets,
     token_attention,
 )
 from o3viz.figures.export import figure_html
@@ -35,6 +36,7 @@ from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes,
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "step_targets",
     "build_prompt_strip",
     "changed_segments",
     "compression_map_data",

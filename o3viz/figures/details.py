@@ -79,6 +79,11 @@ def node_details(trace: Trace, G: nx.DiGraph, node: str) -> NodeDetails:
     return det
 
 
+def step_targets(rnd, step_index: int) -> list[tuple[str, float]]:
+    """Where step ``step_index`` put its attention: (target name, share), largest first."""
+    return _step_attention(rnd, step_index)
+
+
 def _step_attention(rnd, step_index: int) -> list[tuple[str, float]]:
     att = rnd.attention
     if att is None or att.step_alloc is None or step_index >= att.step_alloc.shape[0]:

@@ -1,7 +1,7 @@
 """The real-browser test of the app: Debian's Chromium driven by Playwright against
-``streamlit run app.py``, at 1280×720 and 1440×900, over every page and five real sample traces
-(a short run, a 3-round solve, an R1 import, the 2k-token prompt, a compressed run) plus a
-synthetic trace full of hostile text.
+``streamlit run app.py``, at 1280×720 and 1440×900, over every page and seven real sample traces
+(a short run, a 3-round solve, an R1 import, the 2k-token prompt, a compressed run, and one prompt
+with DAA off and allocating for Compare) plus a synthetic trace full of hostile text.
 
 It checks what a first-time user would stumble on: no page shows "DeltaGenerator" or a traceback;
 the final answer's label is inside the reasoning map's plotted area by default; clicking a step
@@ -35,6 +35,8 @@ SAMPLES = {
     "r1": "import_r1_math500_3.o3trace.json.gz",
     "prompt2k": "long_prompt_2k.o3trace.json.gz",
     "compress": "long_redundant_compress.o3trace.json.gz",
+    "gsm8k": "gsm8k_word_problem.o3trace.json.gz",  # the same prompt with DAA off and allocating:
+    "gsm8k_daa": "gsm8k_word_problem_daa_allocate.o3trace.json.gz",  # the pair shown on Compare
 }
 VIEWPORTS = ((1280, 720), (1440, 900))
 ARGS = [
@@ -204,9 +206,15 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
     _nav(page, "Compare", "What changed")
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=LOAD_MS)
     _no_errors(page, "compare")
-    _shot(page, f"compare_{tag}")
     _nav(page, "Inspect", "What happened")
     page.locator(".st-key-details_panel").get_by_text("Step 5 ·").first.wait_for(timeout=LOAD_MS)
+
+    # A Compare link opens that pair: the same prompt with DAA off (A) and allocating (B).
+    page.goto(f"{url}/compare?trace={keys['gsm8k']}&b={keys['gsm8k_daa']}")
+    page.get_by_text("What changed").first.wait_for(timeout=LOAD_MS)
+    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=LOAD_MS)
+    _no_errors(page, "compare")
+    _shot(page, f"compare_{tag}")
     if not full:
         page.close()
         return
