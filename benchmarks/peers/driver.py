@@ -155,6 +155,8 @@ class Driver:
         self.add(Figure(name, tool.name, n, f"{ratio:.3f}", "ratio", detail))
 
     def memory_phase(self) -> None:
+        if not self.s.memory_tokens:
+            return
         for tool in self.s.tools:
             if not self.usable(tool):
                 continue
@@ -238,7 +240,7 @@ class Driver:
 
     def report_unavailable_and_versions(self) -> None:
         for tool in self.s.tools:
-            if tool.name in self.unavailable:
+            if not self.usable(tool):  # also a peer no phase asked for: never silently absent
                 self.add(
                     Figure(
                         f"unavailable_{tool.name}",

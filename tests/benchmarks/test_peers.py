@@ -52,6 +52,12 @@ def test_a_peer_without_its_venv_is_reported_with_the_reason(tmp_path):
     assert {f.value for f in figures if f.figure.startswith("time_vs_plain")} == {"unavailable"}
 
 
+def test_a_skipped_phase_adds_no_figures(tmp_path):
+    s = _settings(tmp_path, "inseq_attention", tokens=[], memory_tokens=[], size_tokens=0)
+    figures = Driver(s, emit=lambda f: None).run()
+    assert [f.figure for f in figures] == ["unavailable_inseq_attention"]
+
+
 def test_watchdog_kills_a_growing_child_before_it_reaches_the_memory_cap():
     # grows by 16 MB every 20 ms up to 1.6 GB, then would print a RESULT
     hog = (
