@@ -136,10 +136,15 @@ class Driver:
                     rows[tool.name].extend(out.result["times"])
                 else:
                     stops[tool.name] = out.reason
+                if pair == self.s.pairs - 1 or tool.name in stops:  # its figures now, not at the end
+                    self._time_figures(tool, rows[tool.name], stops.get(tool.name))
         for tool in self.s.tools:
-            for n in self.s.tokens:
-                got = [r for r in rows[tool.name] if r["tokens"] == n]
-                self._time_figure(tool, n, got, stops.get(tool.name))
+            if not self.usable(tool) and tool.name not in stops:
+                self._time_figures(tool, [], None)
+
+    def _time_figures(self, tool: Tool, rows: list[dict[str, float]], stop: str | None) -> None:
+        for n in self.s.tokens:
+            self._time_figure(tool, n, [r for r in rows if r["tokens"] == n], stop)
 
     def _time_figure(self, tool: Tool, n: int, rows: list[dict[str, float]], stop: str | None) -> None:
         name = f"time_vs_plain_{tool.name}_{n}"
