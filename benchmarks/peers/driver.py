@@ -151,7 +151,8 @@ class Driver:
         if not rows:
             if tool.name in self.unavailable or stop:
                 reason = stop or self.unavailable[tool.name]
-                self.add(Figure(name, tool.name, n, "unavailable", "ratio", reason))
+                value = "stopped" if reason.startswith("stopped:") else "unavailable"
+                self.add(Figure(name, tool.name, n, value, "ratio", reason))
             return
         ratio = statistics.median(r["tool_s"] / r["plain_s"] for r in rows)
         t_tool = statistics.median(r["tool_s"] for r in rows)
@@ -229,7 +230,8 @@ class Driver:
 
     def _size_figures(self, tool: Tool, n: int, out: ChildOutcome) -> None:
         if not out.ok:
-            self.add(Figure(f"size_mb_{tool.name}_{n}", tool.name, n, "unavailable", "MB", out.reason))
+            value = "unavailable" if out.stopped == "error" else "stopped"
+            self.add(Figure(f"size_mb_{tool.name}_{n}", tool.name, n, value, "MB", out.reason))
             return
         r = out.result
         if not r.get("saved_as"):

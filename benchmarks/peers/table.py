@@ -11,6 +11,7 @@ from benchmarks.peers.driver import Figure
 from benchmarks.peers.tools import TOOLS
 
 _KINDS = (("time_vs_plain", "×"), ("peak_mb", " MB"), ("size_mb", " MB"))
+DEFAULT_LENGTHS = ((64, 256, 1024), (1024, 4096, 8192), (512,))  # the issue's grid, always shown
 
 
 def _cell(fig: Figure | None, suffix: str) -> str:
@@ -29,10 +30,14 @@ def _lengths(figures: list[Figure], kind: str) -> list[int]:
 
 
 def markdown_table(figures: list[Figure]) -> str:
-    """One row per tool that appears in ``figures``; later figures win over earlier ones."""
+    """One row per tool, columns for the issue's lengths and any others measured; later figures
+    win over earlier ones."""
     by_name = {f.figure: f for f in figures}
-    tools = [t for t in TOOLS if any(f.tool == t.name for f in figures)]
-    times, peaks, sizes = (_lengths(figures, k) for k, _ in _KINDS)
+    tools = list(TOOLS)  # every tool gets a row: one that never ran says so
+    times, peaks, sizes = (
+        sorted(set(_lengths(figures, k)) | set(default))
+        for (k, _), default in zip(_KINDS, DEFAULT_LENGTHS, strict=True)
+    )
     head = (
         ["tool"]
         + [f"time vs plain, {n} tokens" for n in times]
@@ -52,7 +57,7 @@ def markdown_table(figures: list[Figure]) -> str:
         rows.append(row)
     lines = ["| " + " | ".join(r) + " |" for r in rows]
     notes = [
-        f"- `{f.figure}`: {f.value}: {f.detail}"
+        f"- `{f.figure}`: " + (f.detail if f.detail.startswith(f.value) else f"{f.value}: {f.detail}")
         for f in figures
         if f.detail and (f.value in ("unavailable", "stopped", "none") or f.figure.startswith("longest_"))
     ]

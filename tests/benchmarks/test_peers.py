@@ -121,5 +121,8 @@ def test_cli_table_prints_a_row_per_tool_and_the_reasons(tmp_path, capsys):
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "| o3viz capture (default) | 1.020× | not run |" in out
-    assert "| TransformerLens run_with_cache | not run | stopped | 2048 |" in out
+    assert (
+        "| TransformerLens run_with_cache | not run | not run | not run | not run | stopped | not run | 2048 |"
+        in out
+    )
     assert "stopped at 4096" in out
