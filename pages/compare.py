@@ -83,18 +83,29 @@ def _summary(comp) -> None:
         )
 
 
-def _steps_table(comp) -> None:
+def _steps_table(comp, a, b) -> None:
+    from o3viz.analysis.importance.align import aligned_importance, importance_source
+
+    imp = aligned_importance(comp.steps, a.final, b.final)  # None when neither side has importance
+    rows = []
+    for k, s in enumerate(comp.steps):
+        row = {
+            "": s.tag,
+            "A step": s.a_index,
+            "A": clip_label(readable(s.a_text), 200),
+            "B step": s.b_index,
+            "B": clip_label(readable(s.b_text), 200),
+        }
+        if imp is not None:
+            row["A imp."], row["B imp."], row["Δ imp."] = imp[k]
+        rows.append(row)
+    if imp is not None:
+        st.caption(
+            f"Importance of each step, ranked within its own trace (0 = least, 1 = most): "
+            f"A by {importance_source(a.final)}, B by {importance_source(b.final)}."
+        )
     st.dataframe(
-        [
-            {
-                "": s.tag,
-                "A step": s.a_index,
-                "A": clip_label(readable(s.a_text), 200),
-                "B step": s.b_index,
-                "B": clip_label(readable(s.b_text), 200),
-            }
-            for s in comp.steps
-        ],
+        rows,
         hide_index=True,
         height=300,
         column_config={
@@ -103,6 +114,9 @@ def _steps_table(comp) -> None:
             "B step": st.column_config.NumberColumn(width=60),
             "A": st.column_config.TextColumn(width="large"),
             "B": st.column_config.TextColumn(width="large"),
+            "A imp.": st.column_config.NumberColumn(width=60, format="%.2f"),
+            "B imp.": st.column_config.NumberColumn(width=60, format="%.2f"),
+            "Δ imp.": st.column_config.NumberColumn(width=60, format="%+.2f"),
         },
         width="stretch",
     )
@@ -133,7 +147,7 @@ show_figure(fig_a, "cmp_map_a", download=False)
 show_figure(fig_b, "cmp_map_b")
 
 st.subheader(f"Steps of the final rounds, aligned (similarity {comp.similarity:.0%})")
-_steps_table(comp)
+_steps_table(comp, a, b)
 show_figure(alignment_figure(comp), "cmp_align")
 
 st.subheader("All metrics")

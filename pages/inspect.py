@@ -12,6 +12,7 @@ import streamlit as st
 
 from o3viz import Trace, summarize
 from o3viz.figures import clip_label, escape_markdown, readable
+from pages._inspect_importance import importance_view
 from pages._inspect_map import map_view
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
 from pages._ui import fmt, library, need_traces, pick_trace, require_router, sync_url, url_state, verdict_md
@@ -19,6 +20,7 @@ from pages._ui import fmt, library, need_traces, pick_trace, require_router, syn
 View = Callable[[str, Trace], None]
 VIEWS: list[tuple[str, View]] = [
     ("Reasoning map", map_view),
+    ("Importance", importance_view),
     ("Attention", attention_tab),
     ("Compression", compression_tab),
     ("Verification", verification_tab),

@@ -1,0 +1,158 @@
+"""Figures for step importance (Thought Anchors measures): each step's scores by method, the
+step × step matrix a record came from, and the receiver heads (kurtosis by layer and head).
+
+Scores of different methods have different units (attention mass, KL in nats, accuracy change),
+so the overview ranks each method's scores across the steps (0 = least, 1 = most important) and
+shows the raw value on hover.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, readable
+from o3viz.trace import Step
+from o3viz.trace.importance import ImportanceRecord
+
+METHOD_LABELS = {
+    "receiver": "receiver heads",
+    "suppression": "attention suppression",
+    "resample": "counterfactual resampling",
+    "published": "published labels",
+}
+
+
+def record_label(rec: ImportanceRecord) -> str:
+    """e.g. ``receiver heads (proxy: SmolLM2…)``."""
+    name = METHOD_LABELS.get(rec.method, rec.method)
+    if rec.source not in (rec.method, "thought-anchors"):
+        name += f" · {rec.source}"
+    if rec.source == "thought-anchors":
+        name = "Thought Anchors labels"
+    return name + (" · proxy reader" if rec.model.get("proxy") else "")
+
+
+def ranked(scores: list[float | None]) -> list[float | None]:
+    """Scores replaced by their rank among the scored steps, scaled to [0, 1].
+
+    >>> ranked([0.3, None, 5.0, 0.1])
+    [0.5, None, 1.0, 0.0]
+    """
+    scored = sorted((v, i) for i, v in enumerate(scores) if v is not None)
+    out: list[float | None] = [None] * len(scores)
+    for r, (_, i) in enumerate(scored):
+        out[i] = r / (len(scored) - 1) if len(scored) > 1 else 1.0
+    return out
+
+
+def _hover(rec: ImportanceRecord, steps: list[Step]) -> list[str]:
+    return [
+        f"step {i} · {st.type or 'untyped'}<br>{clip_label(readable(' '.join(st.text.split())), 90)}"
+        f"<br>{record_label(rec)}: {'—' if v is None else f'{v:.3g}'}"
+        for i, (st, v) in enumerate(zip(steps, rec.scores, strict=False))
+    ]
+
+
+def importance_scores_figure(
+    records: list[ImportanceRecord], steps: list[Step], *, height: int = 300
+) -> go.Figure:
+    """One row per record, one column per step: rank of the step's score (hover: the raw score and
+    the sentence and its type)."""
+    n = len(steps)
+    z = [ranked(list(r.scores[:n]) + [None] * (n - len(r.scores))) for r in records]
+    text = [_hover(r, steps) for r in records]
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[np.nan if v is None else v for v in row] for row in z],
+            x=list(range(n)),
+            y=[record_label(r) for r in records],
+            text=text,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale=HEAT_SCALE,
+            zmin=0,
+            zmax=1,
+            colorbar={"title": {"text": "rank", "side": "right"}, "thickness": 12, "len": 0.8},
+            xgap=1,
+            ygap=2,
+        )
+    )
+    base_layout(fig, "Which steps mattered? Each method's ranking of the steps", height=height)
+    fig.update_xaxes(title_text="step", showgrid=False)
+    fig.update_yaxes(automargin=True, showgrid=False)
+    return fig
+
+
+def step_matrix_figure(
+    rec: ImportanceRecord, steps: list[Step], *, log: bool = False, height: int = 420
+) -> go.Figure:
+    """The record's (S, S) matrix, later step (row) × earlier step (column), lower triangle."""
+    m = np.asarray(rec.matrix, dtype=np.float64)
+    n = m.shape[0]
+    m = np.where(np.tri(n, k=-1, dtype=bool), m, np.nan)
+    z = np.log10(np.maximum(m, 1e-9)) if log else m
+    what = "suppression KL (nats)" if rec.method == "suppression" else "attention"
+    hover = [
+        [f"step {j} ← step {i}<br>{what}: {'—' if np.isnan(m[j, i]) else f'{m[j, i]:.3g}'}" for i in range(n)]
+        for j in range(n)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale=HEAT_SCALE,
+            colorbar={"title": {"text": f"log10 {what}" if log else what, "side": "right"}, "thickness": 12},
+        )
+    )
+    title = (
+        "How much does each later step depend on each earlier one? (masking the column step)"
+        if rec.method == "suppression"
+        else "Where do later steps look? Receiver heads' attention between steps"
+    )
+    base_layout(fig, title, height=height)
+    fig.update_xaxes(title_text="earlier step (cause)", showgrid=False)
+    fig.update_yaxes(title_text="later step (effect)", autorange="reversed", showgrid=False)
+    return fig
+
+
+def head_kurtosis_figure(rec: ImportanceRecord, *, height: int = 360) -> go.Figure:
+    """Kurtosis of each head's vertical scores (layer × head); receiver heads are ringed."""
+    k = np.asarray(rec.head_kurtosis, dtype=np.float64)
+    fig = go.Figure(
+        go.Heatmap(
+            z=k.T,
+            x=list(range(k.shape[0])),
+            y=list(range(k.shape[1])),
+            colorscale=HEAT_SCALE,
+            hovertemplate="layer %{x} · head %{y}<br>kurtosis %{z:.2f}<extra></extra>",
+            colorbar={"title": {"text": "kurtosis", "side": "right"}, "thickness": 12},
+        )
+    )
+    if rec.receiver_heads:
+        fig.add_trace(
+            go.Scatter(
+                x=[layer for layer, _ in rec.receiver_heads],
+                y=[head for _, head in rec.receiver_heads],
+                mode="markers",
+                marker={"symbol": "circle-open", "size": 13, "color": "#D55E00", "line": {"width": 2}},
+                name=f"receiver heads (top {len(rec.receiver_heads)})",
+                hovertemplate="receiver head: layer %{x} · head %{y}<extra></extra>",
+            )
+        )
+    base_layout(fig, "Which heads focus on a few steps? Kurtosis of vertical scores", height=height)
+    fig.update_xaxes(title_text="layer", showgrid=False)
+    fig.update_yaxes(title_text="head", showgrid=False)
+    return fig
+
+
+def importance_table(records: list[ImportanceRecord], steps: list[Step]) -> list[dict]:
+    """One row per step: index, type, text, and each record's raw score (None where absent)."""
+    rows = []
+    for i, st in enumerate(steps):
+        row = {"step": i, "type": st.type or "—", "text": " ".join(st.text.split())[:200]}
+        for r in records:
+            v = r.scores[i] if i < len(r.scores) else None
+            row[record_label(r)] = None if v is None else round(v, 4)
+        rows.append(row)
+    return rows

@@ -1,0 +1,140 @@
+"""Inspect's Importance view: which steps mattered (Thought Anchors measures). Each step's scores
+by method, the step × step matrix (receiver attention or suppression KL), and the receiver heads.
+"Analyse with the local model" runs receiver heads + suppression in the background, with progress
+and Stop, and adds the analysed copy to the library."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from o3viz import Trace
+from o3viz.app.library import LibraryEntry, RunJob, bytes_key
+from o3viz.figures import escape_markdown
+from o3viz.figures.importance import (
+    head_kurtosis_figure,
+    importance_scores_figure,
+    record_label,
+    step_matrix_figure,
+)
+from o3viz.trace.io import trace_bytes
+from pages._ui import add_entries, library, show_figure
+
+
+@st.cache_resource(max_entries=1, show_spinner="Loading the local model…")
+def _reader():
+    from o3viz import load_model
+
+    return load_model(None)
+
+
+def _start(key: str, trace: Trace) -> None:
+    from o3viz.analysis.importance import analyse_locally
+
+    model, tok = _reader()
+    copy = Trace.from_dict(trace.to_dict())
+
+    def work(on_token, should_stop):
+        def progress(method: str, done: int, total: int) -> None:
+            on_token(done, f"{method}: {done}/{total}", total)
+
+        return analyse_locally(
+            copy, model, tok, retokenize=True, on_progress=progress, should_stop=should_stop
+        )
+
+    st.session_state.importance_job = (key, RunJob(work, 1))
+
+
+def _follow(key: str, job: RunJob) -> None:
+    st.button("Stop", on_click=job.stop, icon=":material/stop:", type="primary", key=f"imp_stop_{key}")
+    bar = st.progress(0.0, "reading the trace with the local model…")
+    while job.running:
+        last = job.pieces[-1] if job.pieces else "receiver: 0/1"
+        done = int(last.split(": ")[1].split("/")[0]) if ": " in last else 0
+        bar.progress(min(done / max(job.total, 1), 1.0), last + (" · stopping…" if job.stopped else ""))
+        time.sleep(0.3)
+    st.session_state.importance_job = None
+    if job.error:
+        st.session_state.importance_message = ("error", job.error)
+    elif job.trace is not None and job.trace.final.importance:
+        data = trace_bytes(job.trace)
+        name = f"{library()[key].name} · importance" + (" (stopped early)" if job.stopped else "")
+        entry = LibraryEntry(bytes_key(data), name, "run", job.trace, len(data))
+        add_entries([entry])
+        st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None
+        st.session_state.importance_message = ("ok", name)
+    st.rerun()
+
+
+def _analyse_button(key: str, trace: Trace, *, again: bool) -> None:
+    job = st.session_state.get("importance_job")
+    if job is not None and job[0] == key:
+        _follow(key, job[1])
+        return
+    label = "Analyse again with the local model" if again else "Analyse with the local model"
+    if st.button(
+        label,
+        icon=":material/psychology:",
+        key=f"imp_go_{key}",
+        type="secondary" if again else "primary",
+        help="Receiver heads and attention suppression, with the embedded model reading the text. "
+        "Runs in the background; you can stop it.",
+    ):
+        try:
+            _start(key, trace)
+        except Exception as exc:  # model load: one line, never a traceback
+            st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
+        else:
+            st.rerun()
+
+
+def _message() -> None:
+    msg = st.session_state.pop("importance_message", None)
+    if msg and msg[0] == "ok":
+        st.success(escape_markdown(f"Analysed: {msg[1]} is in the library and open here."))
+    elif msg:
+        st.error(escape_markdown(f"The analysis failed: {msg[1]}"))
+
+
+def _proxy_note(records) -> None:
+    for r in records:
+        if r.model.get("proxy"):
+            st.caption(
+                escape_markdown(
+                    f"{record_label(r)}: read by {r.model.get('model_id') or 'a local model'}, a proxy for "
+                    f"{r.model.get('writer') or 'the model that wrote the trace'}; its attention is not the "
+                    "writer's own."
+                )
+            )
+            return
+
+
+def importance_view(key: str, trace: Trace) -> None:
+    _message()
+    rnd = trace.final
+    records = rnd.importance
+    if not records:
+        st.info(
+            "No importance scores yet. Analyse with the local model (receiver heads and attention "
+            "suppression), or from the command line: `o3viz importance TRACE --method resample` "
+            "for counterfactual resampling."
+        )
+        _analyse_button(key, trace, again=False)
+        return
+    show_figure(importance_scores_figure(records, rnd.steps), f"imp_scores_{key}")
+    _proxy_note(records)
+    with_matrix = [r for r in records if r.matrix is not None]
+    left, right = st.columns(2)
+    if with_matrix:
+        with left:
+            names = [record_label(r) for r in with_matrix]
+            pick = st.selectbox("Step × step matrix", names, key=f"imp_matrix_{key}")
+            log = st.toggle("Log scale", value=True, key=f"imp_log_{key}")
+            rec = with_matrix[names.index(pick)]
+            show_figure(step_matrix_figure(rec, rnd.steps, log=log), f"imp_matrix_fig_{key}")
+    receiver = next((r for r in records if r.head_kurtosis is not None), None)
+    if receiver is not None:
+        with right:
+            show_figure(head_kurtosis_figure(receiver), f"imp_heads_{key}")
+    _analyse_button(key, trace, again=True)
