@@ -44,7 +44,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rollout-tokens", type=int, default=128)
     p.add_argument("--repeat", type=int, default=1, help="interleaved repetitions of each cost pair")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared machine)")
-    p.add_argument("--json", type=Path, help="write per-chunk rows and the figures here")
+    p.add_argument(
+        "--json", type=Path, help="write per-chunk rows and the figures here (after every problem)"
+    )
+    p.add_argument("--from-json", type=Path, help="report the labels part from rows a (partial) run wrote")
 
 
 def _records() -> list[dict]:
@@ -295,8 +298,15 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.model import load_model
 
     torch.set_num_threads(args.threads)
-    model, tok = load_model()
     result: dict = {}
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())["labels"]["rows"]
+        print(
+            f"{len({r['problem'] for r in rows})} problems, {len(rows)} chunks (from {args.from_json.name})"
+        )
+        _report_labels(rows)
+        return 0
+    model, tok = load_model()
     if args.part in ("labels", "all"):
         result["labels"] = _labels(args, model, tok)
     if args.part in ("cost", "all"):

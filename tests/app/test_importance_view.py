@@ -1,0 +1,74 @@
+"""Inspect's Importance view through AppTest: with records it shows scores, the step matrix and
+the receiver heads, and says when the reader is a proxy; without, it offers the local analysis.
+No model is loaded here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from o3viz.paths import REPO_ROOT
+from o3viz.testing.synthetic import make_trace
+from o3viz.trace.importance import ImportanceRecord
+
+APP = str(REPO_ROOT / "app.py")
+
+
+@pytest.fixture
+def samples(tmp_path, monkeypatch):
+    t = make_trace(10, seed=1)
+    n = len(t.final.steps)
+    t.final.importance = [
+        ImportanceRecord(
+            "suppression",
+            "suppression",
+            [float(i) for i in range(n)],
+            [(2, 1, 1.0)],
+            matrix=np.tril(np.ones((n, n), np.float32), -1),
+            model={"model_id": "tiny"},
+        ),
+        ImportanceRecord(
+            "receiver",
+            "receiver",
+            [0.1] * n,
+            head_kurtosis=np.ones((2, 3), np.float32),
+            receiver_heads=[(1, 2)],
+            model={"model_id": "SmolLM2", "writer": "deepseek-r1", "proxy": True},
+        ),
+    ]
+    t.save(tmp_path / "a_with_importance.o3trace.json")
+    make_trace(8, seed=2).save(tmp_path / "b_without.o3trace.json")
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
+    return tmp_path
+
+
+def _importance_view(at: AppTest, name: str) -> AppTest:
+    at.switch_page("pages/inspect.py")
+    at.run()
+    lib = at.session_state["library"]
+    at.session_state["inspect_key"] = next(k for k, e in lib.items() if e.name.startswith(name))
+    at.session_state["inspect_view"] = "Importance"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_importance_view_shows_scores_matrix_heads_and_the_proxy_note(samples):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at = _importance_view(at, "a_with_importance")
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(titles) == 3
+    assert any("Which steps mattered?" in s for s in titles) and any("Kurtosis" in s for s in titles)
+    assert any("a proxy for deepseek" in c.value for c in at.caption)
+    assert any(b.label == "Analyse again with the local model" for b in at.button)
+
+
+def test_a_trace_without_importance_offers_the_local_analysis(samples):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at = _importance_view(at, "b_without")
+    assert not at.get("plotly_chart")
+    assert any("No importance scores yet" in i.value for i in at.info)
+    assert any(b.label == "Analyse with the local model" for b in at.button)

@@ -1,0 +1,71 @@
+"""Importance figures: built from plain records, titles ask their question, ranks hide units."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from o3viz.figures.importance import (
+    head_kurtosis_figure,
+    importance_scores_figure,
+    importance_table,
+    ranked,
+    step_matrix_figure,
+)
+from o3viz.trace import Step
+from o3viz.trace.importance import ImportanceRecord
+
+STEPS = [Step(i, f"Step {i} text.", 0, 0, type="plan_generation" if i == 1 else None) for i in range(4)]
+
+
+def _recs():
+    sup = ImportanceRecord(
+        "suppression",
+        "suppression",
+        [0.1, 3.0, 0.5, None],
+        [(2, 1, 1.0)],
+        matrix=np.tril(np.ones((4, 4), np.float32), -1),
+    )
+    recv = ImportanceRecord(
+        "receiver",
+        "receiver",
+        [0.002, 0.001, None, None],
+        head_kurtosis=np.zeros((3, 2), np.float32),
+        receiver_heads=[(2, 1)],
+        model={"proxy": True},
+    )
+    return sup, recv
+
+
+def test_scores_figure_has_one_row_per_method_ranked_0_to_1():
+    sup, recv = _recs()
+    fig = importance_scores_figure([sup, recv], STEPS)
+    z = np.array(fig.data[0].z, dtype=float)
+    assert z.shape == (2, 4) and np.nanmax(z) == 1 and np.nanmin(z) == 0
+    assert list(fig.data[0].y) == ["attention suppression", "receiver heads · proxy reader"]
+    assert fig.layout.title.text.startswith("Which steps mattered?")
+    assert "plan_generation" in fig.data[0].text[0][1]
+
+
+def test_ranked_scores_ignore_units_and_keep_gaps():
+    assert ranked([10.0, None, 0.0]) == [1.0, None, 0.0] and ranked([None]) == [None]
+
+
+def test_matrix_figure_shows_only_earlier_steps_and_log_scale_changes_values():
+    sup, _ = _recs()
+    plain, log = step_matrix_figure(sup, STEPS), step_matrix_figure(sup, STEPS, log=True)
+    z = np.array(plain.data[0].z, dtype=float)
+    assert np.isnan(z[0, 0]) and np.isnan(z[0, 3]) and z[3, 0] == 1
+    assert np.array(log.data[0].z, dtype=float)[3, 0] == 0  # log10(1)
+    assert "earlier step" in plain.layout.xaxis.title.text
+
+
+def test_kurtosis_figure_rings_the_receiver_heads():
+    _, recv = _recs()
+    fig = head_kurtosis_figure(recv)
+    assert list(fig.data[1].x) == [2] and list(fig.data[1].y) == [1]
+
+
+def test_table_has_a_column_per_record_with_raw_scores():
+    sup, recv = _recs()
+    rows = importance_table([sup, recv], STEPS)
+    assert rows[1]["attention suppression"] == 3.0 and rows[2]["receiver heads · proxy reader"] is None
