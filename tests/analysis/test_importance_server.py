@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
-STARTUP_S = 240
+STARTUP_S = 600  # a shared, loaded CI machine can take minutes to import the server
 
 
 def _free_port() -> int:
@@ -30,7 +30,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     from o3viz.errors import ModelLoadError
     from o3viz.model import resolve_model
 
@@ -43,18 +43,20 @@ def server():
         exe = shutil.which("transformers")
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        [str(exe), "serve", path, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    log = tmp_path_factory.mktemp("serve") / "serve.log"  # a file, not a pipe: a full pipe blocks the server
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [str(exe), "serve", path, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited: {proc.stderr.read().decode()[-800:]}")
+                pytest.fail(f"transformers serve exited: {log.read_text(errors='replace')[-800:]}")
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
                     if r.status == 200:
