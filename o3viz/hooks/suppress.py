@@ -1,63 +1,54 @@
 """Attention suppression: forwards in which chosen key positions receive no attention, per batch
 row (``suppressed[b, k]`` True = no query of row b may attend to key k).
 
-Built on the same mechanism as capture and enrichment: an attention function and a mask function
-registered with transformers' ``AttentionInterface`` / ``AttentionMaskInterface`` under one name
-(``o3viz_suppress``), switched on with ``attention_implementation`` in a context manager. The mask
-function is transformers' ``eager_mask`` with the causal mask function AND-ed with
-"key not suppressed in this row", so causality, sliding windows and padding all stay as the model
-defines them; the attention function is transformers' own sdpa. No modeling code is touched.
+Built on the one install mechanism (``o3viz.hooks.instrument.install``): an attention function
+registered with transformers' ``AttentionInterface`` together with the eager mask under one name
+(``o3viz_suppress``), switched on in a context manager that restores the previous implementation.
+The function takes the model's own float mask (causal, sliding window, padding: as the model
+defines them), sets the suppressed keys of each batch row to the dtype's minimum, and calls
+transformers' own sdpa. No modeling code is touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from dataclasses import dataclass
 
 import torch
 
-from o3viz.hooks.instrument import attention_implementation
+from o3viz.hooks.instrument import active_state, install, register_attention
 
 ATTN_NAME = "o3viz_suppress"
 
-_ACTIVE: ContextVar[torch.Tensor | None] = ContextVar("o3viz_suppressed_keys", default=None)
+
+@dataclass
+class Suppression:
+    """``keys`` (B, T) bool: key positions row b must not attend to (absolute positions)."""
+
+    keys: torch.Tensor | None
 
 
-def suppression_mask(*args, mask_function=None, **kwargs):
-    """``eager_mask`` with keys suppressed per batch row when a suppression is active."""
-    from transformers.masking_utils import and_masks, causal_mask_function, eager_mask
-
-    mask_function = mask_function or causal_mask_function
-    sup = _ACTIVE.get()
-    if sup is not None:
-        keep = ~sup
-
-        def not_suppressed(batch_idx, head_idx, q_idx, kv_idx):
-            return keep.to(kv_idx.device)[batch_idx, kv_idx.clamp(max=keep.shape[1] - 1)] | (
-                kv_idx >= keep.shape[1]
-            )
-
-        mask_function = and_masks(mask_function, not_suppressed)
-    return eager_mask(*args, mask_function=mask_function, **kwargs)
-
-
-def register() -> None:
-    """Register sdpa attention and the suppression mask under ``ATTN_NAME`` (idempotent)."""
-    from transformers import AttentionInterface, AttentionMaskInterface
+def suppressed_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """sdpa with the active suppression applied to the float mask (B, 1, Q, K)."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    AttentionInterface.register(ATTN_NAME, sdpa_attention_forward)
-    AttentionMaskInterface.register(ATTN_NAME, suppression_mask)
+    state = active_state()
+    sup = state.keys if isinstance(state, Suppression) else None
+    if sup is not None and attention_mask is not None:
+        k_len = key.shape[2]
+        blocked = sup[:, None, None, :k_len].to(attention_mask.device)  # (B, 1, 1, K)
+        attention_mask = attention_mask[..., :k_len].masked_fill(
+            blocked, torch.finfo(attention_mask.dtype).min
+        )
+    return sdpa_attention_forward(
+        module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+    )
 
 
 @contextmanager
 def suppressing(model, suppressed: torch.Tensor | None) -> Iterator[None]:
     """Run ``model`` with ``suppressed`` (B, K) bool active; ``None`` gives the plain model."""
-    register()
-    with attention_implementation(model, ATTN_NAME):
-        token = _ACTIVE.set(suppressed)
-        try:
-            yield
-        finally:
-            _ACTIVE.reset(token)
+    register_attention(ATTN_NAME, suppressed_attention)
+    with install(model, ATTN_NAME, Suppression(suppressed)):
+        yield

@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
+pytestmark = pytest.mark.timeout(1800)  # server start + a capture + 10 requests on a loaded machine
 STARTUP_S = 600  # a shared, loaded CI machine can take minutes to import the server
 
 

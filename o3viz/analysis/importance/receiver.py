@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from o3viz.analysis.importance.reading import ReadSequence, read_sequence
+from o3viz.hooks.blockwise import WindowRecorder
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
 
@@ -29,14 +30,15 @@ DEFAULT_GAP = 4  # skip the nearest steps, as the paper does
 DEFAULT_TOP_K = 16  # receiver heads kept
 
 
-class StepRecorder:
+class StepRecorder(WindowRecorder):
     """Accumulates ``sums[l]`` (H, S, S): attention mass of step j's rows on step i's keys.
 
-    Same ``add(layer, q0, probs)`` interface as the enrichment recorder, so it plugs into
-    ``o3viz.hooks.blockwise.recording``.
+    An enrichment recorder (``o3viz.hooks.blockwise``) that keeps no token rows of its own (an
+    empty window) and reduces every block to step sums instead.
     """
 
     def __init__(self, steps: list[tuple[int, int]], num_layers: int, num_heads: int) -> None:
+        super().__init__(0, 0, 0, 0, num_layers, num_heads, [])
         self.steps = steps
         s = len(steps)
         self.sums = torch.zeros(num_layers, num_heads, s, s, dtype=torch.float32)
