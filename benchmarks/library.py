@@ -30,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--import-lines", type=int, default=100, help="GSM8K lines (4 solutions each) to import")
     p.add_argument("--sizes", type=int, nargs=2, default=[10_000, 100_000], metavar=("SMALL", "LARGE"))
     p.add_argument("--repeat", type=int, default=2, help="repetitions of each timed import (median)")
+    p.add_argument("--skip-import", action="store_true", help="only the store figures")
 
 
 def _subset(src: Path, lines: int, out: Path) -> Path:
@@ -103,7 +104,7 @@ def build_store(root: Path, n: int, seeds, rng: random.Random):
         d = {c: row[c] for c in COLUMNS}
         d.update(
             key=f"{rng.getrandbits(64):016x}",
-            dataset=f"set{i % 10}",
+            dataset=f"set{i % max(1, n // 10_000)}",  # 10,000 traces per dataset
             model=f"{d['model']}-v{rng.randrange(3)}",
             correct=d["correct"] if rng.random() < 0.8 else rng.choice((0, 1, None)),
             steps=max(1, d["steps"] + rng.randrange(-2, 3)),
@@ -134,8 +135,8 @@ def time_query(store) -> float:
 
     def one():
         for w in WORDS[:5]:
-            q = Query(search=w, dataset=["set3"], correct="wrong", limit=50)
-            store.count(q)
+            q = Query(search=w, dataset=["set0"], correct="wrong", limit=50)
+            store.count(q, cap=10_000)  # what the Library page asks
             store.rows(q)
 
     return _time(one) / 5
@@ -145,11 +146,11 @@ def time_aggregates(store) -> float:
     from o3viz.analysis.dataset import COLUMNS, dataset_summary, frame
     from o3viz.app.query import Query
 
-    q = Query(dataset=[f"set{i}" for i in range(10)])
+    q = Query(dataset=["set0"])  # one dataset: 10,000 traces in either store
     n = [0]
 
     def one():
-        rows = store.select(q, COLUMNS, max_rows=10_000)
+        rows = store.select(q, COLUMNS)
         n[0] = len(rows)
         dataset_summary(frame(rows))
 
@@ -176,7 +177,8 @@ def time_first_render(root: Path, empty: Path) -> float:
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="o3viz-bench-library-") as d:
         tmp = Path(d)
-        bench_import(args, tmp)
+        if not args.skip_import:
+            bench_import(args, tmp)
         seeds = _seed_rows(tmp)
         print(f"seed_traces: {len(seeds)}")
         empty = tmp / "no_samples"

@@ -24,6 +24,7 @@ from o3viz import (
 from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
 from pages._ui import add_entries, load_upload, pin, require_router, show_load_errors, store
 
+COUNT_CAP = 10_000  # a search counts its matches up to here ("10,000+")
 SORTS = {
     "newest": ("id", True),
     "oldest": ("id", False),
@@ -151,7 +152,7 @@ for err in st.session_state.get("sample_errors", []):
 
 q = filters()
 try:
-    total = store().count(q)
+    total = store().count(q, cap=COUNT_CAP if q.search else None)
 except (O3vizError, ValueError) as exc:
     st.error(escape_markdown(f"That search cannot run: {exc}"))
     st.stop()
@@ -209,7 +210,8 @@ with c[3].popover("Delete", icon=":material/delete:", disabled=not picked):
     if st.button("Delete", type="primary", key="lib_delete_confirm"):
         store().delete(picked)
         st.rerun()
-c[4].caption(f"{q.offset + 1}–{q.offset + len(rows)} of {total:,} traces; page")
+more = "+" if q.search and total >= COUNT_CAP else ""
+c[4].caption(f"{q.offset + 1}–{q.offset + len(rows)} of {total:,}{more} traces; page")
 c[5].number_input(
     "Page", min_value=1, max_value=pages, value=page, key="lib_page", label_visibility="collapsed"
 )

@@ -71,15 +71,17 @@ def _edges(values: pd.Series) -> np.ndarray:
 def length_bins(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame(columns=["bin", "lo", "hi", *GROUPS, "ungraded", "accuracy", "sel"])
+    steps = df["steps"].to_numpy(dtype=float)
     edges = _edges(df["steps"])
-    idx = np.clip(
-        np.searchsorted(edges, df["steps"].to_numpy(dtype=float), side="right") - 1, 0, len(edges) - 2
-    )
+    idx = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, len(edges) - 2)
+    group = df["group"].to_numpy()
+    nb = len(edges) - 1
+    counts = {g: np.bincount(idx[group == g], minlength=nb) for g in GROUPS}
+    total = np.bincount(idx, minlength=nb)
     out = []
-    for b in range(len(edges) - 1):
-        part = df[idx == b]
+    for b in range(nb):
         lo, hi = int(np.ceil(edges[b])), int(np.ceil(edges[b + 1])) - 1
-        c, w = int((part["group"] == "correct").sum()), int((part["group"] == "wrong").sum())
+        c, w = int(counts["correct"][b]), int(counts["wrong"][b])
         out.append(
             {
                 "bin": f"{lo}" if lo >= hi else f"{lo}–{hi}",
@@ -87,7 +89,7 @@ def length_bins(df: pd.DataFrame) -> pd.DataFrame:
                 "hi": max(lo, hi),
                 "correct": c,
                 "wrong": w,
-                "ungraded": len(part) - c - w,
+                "ungraded": int(total[b]) - c - w,
                 "accuracy": c / (c + w) if c + w else None,
                 "sel": _sel(steps=[lo, max(lo, hi)]),
             }
@@ -98,18 +100,19 @@ def length_bins(df: pd.DataFrame) -> pd.DataFrame:
 def type_mix(df: pd.DataFrame) -> pd.DataFrame:
     """Mean share of each step type among a trace's steps, for correct and for wrong traces."""
     out = []
-    typed = df[[f"t_{t}" for t in STEP_TYPES]].sum(axis=1)
+    counts = df[[f"t_{t}" for t in STEP_TYPES]].to_numpy(dtype=float)  # (traces, types)
+    typed = counts.sum(axis=1)
+    group = df["group"].to_numpy()
     for g in GROUPS:
-        part = df[(df["group"] == g) & (typed > 0)]
-        denom = typed[part.index]
-        for t in STEP_TYPES:
-            share = (part[f"t_{t}"] / denom).mean() if len(part) else None
+        rows = (group == g) & (typed > 0)
+        shares = counts[rows] / typed[rows, None] if rows.any() else None
+        for j, t in enumerate(STEP_TYPES):
             out.append(
                 {
                     "type": t,
                     "group": g,
-                    "share": None if share is None or pd.isna(share) else float(share),
-                    "traces": int((part[f"t_{t}"] > 0).sum()),
+                    "share": None if shares is None else float(shares[:, j].mean()),
+                    "traces": int((counts[rows, j] > 0).sum()),
                     "sel": _sel(group=g, type=t),
                 }
             )
@@ -159,7 +162,7 @@ def first_wrong_bins(df: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
 
 def claim_rates(df: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     out = []
-    for value, part in df.groupby(by, sort=True):
+    for value, part in df[[by, "group", "claims", "claim_errors"]].groupby(by, sort=True):
         for g in GROUPS:
             sub = part[part["group"] == g]
             claims = int(sub["claims"].sum())

@@ -79,11 +79,13 @@ def where_clause(q: Query) -> tuple[str, list]:
 
 
 def order_clause(q: Query) -> str:
+    """``ORDER BY``; ties go newest first. Plain column order (SQLite puts NULLs first when
+    ascending, last when descending) so an index on the column, or the rowid, can serve it."""
     if q.sort not in SORTABLE:
         raise ValueError(f"cannot sort by {q.sort!r}; choose one of {', '.join(SORTABLE)}")
     direction = "DESC" if q.descending else "ASC"
     tie = "" if q.sort == "id" else f", id {direction}"
-    return f"ORDER BY {q.sort} IS NULL, {q.sort} {direction}{tie}"
+    return f"ORDER BY {q.sort} {direction}{tie}"
 
 
 def page_clause(q: Query) -> tuple[str, list]:

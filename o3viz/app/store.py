@@ -161,6 +161,8 @@ class Store:
             conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text)")
             for col in ("dataset", "model", "source", "correct", "line_hash", "verdict"):
                 conn.execute(f"CREATE INDEX IF NOT EXISTS traces_{col} ON traces ({col})")
+            for col in ("steps", "backtracks", "claim_errors", "name"):  # the Library's sort orders
+                conn.execute(f"CREATE INDEX IF NOT EXISTS traces_by_{col} ON traces ({col}, id)")
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
             conn.execute("COMMIT")
         except BaseException:
@@ -304,10 +306,16 @@ class Store:
         with self.guard("reading a trace"):
             return self.path(key).read_bytes()
 
-    def count(self, q: Query | None = None) -> int:
+    def count(self, q: Query | None = None, *, cap: int | None = None) -> int:
+        """Traces matching ``q``; with ``cap``, counting stops there (a search over a huge store
+        need not count every match to show its first page)."""
         where, params = where_clause(q or Query())
+        sql = f"SELECT count(*) FROM traces {where}"
+        if cap is not None:
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM traces {where} LIMIT ?)"
+            params = [*params, cap]
         with self.guard("counting"):
-            return self.conn.execute(f"SELECT count(*) FROM traces {where}", params).fetchone()[0]
+            return self.conn.execute(sql, params).fetchone()[0]
 
     def rows(self, q: Query, columns: tuple[str, ...] | None = None) -> list[dict]:
         """One page of rows matching ``q``, in its order."""

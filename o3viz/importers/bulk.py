@@ -177,6 +177,13 @@ def fan_out(rec: Any) -> list[tuple[str, Any]]:
     ]
 
 
+def trace_name(line: int, part: str, about: str) -> str:
+    """``#12 175b_verification · Janet's ducks lay 16 eggs…``: where it came from and what it is."""
+    about = " ".join(about.split())
+    about = about if len(about) <= 60 else about[:59] + "…"
+    return f"#{line}" + (f" {part}" if part else "") + f" · {about}"
+
+
 FATAL = "fatal: "  # an error result that stops the whole import
 
 
@@ -244,7 +251,7 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
                         **meta,
                         "part": part,
                         "parts": len(traces),
-                        "name": f"{stem} #{r.line}" + (f" {part}" if part else ""),
+                        "name": trace_name(r.line, part, t.task.question or stem),
                     },
                     durable=False,
                 )
