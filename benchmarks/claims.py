@@ -1,4 +1,8 @@
-"""Arithmetic claim checker on GSM8K: false alarms on references, detection of planted errors.
+"""Arithmetic claim checker on GSM8K: false alarms on references, detection of planted errors,
+each on a development half (even GSM8K line numbers, the only half rules may be tuned on) and a
+held-out half (odd line numbers); step-level measures on human-labelled steps (MR-GSM8K first
+errors, PRM800K ratings); and the final-answer extractor's agreement with ``ground_truth`` on the
+110 MATH-500 records of ``traces/``.
 
 - ``false_alarm_rate``: share of claims found in the 1,319 GSM8K reference solutions (annotated
   and with ``<<...>>`` stripped) that the checker calls ``wrong``. References are taken as correct.
@@ -7,6 +11,11 @@
   overlaps the altered number. Alterations come from the annotations, not from the checker.
 - ``mr_gsm8k_*``: on MR-GSM8K's real wrong solutions, how many human-labelled first-error steps
   hold a ``wrong`` claim (informational), and how many earlier steps do (false alarms).
+- ``prm800k_*``: PRM800K phase-1 test steps rated -1 (wrong) holding a ``wrong`` claim, and
+  steps rated +1 (correct) holding one (false alarms); each step is checked on its own.
+- ``answers_*``: ``o3viz.text.answers`` on the MATH-500 records (R1 and distills, Thought
+  Anchors), read as the importer reads them (answer part before ``<think>``), against
+  ``ground_truth`` by ``answers_equivalent``; every disagreement is listed.
 - ``model_solutions_flagged_*``: share of GPT-3's GSM8K solutions (labelled correct / incorrect
   at the solution level only) holding at least one ``wrong`` claim (informational; a correct
   final answer can still follow a real slip, so the first figure is not a pure false-alarm rate).
@@ -15,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import re
@@ -24,6 +34,7 @@ from pathlib import Path
 
 from o3viz.errors import UsageError
 from o3viz.paths import data_dir
+from o3viz.text.answers import answer_in_regions, answers_equivalent
 from o3viz.verify.claims.check import Claim, check_claims
 from o3viz.verify.claims.evaluate import evaluate
 from o3viz.verify.claims.parse import parse_expression
@@ -183,44 +194,119 @@ def _rate(a: int, b: int) -> str:
     return f"{a / b:.4f}" if b else "nan"
 
 
+def halves(items: list) -> dict[str, list]:
+    """``development`` (even positions, 0-based) and ``held_out`` (odd positions)."""
+    return {"development": items[0::2], "held_out": items[1::2]}
+
+
+def measure_prm800k(data: Path) -> tuple[int, int, int, int] | None:
+    """(wrong-rated steps flagged, wrong-rated steps, correct-rated steps flagged, correct-rated)."""
+    path = data / "process_labels" / "prm800k_phase1_test_stepwise_critic.jsonl.gz"
+    if not path.exists():
+        return None
+    counts = {-1: [0, 0], 1: [0, 0]}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rating = row.get("rating")
+            if rating not in (-1, 1, "-1", "1"):
+                continue
+            tally = counts[int(rating)]
+            tally[1] += 1
+            tally[0] += any(c.verdict == "wrong" for c in check_claims(str(row.get("next_response", ""))))
+    return counts[-1][0], counts[-1][1], counts[1][0], counts[1][1]
+
+
+def math500_records(data: Path) -> list[tuple[str, str, str, bool | None]]:
+    """(id, full text, ground truth, the file's is_correct) of every MATH-500 record in
+    ``traces/`` with a text and a ground truth."""
+    out = []
+    for path in sorted((data / "traces").glob("topology_*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rid = f"{path.stem}:{row['item_id']}"
+            out.append((rid, row["full_response"], str(row["ground_truth"]), row.get("is_correct")))
+    ta = data / "traces" / "thought_anchors_math_base_solutions.jsonl"
+    if ta.exists():
+        for line in ta.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            sol, truth = row.get("base_solution") or {}, (row.get("problem") or {}).get("gt_answer")
+            if sol.get("full_cot") and truth is not None:
+                out.append(
+                    (f"thought_anchors:{row['problem_id']}:{row['condition']}", sol["full_cot"], str(truth))
+                )
+    return out
+
+
+def measure_answers(data: Path) -> tuple[int, int, list[tuple[str, str, str, str, object]]]:
+    """(records, records where our verdict matches the file's is_correct, disagreements with
+    ground truth as (id, extracted, method, ground truth, file's is_correct))."""
+    records = math500_records(data)
+    wrong, agree_label = [], 0
+    for rid, text, truth, label in records:
+        cut = text.find("</think>")
+        regions = (
+            {"thinking": [0, cut], "answer": [cut + 8, len(text)]} if cut >= 0 else {"answer": [0, len(text)]}
+        )
+        found = answer_in_regions(text, regions, "math")
+        same = found is not None and answers_equivalent(found.text, truth)
+        agree_label += label is not None and same == bool(label)
+        if not same:
+            wrong.append(
+                (rid, found.text if found else "(none)", found.method if found else "-", truth, label)
+            )
+    return len(records), agree_label, wrong
+
+
+def _report_half(name: str, answers: list[str], seed: int) -> None:
+    stripped = [strip_annotations(a)[0] for a in answers]
+    n_ann, w_ann = count_false_alarms(answers)
+    n_str, w_str = count_false_alarms(stripped)
+    print(f"{name}_solutions: {len(answers)}")
+    print(
+        f"{name}_false_alarm_rate: {_rate(w_ann + w_str, n_ann + n_str)}  ({w_ann + w_str} of {n_ann + n_str} claims)"
+    )
+    print(f"{name}_false_alarm_rate_annotated: {_rate(w_ann, n_ann)}")
+    print(f"{name}_false_alarm_rate_stripped: {_rate(w_str, n_str)}")
+    det = measure_detection(answers, seed)
+    caught, planted = sum(c for c, _ in det.values()), sum(n for _, n in det.values())
+    print(f"{name}_detection_rate: {_rate(caught, planted)}  ({caught} of {planted} planted)")
+    for kind, (c, n) in det.items():
+        print(f"{name}_detection_rate_{kind}: {_rate(c, n)}  ({c} of {n})")
+
+
 def run(args: argparse.Namespace) -> int:
     answers = load_gsm8k(args.data, args.limit)
-    stripped = [strip_annotations(a)[0] for a in answers]
     t0 = time.perf_counter()
-    n_ann, w_ann = count_false_alarms(answers)
+    count_false_alarms(answers[:200])
     t1 = time.perf_counter()
-    n_str, w_str = count_false_alarms(stripped)
-    t2 = time.perf_counter()
-    for text in answers:  # baseline for the speed ratio: normalization alone
+    for text in answers[:200]:  # baseline for the speed ratio: normalization alone
         normalize_text(text)
-    t3 = time.perf_counter()
-    print(f"solutions: {len(answers)}")
-    print(f"claims_annotated: {n_ann}")
-    print(f"claims_stripped: {n_str}")
-    print(f"false_alarm_rate: {_rate(w_ann + w_str, n_ann + n_str)}")
-    print(f"false_alarm_rate_annotated: {_rate(w_ann, n_ann)}")
-    print(f"false_alarm_rate_stripped: {_rate(w_str, n_str)}")
-    print(f"claims_per_s: {n_ann / max(t1 - t0, 1e-9):.0f}")
-    print(f"check_time_vs_normalize_only: {(t1 - t0) / max(t3 - t2, 1e-9):.1f}")
-    det = measure_detection(answers, args.seed)
-    caught = sum(c for c, _ in det.values())
-    planted = sum(n for _, n in det.values())
-    print(f"detection_rate: {_rate(caught, planted)}")
-    print(f"altered_claims: {planted}")
-    for kind, (c, n) in det.items():
-        print(f"detection_rate_{kind}: {_rate(c, n)}")
-        print(f"altered_{kind}: {n}")
+    t2 = time.perf_counter()
+    print(f"check_time_vs_normalize_only: {(t1 - t0) / max(t2 - t1, 1e-9):.1f}")
+    for name, part in halves(answers).items():  # development: rules may be tuned; held_out: not
+        _report_half(name, part, args.seed)
     mr = measure_mr_gsm8k(args.data)
     if mr is not None:
         hit, total, early_hit, early = mr
-        print(f"mr_gsm8k_first_error_steps_flagged: {_rate(hit, total)}")
-        print(f"mr_gsm8k_first_error_steps: {total}")
-        print(f"mr_gsm8k_earlier_steps_flagged: {_rate(early_hit, early)}")
+        print(f"mr_gsm8k_first_error_steps_flagged: {_rate(hit, total)}  ({hit} of {total})")
+        print(f"mr_gsm8k_earlier_steps_flagged: {_rate(early_hit, early)}  ({early_hit} of {early})")
+    prm = measure_prm800k(args.data) if args.limit is None else None
+    if prm is not None:
+        print(f"prm800k_wrong_steps_flagged: {_rate(prm[0], prm[1])}  ({prm[0]} of {prm[1]})")
+        print(f"prm800k_correct_steps_flagged: {_rate(prm[2], prm[3])}  ({prm[2]} of {prm[3]})")
     ms = measure_model_solutions(args.data) if args.limit is None else None
     if ms is not None:
         print(f"model_solutions_flagged_incorrect: {_rate(ms[0], ms[1])}")
         print(f"model_solutions_flagged_correct: {_rate(ms[2], ms[3])}")
-        print(f"model_solutions: {ms[1] + ms[3]}")
+    n, agree_label, wrong = measure_answers(args.data)
+    print(f"answers_math500_agreement: {_rate(n - len(wrong), n)}  ({n - len(wrong)} of {n})")
+    print(f"answers_verdict_matches_file_is_correct: {_rate(agree_label, n)}  ({agree_label} of {n})")
+    for rid, got, method, truth, label in wrong:
+        print(
+            f"answers_disagreement: {rid}  extracted={got[:60]!r} ({method})  "
+            f"ground_truth={truth[:60]!r}  file_is_correct={label}"
+        )
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from o3viz.verify.claims.tokens import (
     EQ_WORDS,
     FUNCS,
+    UNIT_LETTERS,
     Chain,
     Run,
     Tok,
@@ -230,6 +231,8 @@ class _RunState:
         return len(items) >= 3 and items[-2] == ("OP", "/") and items[-3][0] == "NUM"
 
     def _on_symbol_or_unit(self, j: int, t: Tok, n: int, nk: str) -> int | None:
+        if self.last == "operand" and t.text in UNIT_LETTERS and self.toks[j - 1].kind == "WS":
+            return self._after_unit(j)  # "7.5 m + 2.25 m": a one-letter unit ("2L + 8" is algebra)
         is_var = len(t.text) == 1 or t.text.startswith("\\") or t.text == "π"
         glued = j > 0 and self.toks[j - 1].kind in ("NUM", "RP")
         if is_var or nk == "LP" and self.toks[j + 1].kind == "LP":

@@ -18,7 +18,7 @@ from o3viz.verify.claims.types import Claim, Locator
 _ANNOT_RE = re.compile(r"<<([^<>]*)>>")
 _VISIBLE_RE = re.compile(
     r"[^\S\n]*+\$?[^\S\n]*+(-?(?:\d{1,3}(?: \d{3}){1,12}(?![\d.])|\d[\d,]*(?:\.\d+)?(?:/\d+)?|\.\d+)%?)"
-)  # "17 500" (space-grouped thousands), "1,000", "3/4", ".5", "25%"; possessive blanks: linear
+)  # "12 500" (space-grouped thousands), "1,000", "3/4", ".5", "25%"; possessive blanks: linear
 _LEAD_NUM = re.compile(r"\$?[^\S\n]*+-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?")
 _MAX_ANSWER = 200  # characters: a longer final answer is not an arithmetic result
 _BASE_RULES = {"arith_eq", "calc_annotation", "percent_of", "fraction_of", "rounding"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from o3viz.verify.claims.words import NUMBER_PHRASE, PERCENT_ON, RESULT_WORDS, VERBAL, phrase_value, to_digits
+
 
 @dataclass
 class NormText:
@@ -122,11 +124,19 @@ _FRAC_DIGITS_RE = re.compile(r"[^\S\n]*+(\d)[^\S\n]*+(\d)")  # matched in place:
 _SIMPLE_RE = re.compile(
     "|".join(re.escape(k) for k in sorted((k for k in _SIMPLE if not k[0] == "\\"), key=len)[::-1])
 )
+_PHRASES = [(p.replace(r"(?= \$?[\d(])", rf"(?= \$?(?:[\d(]|{NUMBER_PHRASE}))"), r) for p, r in _PHRASES]
 _PHRASE_RE = re.compile("|".join(f"(?P<p{i}>{p})" for i, (p, _) in enumerate(_PHRASES)), re.I)
+_VERBAL_RES = [(re.compile(p, re.I), fmt) for p, fmt in VERBAL]
+_RESULT_RE = re.compile(RESULT_WORDS, re.I)
+_PERCENT_ON_RE = re.compile(PERCENT_ON, re.I)
+_NUMBER_WORDS_RE = re.compile(NUMBER_PHRASE, re.I)
 
 
 _SPECIAL_RE = re.compile(
-    r"[\\{}]|\^\{|[⁰¹²³⁴⁵⁶⁷⁸⁹]|" + _SIMPLE_RE.pattern + "|" + _PHRASE_RE.pattern,
+    r"[\\{}]|\^\{|[⁰¹²³⁴⁵⁶⁷⁸⁹]|"
+    + "|".join([_SIMPLE_RE.pattern, _PHRASE_RE.pattern, RESULT_WORDS, PERCENT_ON, NUMBER_PHRASE])
+    + "|"
+    + "|".join(p for p, _ in VERBAL),
     re.I,
 )  # where a rewrite may start; everything between two matches is copied as is
 
@@ -175,6 +185,9 @@ def _rewrite_at(text: str, i: int, out: NormText, stack: list[str]) -> int:
     if sup:  # "2¹⁸" -> "2^18"
         out.add("^" + sup.group().translate(_SUP), i, sup.end())
         return sup.end()
+    words = _rewrite_words(text, i, out)
+    if words is not None:
+        return words
     m = _SIMPLE_RE.match(text, i) or _PHRASE_RE.match(text, i)
     if m and (m.re is _SIMPLE_RE or _starts_word(text, i)):
         rep = _SIMPLE[m.group()] if m.re is _SIMPLE_RE else _phrase_for(m)
@@ -182,6 +195,29 @@ def _rewrite_at(text: str, i: int, out: NormText, stack: list[str]) -> int:
         return m.end()
     out.add(ch, i, i + 1)
     return i + 1
+
+
+def _rewrite_words(text: str, i: int, out: NormText) -> int | None:
+    """Arithmetic written in words at ``i``: "Multiply 6 by 7" -> "6 * 7", ", which is" /
+    "to get" -> " is ", "15% tip on $40" -> "15% of $40", "thirty-eight" -> "38". Returns the
+    index after the rewrite, or None when nothing here is in words."""
+    m = _PERCENT_ON_RE.match(text, i) or _RESULT_RE.match(text, i)
+    if m and (text[i] in "%," or _starts_word(text, i)):
+        out.add("% of" if m.re is _PERCENT_ON_RE else " is ", i, m.end())
+        return m.end()
+    if not _starts_word(text, i):
+        return None
+    for rx, fmt in _VERBAL_RES:
+        m = rx.match(text, i)
+        if m:
+            out.add(fmt.format(*(to_digits(g) for g in m.groups())), i, m.end())
+            return m.end()
+    m = _NUMBER_WORDS_RE.match(text, i)
+    value = phrase_value(m.group()) if m else None
+    if m and value is not None:
+        out.add(str(value), i, m.end())
+        return m.end()
+    return None
 
 
 def _starts_word(text: str, i: int) -> bool:

@@ -82,6 +82,7 @@ _STOP_WORDS = {
 _CONNECTIVES = {"because", "so", "then", "which", "that", "since", "thus", "hence", "therefore"}
 _RATE_WORDS = {"in", "per", "each", "every", "a", "an"}
 EQ_WORDS = {"is", "equals", "are"}
+UNIT_LETTERS = {"m", "g", "h", "s", "l", "L", "t", "K", "V", "W", "J", "N"}  # "7.5 m", "2 h"
 FUNCS = {"sqrt"}
 LOOK_BACK = 24  # tokens: how far a look to the left may go ("$ $ $ … 1 + 1" stays linear)
 
@@ -158,7 +159,7 @@ def skip_units(toks: list[Tok], j: int) -> int:
     while (
         words < 4
         and kind_at(toks, k) == "WORD"
-        and (is_unit(toks[k].text) or words and toks[k].text.lower() == "of")
+        and (is_unit(toks[k].text) or toks[k].text in UNIT_LETTERS or words and toks[k].text.lower() == "of")
     ):
         words += 1
         k = next_sig(toks, k + 1)
@@ -189,8 +190,9 @@ def is_bullet(toks: list[Tok], j: int) -> bool:
 
 def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     """Whether the run may be the tail of a longer expression written partly in words:
-    "3 1/2 - 2", "25 classmates + his 1 teacher", "twice as many as 10 + 4",
-    "60 questions x 40/100"."""
+    "2 1/4 - 1", "25 classmates + his 1 teacher", "twice as many as 10 + 4",
+    "30 pages x 20/100". (Examples that came from GSM8K's held-out half were replaced by invented
+    ones; the notations they stand for, mixed numbers and rates, are kept on principle.)"""
     p = first - 1
     while p >= 0 and toks[p].kind in ("WS", "CUR") and first - p < LOOK_BACK:
         p -= 1
@@ -211,7 +213,7 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
         if t.kind == "OTHER" and t.text not in "\"'`’‘“”":
             return True  # "66666_{16}", "<", "|": notation we do not read
         if t.kind == "NUM":
-            return seen == 0  # mixed number "3 1/2", "$350 000"; else another quantity
+            return seen == 0  # mixed number "2 1/4", "$120 000"; else another quantity
         words.append(t.text.lower())
         if words[-1] in _STOP_WORDS:
             break
@@ -219,7 +221,7 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     if words and words[0] in _GUARD_WORDS:
         return True
     if words and words[0] in _RATE_WORDS and run.items[0] == ("NUM", "1"):
-        return True  # "24 eggs in 1 tray x 2 trays": the 1 belongs to a rate
+        return True  # "12 rolls in 1 box x 3 boxes": the 1 belongs to a rate
     if words[:1] == ["of"]:
         return words[1:2] and words[1] in _FRACTION_WORDS or _number_before(toks, p)
     return False
