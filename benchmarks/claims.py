@@ -232,9 +232,8 @@ def math500_records(data: Path) -> list[tuple[str, str, str, bool | None]]:
             row = json.loads(line)
             sol, truth = row.get("base_solution") or {}, (row.get("problem") or {}).get("gt_answer")
             if sol.get("full_cot") and truth is not None:
-                out.append(
-                    (f"thought_anchors:{row['problem_id']}:{row['condition']}", sol["full_cot"], str(truth))
-                )
+                rid = f"thought_anchors:{row['model']}:{row['problem_id']}:{row['condition']}"
+                out.append((rid, sol["full_cot"], str(truth), sol.get("is_correct")))
     return out
 
 
