@@ -174,7 +174,7 @@ def _last_match(rx: re.Pattern, text: str, lo: int = 0) -> re.Match | None:
 
 
 def _find_hashes(text: str) -> AnswerSpan | None:
-    last = _last_match(_HASHES, text)
+    last = _last_match(_HASHES, text) if "####" in text else None
     if last is None:
         return None
     value = last.group(1).rstrip()

@@ -43,6 +43,7 @@ from o3viz.verify.claims.regions import (
     MAX_CHECK_CHARS,
     MAX_CLAIMS,
     budgeted,
+    has_number,
     numeric_lines,
     pieces,
     safe_span,
@@ -111,7 +112,10 @@ def check_text(
     where = Locator(text, steps)
     claims: list[Claim] = []
     results: list[tuple[int, int, str]] = []  # stated results, for the final answer
-    kept, left = budgeted(pieces(text, numeric_lines(text)), max_chars)
+    spans = numeric_lines(text, limit=2 * max_chars)  # past twice the budget: never scanned
+    numeric = [p for p in pieces(text, spans) if has_number(text, p)]
+    kept, left = budgeted(numeric, max_chars)
+    left += len(text) - spans[-1][1] if spans and has_number(text, (spans[-1][1], len(text))) else 0
     for k, (lo, hi) in enumerate(kept):
         if len(claims) >= MAX_CLAIMS:  # dense adversarial text: the rest is reported unchecked
             left += sum(b - a for a, b in kept[k:])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 CHUNK_CHARS = 1 << 14  # characters per piece: bounds the per-piece token and offset lists
-MAX_CHECK_CHARS = 200_000  # characters of numeric lines read per text (real traces: at most 70k)
+MAX_CHECK_CHARS = 120_000  # characters of numeric lines read per text (real traces: at most 70k)
 MAX_CLAIMS = 2_000  # reading stops after the piece that reaches this many claims
 
 NUMBER_WORDS = (
@@ -25,12 +25,13 @@ NUMBER_WORDS = (
 _CANDIDATE_RE = re.compile(r"\d|\b(?:" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 
 
-def numeric_lines(text: str) -> list[tuple[int, int]]:
+def numeric_lines(text: str, limit: int | None = None) -> list[tuple[int, int]]:
     """(start, end) of each run of consecutive lines holding a digit or a number word; ``end``
-    includes the line's newline. Linear: each search starts past the previous line's end."""
+    includes the line's newline. Linear: each search starts past the previous line's end. With
+    ``limit``, stops once the spans hold that many characters (the rest is never scanned)."""
     spans: list[tuple[int, int]] = []
-    pos, n = 0, len(text)
-    while pos < n:
+    pos, n, total = 0, len(text), 0
+    while pos < n and (limit is None or total < limit):
         m = _CANDIDATE_RE.search(text, pos)
         if m is None:
             break
@@ -42,6 +43,7 @@ def numeric_lines(text: str) -> list[tuple[int, int]]:
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
+        total += end - start
         pos = end
     return spans
 
@@ -61,6 +63,12 @@ def pieces(text: str, spans: list[tuple[int, int]], size: int = CHUNK_CHARS) -> 
             out.append((lo, hi))
             lo = hi
     return out
+
+
+def has_number(text: str, piece: tuple[int, int]) -> bool:
+    """Whether ``text[lo:hi]`` holds a digit or a number word (a long line's number-free pieces
+    are skipped: "$ $ $ … 1 + 1 = 3" reads only the end)."""
+    return _CANDIDATE_RE.search(text, *piece) is not None
 
 
 def clean_cut(text: str, b: int) -> bool:

@@ -80,20 +80,31 @@ class Claim:
 
 class Locator:
     """Maps a character offset to its step index; ``shift`` offsets every query (a chunk of a
-    longer text checked on its own)."""
+    longer text checked on its own). Without ``steps`` each line (ended by ``\\n``) is a step,
+    counted lazily from the last query: no per-line list for a text of a million lines."""
 
     shift: int = 0
 
     def __init__(self, text: str, steps: list[tuple[int, int]] | None) -> None:
-        if steps is None:
-            steps, pos = [], 0
-            for line in text.splitlines(keepends=True):
-                steps.append((pos, pos + len(line)))
-                pos += len(line)
-        self.steps = sorted(steps)
+        self.text = text
+        self.by_line = steps is None
+        self.steps = sorted(steps or [])
         self.starts = [a for a, _ in self.steps]
+        self._pos, self._line = 0, 0  # cursor: the line holding offset _pos
 
     def step_of(self, pos: int) -> int:
         pos += self.shift
+        if self.by_line:
+            return self._line_of(pos)
         i = bisect.bisect_right(self.starts, pos) - 1
         return i if i >= 0 and pos < max(self.steps[i][1], self.steps[i][0] + 1) else -1
+
+    def _line_of(self, pos: int) -> int:
+        if not 0 <= pos < len(self.text):
+            return -1
+        if pos >= self._pos:
+            self._line += self.text.count("\n", self._pos, pos)
+        else:
+            self._line -= self.text.count("\n", pos, self._pos)
+        self._pos = pos
+        return self._line
