@@ -81,7 +81,9 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
         from o3viz.verify.code import verify_code
 
         program, span = candidate_program(spec, rnd.text)
-        verdict = verify_code(program, spec.tests, entry_point=spec.entry_point, timeout_s=timeout_s)
+        verdict = verify_code(
+            program, spec.tests, entry_point=spec.entry_point, timeout_s=timeout_s, context=spec.test_context
+        )
         checks += code_verdict_to_checks(verdict)
         rnd.answer = program
         rnd.info["isolation"] = verdict.isolation
@@ -118,7 +120,13 @@ def judge_branches(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             program, _ = candidate_program(spec, text)
             b.verdict = (
                 "pass"
-                if verify_code(program, spec.tests, entry_point=spec.entry_point, timeout_s=timeout_s).passed
+                if verify_code(
+                    program,
+                    spec.tests,
+                    entry_point=spec.entry_point,
+                    timeout_s=timeout_s,
+                    context=spec.test_context,
+                ).passed
                 else "fail"
             )
 

@@ -39,6 +39,7 @@ class CodeTask:
     entry_point: str
     tests: str | tuple[str, ...]  # HumanEval: check(candidate) source; MBPP+: assert statements
     canonical_solution: str
+    context: str = ""  # trusted code the tests may use (HumanEval: the prompt, with helpers like poly)
 
 
 def load_humaneval() -> list[CodeTask]:
@@ -51,7 +52,12 @@ def load_humaneval() -> list[CodeTask]:
         rows = [json.loads(line) for line in fh if line.strip()]
     return [
         CodeTask(
-            r["task_id"], r["prompt"], r["entry_point"], r["test"], r["prompt"] + r["canonical_solution"]
+            r["task_id"],
+            r["prompt"],
+            r["entry_point"],
+            r["test"],
+            r["prompt"] + r["canonical_solution"],
+            context=r["prompt"],
         )
         for r in rows
     ]
@@ -97,7 +103,7 @@ def _expected_outputs(batch: list[tuple[dict, list]], isolation: str) -> list[li
     jobs = []
     for row, inputs in batch:
         job = {
-            "code": row["canonical_solution"],
+            "trusted_code": row["canonical_solution"],
             "entry_point": row["entry_point"],
             "candidate_name": "candidate",
         }

@@ -34,6 +34,7 @@ class TaskSpec:
     tests: str | list[str] | None = None
     entry_point: str | None = None
     header: str = ""  # code the candidate runs after (HumanEval's imports)
+    test_context: str = ""  # trusted code the tests run with (HumanEval's prompt: helpers like poly)
     extra: dict = field(default_factory=dict)
 
 
@@ -73,6 +74,7 @@ def _code_task(source: str, code_task) -> TaskSpec:
         tests=code_task.tests,
         entry_point=code_task.entry_point,
         header=header,
+        test_context=code_task.context,
     )
 
 

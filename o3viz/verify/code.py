@@ -4,7 +4,8 @@ Owns ``verify_code`` / ``verify_many``, the ``CodeVerdict`` and ``TestResult`` d
 their untrusted-file contract ``from_dict``), and the HumanEval / MBPP+ task loaders. Tests come
 in two shapes: HumanEval's ``def check(candidate): ...`` (split into one result per top-level
 ``assert`` in its body where that is safe, else one result for the whole check), or MBPP's list of
-``assert`` statements. Generated code never runs in this process: see o3viz/sandbox.py.
+``assert`` statements. Generated code never runs in this process, nor in the tests' process: see
+o3viz/verify/sandbox/run.py and docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -205,23 +206,37 @@ def verify_code(
     test_timeout_s: float | None = None,
     isolation: str = "auto",
     limits: SandboxLimits | None = None,
+    context: str = "",
 ) -> CodeVerdict:
     """Run ``code`` against ``tests`` in the sandbox and return one TestResult per test.
 
+    The tests run in one sandboxed process and ``code`` in another; the tests' ``candidate`` (and
+    any function of ``code`` they call by name) is a proxy that exchanges plain data only, so no
+    object, builtin or frame of the code can reach the judge. ``context`` is trusted code the
+    tests may use (a HumanEval prompt's helpers, such as ``poly``); it runs with the tests.
+
     ``timeout_s`` bounds the whole run (default 10 s, from SandboxLimits); ``test_timeout_s`` each
     test. ``isolation`` is ``auto`` or a mode from ISOLATION_MODES; a mode that does not work here
-    raises UsageError rather than running with less isolation than asked for.
+    raises UsageError rather than running with less isolation than asked for. Always returns a
+    verdict: a failure of the sandbox itself becomes ``error`` on every test.
     """
     job = build_job(tests, entry_point)
-    job["code"] = code
+    job["candidate_code"] = code
+    job["context"] = context
     limits = limits or SandboxLimits()  # timeout_s / test_timeout_s, when given, override it
     limits = dataclasses.replace(
         limits,
         timeout_s=timeout_s or limits.timeout_s,
         test_timeout_s=test_timeout_s or limits.test_timeout_s,
     )
-    run = run_sandboxed(job, isolation=isolation, limits=limits)
+    try:
+        run = run_sandboxed(job, isolation=isolation, limits=limits)
+    except UsageError:
+        raise  # a mode that does not work here: the caller asked for something impossible
+    except Exception as exc:  # the sandbox itself failed (no fork, full disk): still a verdict
+        return _sandbox_failure(job["steps"], isolation, f"{type(exc).__name__}: {exc}")
     results, error = _results_from(run, job["steps"], limits)
+    error = run.stopped_for or error
     if run.forged_lines:
         error = (
             f"{run.forged_lines} result line(s) failed authentication: the code wrote to the result channel"
@@ -244,8 +259,17 @@ def verify_code(
     )
 
 
+def _sandbox_failure(steps: list[dict], isolation: str, why: str) -> CodeVerdict:
+    message = f"the sandbox failed: {' '.join(why.split())[:500]}"
+    results = [TestResult(s["name"], "error", message) for s in steps if s["kind"] == "test"]
+    mode = isolation if isolation in ISOLATION_MODES else "rlimits"
+    return CodeVerdict(passed=False, results=results, isolation=mode, error=message)
+
+
 def _missing(run: SandboxRun, started: bool, loaded: bool, limits: SandboxLimits) -> tuple[str, str]:
     """Status and message for a test with no result, from how the process ended."""
+    if run.stopped_for:
+        return "error", run.stopped_for
     if run.timed_out:
         if not loaded:
             return "timeout", f"not run: the code did not finish loading within {limits.timeout_s:g}s"
@@ -286,13 +310,15 @@ def _results_from(run: SandboxRun, steps: list[dict], limits: SandboxLimits) -> 
 def verify_many(
     tasks: Sequence[CodeTask], codes: Sequence[str] | None = None, *, workers: int = 2, **options: Any
 ) -> list[CodeVerdict]:
-    """Verify many tasks (their canonical solutions unless ``codes`` is given) on a thread pool."""
+    """Verify many tasks (their canonical solutions unless ``codes`` is given) on a thread pool;
+    each task's ``context`` (HumanEval's prompt) runs with its tests."""
     codes = [t.canonical_solution for t in tasks] if codes is None else list(codes)
     if len(codes) != len(tasks):
         raise UsageError(f"codes: {len(codes)} given for {len(tasks)} tasks")
 
     def one(pair: tuple[CodeTask, str]) -> CodeVerdict:
-        return verify_code(pair[1], pair[0].tests, entry_point=pair[0].entry_point, **options)
+        task = pair[0]
+        return verify_code(pair[1], task.tests, entry_point=task.entry_point, context=task.context, **options)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, zip(tasks, codes, strict=True)))

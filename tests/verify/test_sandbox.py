@@ -32,15 +32,15 @@ MODES = [
 
 
 def _value(code: str, expr: str, mode: str, **limits):
-    """Evaluate expr after code in the sandbox and return (status, repr or message)."""
+    """Evaluate expr after code in the candidate's sandbox; (status, repr of the plain value or message)."""
     job = {
-        "code": code,
+        "candidate_code": f"{code}\n\ndef _probe():\n    return {expr}\n",
         "test_module": "",
-        "entry_point": None,
+        "entry_point": "_probe",
         "candidate_name": "candidate",
         "scope": "module",
     }
-    job["steps"] = [{"src": expr, "expr": True}]
+    job["steps"] = [{"src": "candidate()", "expr": True}]
     run = run_sandboxed(job, isolation=mode, limits=SandboxLimits(**limits))
     end = next(r for r in run.records if r.get("k") == "end")
     return end["s"], end.get("v", end.get("m"))

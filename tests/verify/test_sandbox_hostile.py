@@ -161,7 +161,8 @@ def test_killing_the_parent_and_signalling_the_app_do_nothing(guarded, mode):
         ("import sys\nsys.exit(0)\ndef f():\n    return 1\n", ["error", "error"]),
         ("import os\nos._exit(0)\ndef f():\n    return 1\n", ["error", "error"]),
         ("import sys\ndef f():\n    sys.exit(0)\n", ["error", "pass"]),  # SystemExit is caught per test
-        ("import os\ndef f():\n    os._exit(0)\n", ["error", "error"]),  # the process is gone
+        # The code's process is gone; the tests' process is not, and a test that needs no call passes.
+        ("import os\ndef f():\n    os._exit(0)\n", ["error", "pass"]),
     ],
     ids=["sys.exit-at-load", "os._exit-at-load", "sys.exit-in-test", "os._exit-in-test"],
 )
@@ -183,11 +184,12 @@ def test_patching_builtins_does_not_turn_failures_into_passes(guarded, mode):
         "def f():\n    return 2\n"
     )
     verdict = guarded(code, ["assert f() == 1", "assert f() is None"], mode=mode, limit_s=10)
-    assert [r.status for r in verdict.results] == ["fail", "fail"]
+    # The patches break only the code's own process (its answers stop making sense): no pass.
+    assert [r.status for r in verdict.results] in (["fail", "fail"], ["error", "error"])
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_writing_fake_records_to_any_fd_is_detected(guarded, mode):
+def test_writing_fake_records_to_any_fd_never_reaches_the_results(guarded, mode):
     code = (
         "import os\n"
         "for fd in range(3, 64):\n"
@@ -198,7 +200,10 @@ def test_writing_fake_records_to_any_fd_is_detected(guarded, mode):
         "def f():\n    return 1\n"
     )
     verdict = guarded(code, ["assert f() == 1"], mode=mode, limit_s=10)
-    assert not verdict.passed and "failed authentication" in verdict.error
+    # The result channel is the judge's, in another process: all the code can reach is its own
+    # pipe to the judge, which takes plain-data messages only.
+    assert not verdict.passed and verdict.info["forged_lines"] == 0
+    assert "not plain data" in verdict.error
 
 
 @pytest.mark.parametrize("mode", MODES)

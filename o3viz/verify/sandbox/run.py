@@ -1,19 +1,18 @@
-"""Process isolation for running untrusted (model-generated) code: the only place o3viz starts it.
+"""Running one job in the sandbox: the only place o3viz starts untrusted (model-generated) code.
 
-``run_sandboxed(job)`` starts ``o3viz/_sandbox_runner.py`` in a fresh process, in a fresh temporary
-working directory, with a scrubbed environment, and returns what it reported. Three isolation
-modes, best first (``auto`` picks the first that passes a self-test):
+``run_sandboxed(job)`` starts two processes under the chosen isolation (``isolation.py``), each in
+a fresh folder with a scrubbed environment:
 
-- ``bubblewrap``: bwrap with new user, PID, network, IPC and UTS namespaces, a read-only root that
-  holds only /usr and the interpreter, the working directory as the one writable place,
-  ``--die-with-parent``; plus the runner's rlimits. As root, bwrap itself runs as a fresh
-  unprivileged uid so that RLIMIT_NPROC binds (root ignores it).
-- ``landlock+rlimits``: no namespaces; Landlock confines the file system to reading system dirs and
-  writing the working directory, denies TCP bind/connect and signals to outside processes.
-- ``rlimits``: resource limits only, plus the fresh uid when the app runs as root.
+- the **judge** (``inside/judge.py``) runs the trusted tests (from the dataset) and reports each
+  result as an HMAC-tagged record on a pipe of its own;
+- the **candidate** (``inside/candidate.py``) runs the untrusted code and answers the judge's
+  calls over a second pair of pipes, in plain data only (``inside/plain.py``).
 
-What each mode does NOT stop is in ``describe_isolation(mode)`` and docs/sandbox.md. Results come
-back on a separate pipe as HMAC-tagged records, so printing or exiting early cannot fake a pass.
+The app never relays between them and never reads what the candidate sends the judge. A job with
+``trusted_code`` instead of ``candidate_code`` (reference solutions, for expected outputs) runs in
+the judge alone. Resources are bounded whatever the code does: rlimits in both processes, a
+wall-clock kill of both process groups, a disk cap (a size-capped tmpfs under bubblewrap, a
+watchdog on the folder elsewhere), and a clean-up that handles any directory depth.
 """
 
 from __future__ import annotations
@@ -24,252 +23,97 @@ import marshal
 import math
 import os
 import secrets
-import selectors
-import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from o3viz.errors import UsageError
+from o3viz.verify.sandbox import cleanup
+from o3viz.verify.sandbox.isolation import (
+    CANDIDATE_SOURCE,
+    DEV_PATHS,
+    ISOLATION_MODES,
+    JUDGE_SOURCE,
+    RUNNER_MARKER,
+    SHARED_WRITABLE,
+    SYSTEM_READ_PATHS,
+    IsolationMode,
+    Python,
+    command,
+    describe_isolation,
+    find_python,
+    fresh_uid,
+    landlock_abi,
+    mode_prerequisite,
+)
+from o3viz.verify.sandbox.process import Child, pump, spawn
 
-IsolationMode = Literal["bubblewrap", "landlock+rlimits", "rlimits"]
-ISOLATION_MODES: tuple[str, ...] = ("bubblewrap", "landlock+rlimits", "rlimits")
-RUNNER_MARKER = "o3viz-sandbox-runner"  # argv[1] of every sandboxed process, so tests can find strays
-_RUNNER_SOURCE = Path(__file__).with_name("runner.py").read_text(encoding="utf-8")
-_SYSTEM_READ_PATHS = ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc/localtime")
-_DEV_PATHS = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
-_UID_BASE, _UID_SPAN = 0x50000000, 0x0FFFFFFF  # fresh uids, far above any real account
-_BWRAP_HOME = "/sandbox"
+__all__ = [
+    "ISOLATION_MODES",
+    "RUNNER_MARKER",
+    "IsolationMode",
+    "SandboxLimits",
+    "SandboxRun",
+    "available_isolation",
+    "describe_isolation",
+    "find_python",
+    "landlock_abi",
+    "resolve_isolation",
+    "run_sandboxed",
+]
+
 _RESULTS_CAP = 16 << 20  # bytes of result records kept
-_POLL_S = 0.1  # how often to check whether the runner has exited while pipes stay open
-_DRAIN_GRACE_S = 2.0  # after a kill, how long to wait for the pipes to close
-_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
-
-_DESCRIPTIONS = {
-    "bubblewrap": (
-        "bubblewrap: own user, PID, network, IPC and UTS namespaces; a read-only root holding only "
-        "/usr and the interpreter; one private writable directory; CPU, memory, file-size and process "
-        "limits; a wall-clock kill. Not stopped: CPU and memory use up to the limits, filling the disk "
-        "with many files in the private directory, kernel exploits, and forging results by reading "
-        "the harness's memory from inside the same process."
-    ),
-    "landlock+rlimits": (
-        "Landlock + rlimits (no bubblewrap): files are readable only under system directories and "
-        "writable only in the private directory; TCP bind/connect (Landlock ABI 4+) and signals to "
-        "outside processes (ABI 6+) are denied; CPU, memory, file-size and process limits; a "
-        "wall-clock kill. Not stopped: UDP and other non-TCP networking, connecting to Unix sockets by "
-        "path, filling the disk, kernel exploits, forging results from inside the same process."
-    ),
-    "rlimits": (
-        "rlimits only (no bubblewrap, no Landlock): CPU, memory, file-size and process limits, a "
-        "wall-clock kill, and a fresh unprivileged uid when the app runs as root. Not stopped: network "
-        "access, reading any world-readable file (the project and its data included), creating files "
-        "in world-writable directories such as /tmp; if the app is not root, also signalling the app, "
-        "reading its environment, and processes escaping the clean-up with setsid."
-    ),
-}
-
-
-def describe_isolation(mode: str) -> str:
-    """Say in one paragraph what the sandbox in ``mode`` stops and what it does not."""
-    if mode not in _DESCRIPTIONS:
-        raise UsageError(f"isolation: unknown mode {mode!r}; use one of {', '.join(ISOLATION_MODES)}")
-    return _DESCRIPTIONS[mode]
+_MESSAGE_CAP = 16 << 20  # largest judge<->candidate message
+_JUDGE_DISK_MB = 8  # the judge runs trusted tests: a small private folder is plenty
+_ALARM_MARGIN_S = 0.5  # the judge's per-step alarm trails the candidate's per-call one
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """What one sandboxed run may use. Defaults suit HumanEval/MBPP-sized functions."""
+    """What one sandboxed run may use (each of its two processes). Defaults suit HumanEval/MBPP."""
 
-    timeout_s: float = 10.0  # wall clock for the whole run; then the process group is killed
-    test_timeout_s: float | None = None  # per test (SIGALRM in the runner); None: only timeout_s
+    timeout_s: float = 10.0  # wall clock for the whole run; then both process groups are killed
+    test_timeout_s: float | None = None  # per test (SIGALRM in the processes); None: only timeout_s
     cpu_s: int | None = None  # RLIMIT_CPU; None: ceil(timeout_s) + 1
     memory_mb: int = 1024  # RLIMIT_AS (virtual address space)
     file_size_mb: int = 16  # RLIMIT_FSIZE: the largest file the code may write
+    disk_mb: int = 64  # all the code's files together (tmpfs size, or the watchdog's cap)
     max_procs: int = 32  # RLIMIT_NPROC: processes and threads together
     max_open_files: int = 256  # RLIMIT_NOFILE
     output_cap: int = 32_768  # bytes kept from each of stdout and stderr; the rest is read and dropped
 
     def __post_init__(self) -> None:
-        for name in ("timeout_s", "memory_mb", "file_size_mb", "max_procs", "max_open_files", "output_cap"):
+        for name in (
+            "timeout_s",
+            "memory_mb",
+            "file_size_mb",
+            "disk_mb",
+            "max_procs",
+            "max_open_files",
+            "output_cap",
+        ):
             if not getattr(self, name) > 0:
                 raise UsageError(f"limits.{name}: must be > 0 (got {getattr(self, name)!r})")
 
 
 @dataclass
 class SandboxRun:
-    """What came back from one sandboxed process."""
+    """What came back from one sandboxed run."""
 
-    records: list[dict[str, Any]]  # verified runner records, in order
+    records: list[dict[str, Any]]  # the judge's verified records, in order
     isolation: str
     duration_s: float
-    stdout: str
+    stdout: str  # the candidate's (the judge's, for a reference job)
     stderr: str
     stdout_truncated: bool
     stderr_truncated: bool
-    exit_code: int | None  # negative: killed by that signal
+    exit_code: int | None  # the judge's; negative: killed by that signal
     timed_out: bool
     forged_lines: int  # result-pipe lines whose HMAC did not verify
+    stopped_for: str = ""  # a limit that ended the run early (the disk cap), else ""
+    candidate_exit_code: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Python:
-    executable: str
-    prefixes: tuple[str, ...]  # install prefixes outside /usr that must be readable
-    version: str
-
-
-def _fresh_uid() -> int | None:
-    """A never-used unprivileged uid when we are root (so RLIMIT_NPROC binds), else None."""
-    return _UID_BASE + secrets.randbelow(_UID_SPAN) if os.geteuid() == 0 else None
-
-
-def _probe_python(executable: str, uid: int | None) -> _Python | None:
-    code = "import sys,resource,_sha256,marshal;print(sys.prefix);print(sys.exec_prefix);print(sys.version.split()[0])"
-    kwargs = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
-    try:
-        out = subprocess.run(
-            [executable, "-s", "-S", "-c", code],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            cwd="/",
-            env={"PATH": "/usr/bin:/bin"},
-            **kwargs,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = out.stdout.split()
-    if out.returncode != 0 or len(lines) != 3:
-        return None
-    prefixes = tuple(sorted({p for p in lines[:2] if p != "/usr" and not p.startswith("/usr/")}))
-    return _Python(executable, prefixes, lines[2])
-
-
-@functools.cache
-def find_python() -> _Python:
-    """The interpreter sandboxed code runs on: the app's own if an unprivileged uid can run it."""
-    uid = _fresh_uid()
-    seen: list[str] = []
-    for cand in (
-        getattr(sys, "_base_executable", ""),
-        sys.executable,
-        "/usr/bin/python3",
-        "/usr/local/bin/python3",
-    ):
-        real = os.path.realpath(cand) if cand else ""
-        if real and real not in seen and os.access(real, os.X_OK):
-            seen.append(real)
-            found = _probe_python(real, uid)
-            if found is not None:
-                return found
-    raise UsageError(
-        f"sandbox: no Python interpreter usable by an unprivileged user (tried {', '.join(seen)})"
-    )
-
-
-def _bwrap_argv(python: _Python, work: str) -> list[str]:
-    argv = ["bwrap", "--unshare-user", "--uid", "65534", "--gid", "65534", "--unshare-pid"]
-    argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
-    for path in _SYSTEM_READ_PATHS:
-        if os.path.islink(path):
-            argv += ["--symlink", os.readlink(path), path]
-        else:
-            argv += ["--ro-bind-try", path, path]
-    for prefix in python.prefixes:
-        argv += ["--ro-bind", prefix, prefix]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", work, _BWRAP_HOME, "--chdir", _BWRAP_HOME]
-    return argv + ["--remount-ro", "/", "--"]
-
-
-def _command(mode: str, python: _Python, work: str) -> tuple[list[str], dict[str, str]]:
-    home = _BWRAP_HOME if mode == "bubblewrap" else work
-    # Not `-I`: it forces a random hash seed, and verdicts must not depend on set order. The
-    # environment is built from nothing, so -I's other effects are had with -s, -S and these.
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": home,
-        "TMPDIR": home,
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONSAFEPATH": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-    }
-    argv = [python.executable, "-s", "-S", "-c", _RUNNER_SOURCE, RUNNER_MARKER]
-    if mode == "bubblewrap":
-        argv = _bwrap_argv(python, work) + argv
-    return argv, env
-
-
-def _user_tasks(uid: int) -> int:
-    """Processes+threads that uid runs now: RLIMIT_NPROC counts them all when we cannot switch uid."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    total += len(os.listdir(f"/proc/{entry.name}/task"))
-            except OSError:
-                continue
-    return total
-
-
-def _job_payload(
-    job: dict, mode: str, limits: SandboxLimits, python: _Python, work: str, uid: int | None
-) -> dict:
-    procs = limits.max_procs
-    if mode == "bubblewrap":
-        procs += 2  # bwrap's own init and the runner count inside the namespace
-    elif uid is None:
-        procs += _user_tasks(os.getuid())
-    payload = dict(job)
-    payload.update(
-        cpu_s=limits.cpu_s or math.ceil(limits.timeout_s) + 1,
-        memory_bytes=limits.memory_mb << 20,
-        file_size_bytes=limits.file_size_mb << 20,
-        max_procs=procs,
-        max_open_files=limits.max_open_files,
-        test_timeout_s=float(limits.test_timeout_s or 0.0),
-        landlock=mode == "landlock+rlimits",
-        read_paths=list(_SYSTEM_READ_PATHS + python.prefixes),
-        write_paths=[work],
-        dev_paths=list(_DEV_PATHS),
-    )
-    return payload
-
-
-def _kill_uid(uid: int) -> None:
-    """SIGKILL every process running as ``uid``; repeated because one may fork while we scan."""
-    for _ in range(5):
-        found = False
-        for entry in os.scandir("/proc"):
-            try:
-                if entry.name.isdigit() and entry.stat().st_uid == uid:
-                    os.kill(int(entry.name), signal.SIGKILL)
-                    found = True
-            except OSError:
-                continue
-        if not found:
-            return
-
-
-def _kill_group(pgid: int, uid: int | None) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass  # the group is already gone
-    if uid is not None:
-        _kill_uid(uid)
 
 
 def _verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
@@ -285,7 +129,7 @@ def _verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
             good = hmac.compare_digest(hmac.new(key, body, "sha256").hexdigest().encode(), tag)
         except (ValueError, UnicodeDecodeError):
             good = False
-        record = marshal.loads(body) if good else None  # only bytes our runner wrote get unmarshalled
+        record = marshal.loads(body) if good else None  # only bytes our judge wrote get unmarshalled
         if isinstance(record, dict) and record.get("n") == len(records):
             records.append(record)
         else:
@@ -296,179 +140,219 @@ def _verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
 def run_sandboxed(
     job: dict[str, Any], *, isolation: str = "auto", limits: SandboxLimits | None = None
 ) -> SandboxRun:
-    """Run one runner job (see _sandbox_runner.py) in a fresh sandbox and return what it reported."""
+    """Run one job (see inside/judge.py) in a fresh sandbox and return what the judge reported."""
+    if "code" in job:
+        raise UsageError("sandbox job: say candidate_code (untrusted) or trusted_code (reference), not code")
     return _run_in_mode(job, resolve_isolation(isolation), limits or SandboxLimits())
+
+
+@dataclass
+class _Side:
+    """One of the two processes, before it starts."""
+
+    name: str
+    work: str
+    uid: int | None
+    payload: dict[str, Any]
+    source: str
+    disk_mb: int
+    fds: tuple[int, ...] = ()
+
+
+def _confinement(mode: str, limits: SandboxLimits, python: Python, work: str, uid: int | None) -> dict:
+    procs = limits.max_procs
+    if mode == "bubblewrap":
+        procs += 2  # bwrap's own init and the process itself count inside the namespace
+    elif uid is None:
+        procs += _user_tasks(os.getuid())
+    return {
+        "cpu_s": limits.cpu_s or math.ceil(limits.timeout_s) + 1,
+        "memory_bytes": limits.memory_mb << 20,
+        "file_size_bytes": limits.file_size_mb << 20,
+        "max_procs": procs,
+        "max_open_files": limits.max_open_files,
+        "landlock": mode == "landlock+rlimits",
+        "read_paths": list(SYSTEM_READ_PATHS + python.prefixes),
+        "write_paths": [work],
+        "dev_paths": list(DEV_PATHS),
+        "message_cap": _MESSAGE_CAP,
+    }
+
+
+def _user_tasks(uid: int) -> int:
+    """Processes+threads that uid runs now: RLIMIT_NPROC counts them all when we cannot switch uid."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    total += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                continue
+    return total
+
+
+def _make_work(root: str, name: str, uid: int | None) -> str:
+    work = os.path.join(root, name)
+    os.mkdir(work, 0o700)
+    if uid is not None:
+        os.chown(work, uid, uid)
+    return work
+
+
+def _sides(job: dict, mode: str, limits: SandboxLimits, python: Python, root: str) -> list[_Side]:
+    split = "candidate_code" in job
+    judge_uid = fresh_uid()
+    judge_work = _make_work(root, "judge", judge_uid)
+    judge = {k: v for k, v in job.items() if k != "candidate_code"}
+    judge.update(_confinement(mode, limits, python, judge_work, judge_uid))
+    judge["test_timeout_s"] = float(limits.test_timeout_s or 0.0)
+    # Only when judge and candidate share a uid outside namespaces can one read the other's memory.
+    judge["nondumpable"] = split and mode == "rlimits" and judge_uid is None
+    sides = [_Side("judge", judge_work, judge_uid, judge, JUDGE_SOURCE, _JUDGE_DISK_MB)]
+    if not split:
+        return sides
+    judge["alarm_s"] = judge["test_timeout_s"] + _ALARM_MARGIN_S if limits.test_timeout_s else 0.0
+    cand_uid = fresh_uid()
+    cand_work = _make_work(root, "candidate", cand_uid)
+    cand = {"code": job["candidate_code"], "entry_point": job.get("entry_point")}
+    cand.update(_confinement(mode, limits, python, cand_work, cand_uid))
+    cand["call_timeout_s"] = float(limits.test_timeout_s or 0.0)
+    sides.append(_Side("candidate", cand_work, cand_uid, cand, CANDIDATE_SOURCE, limits.disk_mb))
+    return sides
+
+
+def _wire(sides: list[_Side]) -> list[int]:
+    """The two pipes between judge and candidate; returns the fds to close here once both started."""
+    if len(sides) < 2:
+        return []
+    req_r, req_w = os.pipe()
+    resp_r, resp_w = os.pipe()
+    judge, cand = sides
+    judge.payload.update(req_fd=req_w, resp_fd=resp_r)
+    judge.fds += (req_w, resp_r)
+    cand.payload.update(req_fd=req_r, resp_fd=resp_w)
+    cand.fds += (req_r, resp_w)
+    return [req_r, req_w, resp_r, resp_w]
 
 
 def _run_in_mode(job: dict[str, Any], mode: str, limits: SandboxLimits) -> SandboxRun:
     python = find_python()
-    uid = _fresh_uid()
-    key = secrets.token_bytes(32)
     root = tempfile.mkdtemp(prefix="o3viz-sbx-")  # 0700: the code cannot reach its siblings
-    work = os.path.join(root, "work")
-    os.mkdir(work, 0o700)
+    sides: list[_Side] = []
     try:
-        if uid is not None:
-            os.chmod(root, 0o711)  # the fresh uid may pass through to work/, not list or write here
-            os.chown(work, uid, uid)
-        payload = _job_payload(job, mode, limits, python, work, uid)
-        pumped = _start_and_pump(mode, python, work, uid, payload, key, limits)
+        if os.geteuid() == 0:
+            os.chmod(root, 0o711)  # fresh uids may pass through to their folder, not list or write here
+        sides = _sides(job, mode, limits, python, root)
+        return _start_and_collect(sides, mode, limits, python)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
-    records, forged = _verify_records(pumped.results.data, key)
+        left = cleanup.remove_tree(root)
+        for side in sides:
+            if side.uid is not None and mode == "rlimits":
+                for path in cleanup.owned_entries(SHARED_WRITABLE, side.uid):
+                    left += cleanup.remove_path(path)
+        _CLEANUP_LEFT[0] += left
+
+
+_CLEANUP_LEFT = [0]  # entries clean-up could not remove, over this process's life (tests read it)
+
+
+def _watchdog(sides: list[_Side], mode: str) -> Any:
+    """The disk cap outside bubblewrap: the candidate's folder (and, as root in rlimits mode, what
+    its uid left in /tmp and /dev/shm) measured every 0.05 s; a reason to stop, else ""."""
+    if mode == "bubblewrap" or len(sides) < 2:
+        return None
+    cand = sides[1]
+    cap = cand.disk_mb << 20
+
+    def check() -> str:
+        used = cleanup.tree_usage(cand.work)
+        total, entries = used.bytes, used.entries
+        if cand.uid is not None and mode == "rlimits":
+            for path in cleanup.owned_entries(SHARED_WRITABLE, cand.uid):
+                extra = cleanup.tree_usage(path) if os.path.isdir(path) else None
+                total += extra.bytes if extra else _size(path)
+                entries += extra.entries + 1 if extra else 1
+        if total > cap or entries > 200_000:
+            return f"the code used more than the disk limit of {cand.disk_mb} MB (or 200,000 files)"
+        return ""
+
+    return check
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0
+
+
+def _start_and_collect(sides: list[_Side], mode: str, limits: SandboxLimits, python: Python) -> SandboxRun:
+    key = secrets.token_bytes(32)
+    res_r, res_w = os.pipe()
+    sides[0].payload.update(key=key, fd=res_w)
+    sides[0].fds += (res_w,)
+    to_close = [res_w, *_wire(sides)]
+    children: list[Child] = []
+    try:
+        for side in sides:
+            argv, env = command(mode, python, side.work, side.source, side.disk_mb << 20)
+            payload = marshal.dumps(side.payload, 2)
+            children.append(
+                spawn(side.name, argv, env, side.work, side.uid, side.fds, payload, limits.output_cap)
+            )
+    except BaseException:
+        for child in children:
+            from o3viz.verify.sandbox.process import kill
+
+            kill(child)
+            child.popen.wait()
+        os.close(res_r)
+        raise
+    finally:
+        for fd in to_close:
+            os.close(fd)
+    try:
+        pumped = pump(children, res_r, _RESULTS_CAP, limits.timeout_s, _watchdog(sides, mode))
+    finally:
+        os.close(res_r)
+        for child in children:
+            for stream in (child.popen.stdin, child.popen.stdout, child.popen.stderr):
+                if stream and not stream.closed:
+                    stream.close()
+    return _collect(children, pumped, key, mode, python)
+
+
+def _collect(children: list[Child], pumped: Any, key: bytes, mode: str, python: Python) -> SandboxRun:
+    records, forged = _verify_records(bytes(pumped.results.data), key)
+    judge, shown = children[0], children[-1]
+    stderr = shown.stderr.text()
+    if len(children) > 1 and judge.stderr.data:
+        stderr += ("\n" if stderr else "") + "[tests] " + judge.stderr.text()
     return SandboxRun(
         records=records,
         isolation=mode,
         duration_s=pumped.duration_s,
-        stdout=pumped.stdout.data.decode("utf-8", "replace"),
-        stderr=pumped.stderr.data.decode("utf-8", "replace"),
-        stdout_truncated=pumped.stdout.truncated,
-        stderr_truncated=pumped.stderr.truncated,
-        exit_code=pumped.exit_code,
+        stdout=shown.stdout.text(),
+        stderr=stderr,
+        stdout_truncated=shown.stdout.truncated,
+        stderr_truncated=shown.stderr.truncated,
+        exit_code=judge.exit_code,
         timed_out=pumped.timed_out,
         forged_lines=forged,
+        stopped_for=pumped.stopped_for,
+        candidate_exit_code=children[1].exit_code if len(children) > 1 else None,
         info={
             "python": python.version,
-            "uid_switched": uid is not None,
+            "uid_switched": judge.uid is not None,
             "results_truncated": pumped.results.truncated,
+            "processes": len(children),
         },
     )
 
 
-def _start_and_pump(
-    mode: str, python: _Python, work: str, uid: int | None, payload: dict, key: bytes, limits: SandboxLimits
-) -> _Pumped:
-    argv, env = _command(mode, python, work)
-    user: dict[str, Any] = {}
-    if uid is not None and _SETPRIV:
-        # setpriv keeps Popen on its vfork path (user= forces a full fork of a possibly huge app).
-        argv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
-    elif uid is not None:
-        user = {"user": uid, "group": uid, "extra_groups": []}
-    res_r, res_w = os.pipe()
-    try:
-        payload.update(key=key, fd=res_w)
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(res_w,),
-            cwd=work,
-            env=env,
-            start_new_session=True,  # so one killpg reaches everything it forked
-            **user,
-        )
-    finally:
-        os.close(res_w)
-    with proc:  # closes the pipes and reaps the process on the way out
-        try:
-            return _pump(proc, res_r, marshal.dumps(payload, 2), limits, lambda: _kill_group(proc.pid, uid))
-        except BaseException:
-            _kill_group(proc.pid, uid)  # or Popen.__exit__ would wait on a process that may never end
-            raise
-        finally:
-            os.close(res_r)
-
-
-class _Capture:
-    """Keeps the first ``cap`` bytes of a stream and drops the rest, so output cannot fill memory."""
-
-    def __init__(self, cap: int) -> None:
-        self.data = bytearray()
-        self.cap = cap
-        self.truncated = False
-
-    def add(self, chunk: bytes) -> None:
-        room = self.cap - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-        if len(chunk) > room:
-            self.truncated = True
-
-
-@dataclass
-class _Pumped:
-    stdout: _Capture
-    stderr: _Capture
-    results: _Capture
-    exit_code: int | None = None
-    timed_out: bool = False
-    duration_s: float = 0.0
-
-
-def _has_exited(pid: int) -> bool:
-    """True once pid is a zombie; WNOWAIT leaves it unreaped so its process group id stays ours."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _pump(
-    proc: subprocess.Popen, res_r: int, payload: bytes, limits: SandboxLimits, kill: Callable[[], None]
-) -> _Pumped:
-    """Feed the job, drain three pipes until EOF, and kill on the deadline or when the runner exits."""
-    start = time.monotonic()
-    deadline = start + limits.timeout_s
-    out = _Pumped(_Capture(limits.output_cap), _Capture(limits.output_cap), _Capture(_RESULTS_CAP))
-    readers = {proc.stdout.fileno(): out.stdout, proc.stderr.fileno(): out.stderr, res_r: out.results}
-    sel = selectors.DefaultSelector()
-    for fd in readers:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-    pending, stop_at, idle = memoryview(payload), None, False
-    while sel.get_map():
-        now = time.monotonic()
-        # Only an idle pipe prompts the exit check: strays still holding a pipe after the runner
-        # exited would keep it open forever, so they are killed and the pipes drained briefly.
-        if stop_at is None and (now >= deadline or (idle and _has_exited(proc.pid))):
-            out.timed_out = now >= deadline
-            kill()
-            stop_at = now + _DRAIN_GRACE_S
-        if stop_at is not None and now >= stop_at:
-            break
-        events = sel.select(timeout=max(0.0, min(_POLL_S, (stop_at or deadline) - now)))
-        idle = not events
-        for key, _ in events:
-            if key.fd in readers:
-                _read_into(sel, key.fd, readers[key.fd])
-            else:
-                pending = _write_some(sel, proc, pending)
-    sel.close()
-    kill()  # also reaches processes that hold no pipe
-    out.exit_code = proc.wait()
-    out.duration_s = time.monotonic() - start
-    return out
-
-
-def _read_into(sel: selectors.BaseSelector, fd: int, capture: _Capture) -> None:
-    try:
-        chunk = os.read(fd, 1 << 16)
-    except BlockingIOError:
-        return
-    if chunk:
-        capture.add(chunk)
-    else:
-        sel.unregister(fd)
-
-
-def _write_some(sel: selectors.BaseSelector, proc: subprocess.Popen, pending: memoryview) -> memoryview:
-    try:
-        pending = pending[os.write(proc.stdin.fileno(), pending[: 1 << 16]) :]
-    except BlockingIOError:
-        return pending
-    except OSError:
-        pending = pending[:0]  # the process is gone; its missing results will say so
-    if not pending:
-        sel.unregister(proc.stdin.fileno())
-        proc.stdin.close()
-    return pending
-
-
 _SELF_TEST_JOB = {
-    "code": "def f():\n    return 1\n",
+    "candidate_code": "def f():\n    return 1\n",
     "test_module": "",
     "entry_point": "f",
     "candidate_name": "candidate",
@@ -480,28 +364,14 @@ _self_test_lock = threading.Lock()
 
 @functools.cache
 def _self_test(mode: str) -> bool:
-    if mode == "bubblewrap" and shutil.which("bwrap") is None:
-        return False
-    if mode == "landlock+rlimits" and landlock_abi() < 1:
+    if not mode_prerequisite(mode):
         return False
     try:
-        run = _run_in_mode(_SELF_TEST_JOB, mode, SandboxLimits(timeout_s=20.0))
+        run = _run_in_mode(dict(_SELF_TEST_JOB), mode, SandboxLimits(timeout_s=20.0))
     except (OSError, UsageError):
         return False
     ends = [r for r in run.records if r.get("k") == "end"]
     return len(ends) == 1 and ends[0].get("s") == "pass"
-
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version, or 0 when Landlock is unavailable."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.syscall.restype = ctypes.c_long
-        return max(0, int(libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))
-    except (OSError, AttributeError):
-        return 0
 
 
 def available_isolation() -> list[str]:
