@@ -4,19 +4,25 @@ the answer), typed steps with the tree, the final answer, claim and answer check
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
+from o3viz.errors import TraceError
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
 from o3viz.text.answers import AnswerSpan, answer_in_regions
 from o3viz.text.classify import build_steps, split_steps, step_type_counts
+from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
-from o3viz.trace.core import timestamp
+from o3viz.trace.core import MAX_STEPS, timestamp
 from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
+MAX_CLAIM_STEPS = 20_000  # steps whose claims an import checks (~0.3 ms each): the rest are not checked
+MAX_CLAIM_CHARS = 250_000  # characters whose claims an import checks (~60k tokens)
+MAX_CLAIMS = 20_000  # claim checks kept; a trace holds at most MAX_STEPS checks
 _CODE = re.compile(
     r"```|\bdef \w+\(|\bfunction\b.*\breturn|\bwrite (a|an) (python )?(program|function)", re.I
 )
@@ -60,18 +66,24 @@ def build_trace(
 ) -> Trace:
     """The trace of one imported reasoning text (no tokens; see ``o3viz.importers.enrich``)."""
     text, regions = compose_text(imp.thinking, imp.answer)
+    _refuse_too_many_steps(text, [tuple(r) for r in regions.values()])  # before any full-text scan
     reference = reference if reference is not None else imp.reference
     imp.question = question if question is not None else imp.question
     imp.reference = reference
     kind = task_kind(imp, text)
     answer = find_answer(text, regions, kind)
     spans = split_steps(text, [tuple(r) for r in regions.values()])
+    if len(spans) > MAX_STEPS:  # refuse before building: a trace with more steps would not load
+        raise TraceError(
+            f"{len(spans)} steps, over the limit of {MAX_STEPS} steps a trace holds (MAX_STEPS); "
+            "import a shorter part of the text"
+        )
     steps, rules = build_steps(text, spans, answer.start if answer else None)
     rnd = Round(index=0, prompt=imp.question, text=text, steps=steps, answer=answer.text if answer else None)
     final = next((st.index for st in steps if st.kind == "final"), None)
     status = "disabled"
     if claims:
-        rnd.checks, status = claim_checks(rnd)
+        rnd.checks, status = bounded_claim_checks(rnd)
     check = answer_check(answer, reference, final)
     rnd.checks.append(check)
     rnd.verdict = {"correct": "pass", "wrong": "fail"}.get(check.verdict, "unverifiable")
@@ -97,6 +109,52 @@ def build_trace(
         provenance=_provenance(imp, file, options or {}),
         info=info,
     )
+
+
+def _refuse_too_many_steps(text: str, regions: list[tuple[int, int]]) -> None:
+    """On a long text, count steps 64 KB of lines at a time and stop as soon as the count is surely
+    past ``MAX_STEPS`` (a line is never cut; a boundary can merge at most one pair of steps)."""
+    if len(text) < 1_000_000:
+        return  # the full split is quick
+    count = chunks = 0
+    for a, b in regions:
+        pos = a
+        while pos < b:
+            cut = text.find("\n", min(pos + (1 << 16), b), b)
+            end = b if cut < 0 else cut + 1
+            count += len(split_spans(text[pos:end]))
+            chunks += 1
+            if count - chunks > MAX_STEPS:
+                raise TraceError(
+                    f"more than {MAX_STEPS} steps (counted {count} in the first {end - a} characters), over "
+                    "the limit a trace holds (MAX_STEPS); import a shorter part of the text"
+                )
+            pos = end
+
+
+def bounded_claim_checks(rnd: Round) -> tuple[list, str]:
+    """Claim checks for at most the first ``MAX_CLAIM_STEPS`` steps and ``MAX_CLAIM_CHARS``
+    characters, keeping at most ``MAX_CLAIMS``: a huge import stays fast and its trace loads. Claim
+    checking costs about 0.25 ms a claim, so the caps bound it to ~10 s; the status says when."""
+    total = len(rnd.steps)
+    cut = min(len(rnd.text), MAX_CLAIM_CHARS)
+    if total > MAX_CLAIM_STEPS:
+        cut = min(cut, rnd.steps[MAX_CLAIM_STEPS - 1].end)
+    if cut < len(rnd.text):
+        head = Round(index=rnd.index, text=rnd.text[:cut])
+        head.steps = [dataclasses.replace(s, end=min(s.end, cut)) for s in rnd.steps if s.start < cut]
+        checks, status = claim_checks(head)
+        if status == "ok":
+            status = (
+                f"partial: claims checked in the first {cut} of {len(rnd.text)} characters "
+                f"({len(head.steps)} of {total} steps; MAX_CLAIM_CHARS, MAX_CLAIM_STEPS)"
+            )
+    else:
+        checks, status = claim_checks(rnd)
+    if len(checks) > MAX_CLAIMS:
+        status = f"partial: the first {MAX_CLAIMS} of {len(checks)} claims kept (MAX_CLAIMS)"
+        checks = checks[:MAX_CLAIMS]
+    return checks, status
 
 
 def _task_id(imp: Imported, file: str | None) -> str | None:
