@@ -5,12 +5,16 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
+# Where the app listens: this machine only. ADDRESS=0.0.0.0 serves every network interface (README,
+# "Serving on a network": anyone who can reach the port can run the model and sandboxed code).
+ADDRESS ?= 127.0.0.1
 APT_PACKAGES := chromium bubblewrap
 
 .PHONY: run test setup dev-setup system-deps samples lint format bench bench-peers clean-venv
 
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) \
+	  --server.enableXsrfProtection true
 
 test: dev-setup system-deps
 	$(BIN)/python -m pytest -q
