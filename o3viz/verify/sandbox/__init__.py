@@ -1,1 +1,8 @@
-"""o3viz.verify.sandbox."""
+"""The code sandbox: untrusted code runs here and nowhere else (docs/sandbox.md).
+
+- ``run``: ``run_sandboxed(job)``, ``SandboxLimits``, ``SandboxRun``; the judge/candidate split.
+- ``isolation``: the modes (bubblewrap, landlock+rlimits, rlimits), what each stops, the interpreter.
+- ``process``: starting the processes, draining their pipes, the deadline and the kill.
+- ``cleanup``: measuring and removing what the code left, at any depth.
+- ``inside/``: the programs that run in the sandbox (judge, candidate, plain-data codec, confinement).
+"""
