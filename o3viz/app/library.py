@@ -18,6 +18,7 @@ from o3viz.app.store import Store
 from o3viz.errors import O3vizError
 from o3viz.paths import samples_dir
 from o3viz.trace import Trace
+from o3viz.trace.files import read_bounded
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
 from o3viz.verify.trace_checks import ensure_claim_checks
 
@@ -141,9 +142,8 @@ def load_samples(folder: str | os.PathLike | None = None) -> LoadResult:
     out = LoadResult()
     for p in files:
         try:
-            out.entries.append(
-                LibraryEntry(bytes_key(p.read_bytes()), p.name, "sample", load_trace(p), p.stat().st_size)
-            )
+            data = read_bounded(p, MAX_FILE_BYTES)  # a FIFO or device named like a trace is refused
+            out.entries.append(LibraryEntry(bytes_key(data), p.name, "sample", load_trace(data), len(data)))
         except (O3vizError, OSError) as exc:
             out.errors.append(f"{p.name}: {_one_line(exc)}")
     return out

@@ -152,3 +152,17 @@ def test_tree_usage_counts_bytes_and_entries(tmp_path):
     os.link(tmp_path / "a", tmp_path / "a2")  # counted once
     usage = tree_usage(tmp_path)
     assert usage.entries == 4 and 150_000 <= usage.bytes < 200_000
+
+
+def test_verify_code_returns_a_verdict_even_when_the_sandbox_itself_fails(monkeypatch):
+    import o3viz.verify.code as code
+
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(code, "run_sandboxed", broken)
+    verdict = code.verify_code(
+        "def f():\n    return 1\n", ["assert f() == 1", "assert f() > 0"], entry_point="f"
+    )
+    assert not verdict.passed and [r.status for r in verdict.results] == ["error", "error"]
+    assert verdict.error.startswith("the sandbox failed: RecursionError")
