@@ -112,7 +112,7 @@ def load_upload_in_worker(
         budget_s=budget,
         on_progress=on_progress,
         label="reading this file",
-        hint="the app kept serving; try a smaller file, or raise O3VIZ_UPLOAD_BUDGET_S",
+        hint="try a smaller file, or raise O3VIZ_UPLOAD_BUDGET_S",
     )
     if res.status != "done":
         return LoadResult(errors=[f"{name}: {res.error}"])
