@@ -65,6 +65,7 @@ ATTACKS = {
         "def f(x):\n    return _Yes(1)\n"
     ),
     "rebind-builtins.abs": "import builtins\nbuiltins.abs = lambda x: 0\n",
+    "define-abs-at-top-level": "def abs(x):\n    return 0\n",
 }
 
 
