@@ -4,7 +4,6 @@ the answer), typed steps with the tree, the final answer, claim and answer check
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -20,9 +19,6 @@ from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
-MAX_CLAIM_STEPS = 20_000  # steps whose claims an import checks (~0.3 ms each): the rest are not checked
-MAX_CLAIM_CHARS = 250_000  # characters whose claims an import checks (~60k tokens)
-MAX_CLAIMS = 20_000  # claim checks kept; a trace holds at most MAX_STEPS checks
 _CODE = re.compile(
     r"```|\bdef \w+\(|\bfunction\b.*\breturn|\bwrite (a|an) (python )?(program|function)", re.I
 )
@@ -83,7 +79,7 @@ def build_trace(
     final = next((st.index for st in steps if st.kind == "final"), None)
     status = "disabled"
     if claims:
-        rnd.checks, status = bounded_claim_checks(rnd)
+        rnd.checks, status = claim_checks(rnd)  # bounded by the checker itself
     check = answer_check(answer, reference, final)
     rnd.checks.append(check)
     rnd.verdict = {"correct": "pass", "wrong": "fail"}.get(check.verdict, "unverifiable")
@@ -130,31 +126,6 @@ def _refuse_too_many_steps(text: str, regions: list[tuple[int, int]]) -> None:
                     "the limit a trace holds (MAX_STEPS); import a shorter part of the text"
                 )
             pos = end
-
-
-def bounded_claim_checks(rnd: Round) -> tuple[list, str]:
-    """Claim checks for at most the first ``MAX_CLAIM_STEPS`` steps and ``MAX_CLAIM_CHARS``
-    characters, keeping at most ``MAX_CLAIMS``: a huge import stays fast and its trace loads. Claim
-    checking costs about 0.25 ms a claim, so the caps bound it to ~10 s; the status says when."""
-    total = len(rnd.steps)
-    cut = min(len(rnd.text), MAX_CLAIM_CHARS)
-    if total > MAX_CLAIM_STEPS:
-        cut = min(cut, rnd.steps[MAX_CLAIM_STEPS - 1].end)
-    if cut < len(rnd.text):
-        head = Round(index=rnd.index, text=rnd.text[:cut])
-        head.steps = [dataclasses.replace(s, end=min(s.end, cut)) for s in rnd.steps if s.start < cut]
-        checks, status = claim_checks(head)
-        if status == "ok":
-            status = (
-                f"partial: claims checked in the first {cut} of {len(rnd.text)} characters "
-                f"({len(head.steps)} of {total} steps; MAX_CLAIM_CHARS, MAX_CLAIM_STEPS)"
-            )
-    else:
-        checks, status = claim_checks(rnd)
-    if len(checks) > MAX_CLAIMS:
-        status = f"partial: the first {MAX_CLAIMS} of {len(checks)} claims kept (MAX_CLAIMS)"
-        checks = checks[:MAX_CLAIMS]
-    return checks, status
 
 
 def _task_id(imp: Imported, file: str | None) -> str | None:
