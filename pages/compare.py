@@ -14,6 +14,7 @@ from o3viz.figures import (
     compare_maps,
     curves_figure,
     diff_heatmap,
+    routing_diff_figure,
     escape_markdown,
     readable,
     verdicts_figure,
@@ -159,6 +160,10 @@ st.dataframe(
 st.subheader("Attention and confidence")
 show_figure(curves_figure(comp), "cmp_curves")
 show_figure(diff_heatmap(comp), "cmp_diff")
+ra, rb = (t.final.internals.routing if t.final.internals else None for t in (a, b))
+if ra is not None and rb is not None:
+    st.subheader("Expert routing")
+    show_figure(routing_diff_figure(ra, rb, lib[ka].name, lib[kb].name), "cmp_routing")
 
 st.subheader("Verdicts and compression")
 left, right = st.columns(2)

@@ -13,6 +13,7 @@ import streamlit as st
 from o3viz import Trace, summarize
 from o3viz.figures import clip_label, escape_markdown, readable
 from pages._inspect_importance import importance_view
+from pages._inspect_internals import internals_view
 from pages._inspect_map import map_view
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
 from pages._ui import fmt, library, need_traces, pick_trace, require_router, sync_url, url_state, verdict_md
@@ -25,6 +26,7 @@ VIEWS: list[tuple[str, View]] = [
     ("Compression", compression_tab),
     ("Verification", verification_tab),
     ("Tokens", tokens_tab),
+    ("Inside the layers", internals_view),
 ]
 
 

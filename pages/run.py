@@ -98,6 +98,8 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         compress = v1.toggle("Compression", False, key="run_compress")
         hi = v2.slider("Compress at score ≥", 0.0, 1.0, 0.7, 0.05, key="run_hi", disabled=not compress)
         lo = v2.slider("Expand at score ≤", 0.0, 1.0, 0.3, 0.05, key="run_lo", disabled=not compress)
+    with st.expander("Inside the layers: MoE routing and the logit lens", expanded=False):
+        internals, lens_problem = internals_form()
     try:
         layer_spec = parse_layers(layers)
     except UsageError as exc:  # said next to the Run button, which stays disabled
@@ -107,7 +109,7 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         task_id=task_id,
         model=model.strip() or None,
         max_new_tokens=max_new,
-        capture=CaptureConfig(layers=layer_spec),
+        capture=CaptureConfig(layers=layer_spec, **internals),
         daa=DAAConfig(mode=daa, strength=strength),
         explore=int(explore),
         rounds=rounds,
@@ -116,7 +118,41 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         compress_threshold=hi,
         expand_threshold=lo,
     )
-    return source, req, problem
+    return source, req, problem or lens_problem
+
+
+def internals_form() -> tuple[dict, str | None]:
+    """CaptureConfig fields for routing, MoEfication and the logit lens (all off by default), and a
+    problem with the inputs or None."""
+    i1, i2 = st.columns(2)
+    moefy = i1.toggle(
+        "Split the dense model into experts (MoEfication)",
+        False,
+        key="run_moefy",
+        help="Each MLP's neurons are grouped into E experts by co-activation on real text; each token "
+        "uses the k experts with the largest activation mass. k = E is exactly the dense model.",
+    )
+    experts = i1.select_slider("Experts E", [4, 8, 16, 32], 16, key="run_moefy_e", disabled=not moefy)
+    k = i1.slider(
+        "Experts per token k", 1, int(experts), min(12, int(experts)), key="run_moefy_k", disabled=not moefy
+    )
+    routing = i1.toggle("Record routing (MoE models)", moefy, key="run_routing", disabled=moefy) or moefy
+    lens = i2.text_input(
+        "Logit-lens layers (empty = off; e.g. 0,10,20,29)",
+        "",
+        key="run_lens",
+        help="Each chosen layer's residual goes through the final norm and the unembedding at every token.",
+    )
+    parts = [p.strip() for p in lens.split(",") if p.strip()]
+    problem = None
+    if any(not p.lstrip("-").isdigit() for p in parts):
+        parts, problem = [], "Logit-lens layers: give integers separated by commas, e.g. 0,10,20,29."
+    fields = {
+        "routing": routing,
+        "moefy": (int(experts), int(k)) if moefy else None,
+        "logit_lens": [int(p) for p in parts],
+    }
+    return fields, problem
 
 
 def start_job(req: RunRequest) -> RunJob:

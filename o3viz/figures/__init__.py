@@ -28,6 +28,18 @@ from o3viz.figures.details import (
     token_attention,
 )
 from o3viz.figures.export import figure_html
+from o3viz.figures.internals import (
+    answer_depth_summary,
+    coactivation_figure,
+    expert_load_figure,
+    lens_grid_figure,
+    routing_diff_figure,
+    routing_entropy_figure,
+    routing_heatmap,
+    routing_source_note,
+    step_routing_figure,
+    token_routing_rows,
+)
 from o3viz.figures.outline import outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
@@ -44,6 +56,16 @@ __all__ = [
     "is_sink",
     "step_attention",
     "step_attention_heatmap",
+    "answer_depth_summary",
+    "coactivation_figure",
+    "expert_load_figure",
+    "lens_grid_figure",
+    "routing_diff_figure",
+    "routing_entropy_figure",
+    "routing_heatmap",
+    "routing_source_note",
+    "step_routing_figure",
+    "token_routing_rows",
     "share_bar",
     "step_decisions",
     "token_attention",

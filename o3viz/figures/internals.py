@@ -306,3 +306,24 @@ def answer_depth_summary(lens: LensRecord, rnd: Round) -> str:
         for g in idx
     ]
     return f"Answer {rnd.answer!r} — first top-1 per token: " + "; ".join(parts)
+
+
+def token_routing_rows(rec: RoutingRecord, g: int) -> list[dict]:
+    """One row per MoE layer for generated token ``g``: chosen experts with weights, top probability
+    and entropy (for the selected-token table beside the heatmap)."""
+    ent = routing_entropy(rec)
+    rows = []
+    for pos, layer in enumerate(rec.layers):
+        chosen = [
+            f"{int(e)} ({float(w):.2f})"
+            for e, w in zip(rec.experts[g, pos], rec.weights[g, pos], strict=True)
+            if e >= 0
+        ]
+        rows.append(
+            {
+                "layer": layer,
+                "chosen experts (weight)": ", ".join(chosen),
+                "entropy (nats)": None if ent is None else round(float(ent[g, pos]), 2),
+            }
+        )
+    return rows

@@ -1,0 +1,116 @@
+"""Inspect's "Inside the layers" view: MoE expert routing of the selected step or token and the
+logit lens. Reads its widgets, calls o3viz figure builders, and renders."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from o3viz import Trace
+from o3viz.figures import (
+    answer_depth_summary,
+    coactivation_figure,
+    escape_markdown,
+    expert_load_figure,
+    lens_grid_figure,
+    routing_entropy_figure,
+    routing_heatmap,
+    step_routing_figure,
+    token_routing_rows,
+)
+from pages._inspect_tabs import _round_pick, _selected_step
+from pages._ui import show_figure
+
+HOW_TO = (
+    "This trace has no routing or logit-lens data. Record them with "
+    "`o3viz run --prompt ... --moefy 16,4 --logit-lens 0,10,20,29` (or `--routing` with an MoE "
+    "`--model`), or tick *Inside the layers* on the Run page."
+)
+SOURCE_BANNER = {
+    "random": (
+        "warning",
+        "Random-weight model: this routing comes from random weights and says nothing about how a "
+        "trained model routes tokens.",
+    ),
+    "moefied": (
+        "info",
+        "MoEfied dense model: the embedded model's own learned MLP weights, split after training into "
+        "experts by co-activation; each token goes to the experts where its activation mass is "
+        "largest. Not a router trained jointly with its experts.",
+    ),
+}
+
+
+def internals_view(key: str, trace: Trace) -> None:
+    rnd = _round_pick(trace, f"int_{key}")
+    info = rnd.internals
+    if info is None or (info.routing is None and info.lens is None):
+        st.info(HOW_TO)
+        return
+    parts = [p for p, rec in (("Expert routing", info.routing), ("Logit lens", info.lens)) if rec is not None]
+    part = (
+        parts[0]
+        if len(parts) == 1
+        else st.segmented_control("Show", parts, default=parts[0], key=f"int_part_{key}")
+    )
+    if part == "Logit lens":
+        _lens(key, rnd)
+    else:
+        _routing(key, rnd)
+
+
+def _token_start(rnd, key: str) -> int:
+    """The first token of the step selected on the page (0 when none)."""
+    if not rnd.steps:
+        return 0
+    return max(0, rnd.steps[_selected_step(rnd)].token_start)
+
+
+def _routing(key: str, rnd) -> None:
+    rec = rnd.internals.routing
+    kind, text = SOURCE_BANNER.get(rec.source, (None, ""))
+    if kind:
+        getattr(st, kind)(text, icon=":material/science:")
+    g_max = max(rec.num_generated - 1, 0)
+    c1, c2, c3 = st.columns([2, 2, 3])
+    layer_pos = c1.selectbox(
+        "MoE layer",
+        range(len(rec.layers)),
+        format_func=lambda i: f"layer {rec.layers[i]}",
+        index=len(rec.layers) // 2,
+        key=f"int_layer_{key}",
+    )
+    g = c2.number_input("Token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"int_tok_{key}")
+    c3.caption(
+        f"{len(rec.layers)} MoE layers · {rec.num_experts} experts · top-{rec.top_k} · scores: {rec.scoring}. "
+        "Squares mark the experts each token was sent to. Pick a step on the map to start there."
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        show_figure(routing_heatmap(rec, rnd, layer_pos, g0=max(0, g - 10)), f"int_heat_{key}")
+    with right:
+        tok = rnd.tokens[g].text if g < len(rnd.tokens) else ""
+        st.markdown(f"**Token {g}** `{escape_markdown(tok.strip() or '·')}` — routing in every MoE layer")
+        st.dataframe(token_routing_rows(rec, g), hide_index=True, height=300, key=f"int_rows_{key}")
+    a, b = st.columns(2)
+    with a:
+        show_figure(expert_load_figure(rec), f"int_load_{key}")
+    with b:
+        show_figure(routing_entropy_figure(rec, rnd, g0=max(0, g - 10)), f"int_ent_{key}")
+    a, b = st.columns(2)
+    with a:
+        show_figure(step_routing_figure(rec, rnd, layer_pos), f"int_steps_{key}")
+    with b:
+        show_figure(coactivation_figure(rec, layer_pos), f"int_coact_{key}")
+
+
+def _lens(key: str, rnd) -> None:
+    lens = rnd.internals.lens
+    g_max = max(lens.token_ids.shape[0] - 1, 0)
+    c1, c2 = st.columns([1, 4])
+    g0 = c1.number_input("From token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"lens_from_{key}")
+    c2.caption(
+        escape_markdown(answer_depth_summary(lens, rnd))
+        + " · Each cell: the token that layer's residual would predict (final norm + unembedding); "
+        "hover for the top-k and the generated token's rank. The last layer is the model's output."
+    )
+    show_figure(lens_grid_figure(lens, rnd, g0=int(g0)), f"lens_grid_{key}")
