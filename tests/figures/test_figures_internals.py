@@ -25,7 +25,7 @@ def test_heatmap_marks_exactly_the_chosen_experts_and_labels_random_weights():
     fig = routing_heatmap(rec, t.final, 1)
     marks = fig.data[1]
     assert len(marks.x) == rec.num_generated * rec.top_k
-    assert sorted(zip(marks.x, marks.y)) == sorted(
+    assert sorted(zip(marks.x, marks.y, strict=True)) == sorted(
         (g, int(e)) for g in range(rec.num_generated) for e in rec.experts[g, 1]
     )
     assert "RANDOM weights" in fig.layout.title.text
