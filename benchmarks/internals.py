@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--new-tokens", type=int, default=64, help="tokens per run (default 64)")
     p.add_argument("--lens-layers", default="0,10,20,29", help="logit-lens layers (default 0,10,20,29)")
     p.add_argument("--size-tokens", type=int, default=128, help="tokens of the trace-size runs (default 128)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default 0: torch's default)")
+    p.add_argument("--only", choices=("routing", "lens", "size"), nargs="*", help="run only these parts")
 
 
 def _interleaved(runs: dict, rounds: int) -> dict[str, list[float]]:
@@ -123,9 +125,16 @@ def _size_lines(model, tok, args) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
     from o3viz.model import load_model
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     model, tok = load_model()
-    for line in _routing_speed(tok, args) + _lens_speed(model, tok, args) + _size_lines(model, tok, args):
-        print(line, flush=True)
+    parts = {"routing": lambda: _routing_speed(tok, args), "lens": lambda: _lens_speed(model, tok, args),
+             "size": lambda: _size_lines(model, tok, args)}  # fmt: skip
+    for name in args.only or parts:
+        for line in parts[name]():
+            print(line, flush=True)
     return 0

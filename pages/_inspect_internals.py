@@ -25,18 +25,14 @@ HOW_TO = (
     "`o3viz run --prompt ... --moefy 16,4 --logit-lens 0,10,20,29` (or `--routing` with an MoE "
     "`--model`), or tick *Inside the layers* on the Run page."
 )
-SOURCE_BANNER = {
-    "random": (
-        "warning",
-        "Random-weight model: this routing comes from random weights and says nothing about how a "
-        "trained model routes tokens.",
-    ),
+SOURCE_NOTE = {
+    "random": "Random-weight model: this routing says nothing about how a trained model routes tokens.",
     "moefied": (
-        "info",
-        "MoEfied dense model: the embedded model's own learned MLP weights, split after training into "
-        "experts by co-activation; each token goes to the experts where its activation mass is "
-        "largest. Not a router trained jointly with its experts.",
+        "MoEfied dense model: the model's own learned MLP weights split into experts after training "
+        "(by co-activation); each token goes to the experts with the most activation mass. Not a "
+        "router trained with its experts."
     ),
+    "model": "The model's own routers.",
 }
 
 
@@ -47,15 +43,17 @@ def internals_view(key: str, trace: Trace) -> None:
         st.info(HOW_TO)
         return
     parts = [p for p, rec in (("Expert routing", info.routing), ("Logit lens", info.lens)) if rec is not None]
-    part = (
-        parts[0]
-        if len(parts) == 1
-        else st.segmented_control("Show", parts, default=parts[0], key=f"int_part_{key}")
-    )
+    cols = st.columns([2, 2, 2, 4], vertical_alignment="bottom")
+    part = parts[0]
+    if len(parts) > 1:
+        picked = cols[0].segmented_control(
+            "Show", parts, default=parts[0], key=f"int_part_{key}", label_visibility="collapsed"
+        )
+        part = picked or parts[0]
     if part == "Logit lens":
-        _lens(key, rnd)
+        _lens(key, rnd, cols)
     else:
-        _routing(key, rnd)
+        _routing(key, rnd, cols)
 
 
 def _token_start(rnd, key: str) -> int:
@@ -65,13 +63,10 @@ def _token_start(rnd, key: str) -> int:
     return max(0, rnd.steps[_selected_step(rnd)].token_start)
 
 
-def _routing(key: str, rnd) -> None:
+def _routing(key: str, rnd, cols) -> None:
     rec = rnd.internals.routing
-    kind, text = SOURCE_BANNER.get(rec.source, (None, ""))
-    if kind:
-        getattr(st, kind)(text, icon=":material/science:")
     g_max = max(rec.num_generated - 1, 0)
-    c1, c2, c3 = st.columns([2, 2, 3])
+    _, c1, c2, c3 = cols
     layer_pos = c1.selectbox(
         "MoE layer",
         range(len(rec.layers)),
@@ -82,8 +77,13 @@ def _routing(key: str, rnd) -> None:
     g = c2.number_input("Token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"int_tok_{key}")
     c3.caption(
         f"{len(rec.layers)} MoE layers · {rec.num_experts} experts · top-{rec.top_k} · scores: {rec.scoring}. "
-        "Squares mark the experts each token was sent to. Pick a step on the map to start there."
+        "Squares: the experts each token was sent to. A step picked on the map sets the token."
     )
+    note = SOURCE_NOTE.get(rec.source, "")
+    if rec.source == "random":
+        st.warning(note, icon=":material/science:")
+    else:
+        st.caption(f":material/science: {note}")
     left, right = st.columns([3, 2])
     with left:
         show_figure(routing_heatmap(rec, rnd, layer_pos, g0=max(0, g - 10)), f"int_heat_{key}")
@@ -103,10 +103,10 @@ def _routing(key: str, rnd) -> None:
         show_figure(coactivation_figure(rec, layer_pos), f"int_coact_{key}")
 
 
-def _lens(key: str, rnd) -> None:
+def _lens(key: str, rnd, cols) -> None:
     lens = rnd.internals.lens
     g_max = max(lens.token_ids.shape[0] - 1, 0)
-    c1, c2 = st.columns([1, 4])
+    _, c1, _, c2 = cols
     g0 = c1.number_input("From token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"lens_from_{key}")
     c2.caption(
         escape_markdown(answer_depth_summary(lens, rnd))

@@ -73,6 +73,10 @@ def samples() -> dict[str, list[str]]:
         + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "160", "--daa", "allocate", "--daa-strength", "1.0"],
         "humaneval_function": run
         + ["--prompt", HUMANEVAL_STYLE, "--max-new-tokens", "128", "--daa", "observe", "--explore", "1"],
+        # MoEfied routing of the embedded model's learned weights (not a trained MoE) + the logit lens
+        "moefied_gsm8k_lens": run
+        + ["--prompt", GSM8K_STYLE, "--max-new-tokens", "96", "--daa", "observe"]
+        + ["--moefy", "16,12", "--logit-lens", "0,10,20,29"],
         "long_prompt_2k": run + ["--prompt", long_prompt(), "--max-new-tokens", "48", "--daa", "observe"],
         "long_redundant_compress": run
         + ["--prompt", redundant_prompt(), "--max-new-tokens", "48", "--compress"],

@@ -34,6 +34,7 @@ from o3viz.trace import Round
 from o3viz.trace.internals import LensRecord, RoutingRecord
 
 MAX_TOKENS = 120  # generated tokens per window on a token axis
+LENS_TOKENS = 32  # tokens per logit-lens window: few enough to print each cell's top token
 SOURCE_NOTE = {
     "model": "",
     "moefied": " · MoEfied dense model (learned weights split into experts)",
@@ -45,8 +46,8 @@ def _label(text: str) -> str:
     return html.escape(clip_label(text.replace("\n", "⏎"), 10)) or "·"
 
 
-def _window(rnd: Round, g0: int, n: int) -> tuple[int, int, list[str]]:
-    g1 = min(n, g0 + MAX_TOKENS)
+def _window(rnd: Round, g0: int, n: int, width: int = MAX_TOKENS) -> tuple[int, int, list[str]]:
+    g1 = min(n, g0 + width)
     labels = [f"{i}:{_label(rnd.tokens[i].text)}" if i < len(rnd.tokens) else str(i) for i in range(g0, g1)]
     return g0, g1, labels
 
@@ -59,7 +60,7 @@ def routing_source_note(rec: RoutingRecord) -> str:
 def routing_heatmap(rec: RoutingRecord, rnd: Round, layer_pos: int, g0: int = 0) -> go.Figure:
     """Expert (y) × generated token (x) router probabilities of one MoE layer; chosen experts marked."""
     layer = rec.layers[layer_pos]
-    title = f"Which experts did each token use in layer {layer}?{routing_source_note(rec)}"
+    title = f"Which experts did each token use? (layer {layer}{', RANDOM weights' if rec.source == 'random' else ''})"
     g0, g1, labels = _window(rnd, g0, rec.num_generated)
     if g1 <= g0:
         return empty_figure(title, "No generated tokens in this window.")
@@ -97,7 +98,9 @@ def routing_heatmap(rec: RoutingRecord, rnd: Round, layer_pos: int, g0: int = 0)
         ticktext=labels[:: max(1, (g1 - g0) // 24)],
         tickangle=-60,
     )
-    fig.update_yaxes(title="expert", dtick=1 if rec.num_experts <= 32 else None)
+    fig.update_yaxes(
+        title="expert", dtick=1 if rec.num_experts <= 32 else None, range=[-0.5, rec.num_experts - 0.5]
+    )
     return base_layout(fig, title, height=360, margin={"l": 60, "r": 20, "t": 50, "b": 90})
 
 
@@ -237,7 +240,7 @@ def lens_grid_figure(lens: LensRecord, rnd: Round, g0: int = 0) -> go.Figure:
     hover shows the top-k and the generated token's rank. Answer tokens are boxed at the first
     layer whose top-1 is the token finally generated."""
     title = "What would each layer have predicted? (logit lens, top-1 per token)"
-    g0, g1, labels = _window(rnd, g0, lens.token_ids.shape[0])
+    g0, g1, labels = _window(rnd, g0, lens.token_ids.shape[0], LENS_TOKENS)
     if g1 <= g0:
         return empty_figure(title, "No generated tokens in this window.")
     ids, probs, rank = lens.token_ids[g0:g1], lens.probs[g0:g1].astype(np.float32), lens.rank[g0:g1]
@@ -259,7 +262,7 @@ def lens_grid_figure(lens: LensRecord, rnd: Round, g0: int = 0) -> go.Figure:
             x=labels,
             y=[f"layer {x}" for x in lens.layers],
             text=top,
-            texttemplate="%{text}" if (g1 - g0) <= 40 else None,
+            texttemplate="%{text}",
             textfont={"size": 11},
             customdata=hover,
             colorscale=HEAT_SCALE,
@@ -313,16 +316,17 @@ def token_routing_rows(rec: RoutingRecord, g: int) -> list[dict]:
     and entropy (for the selected-token table beside the heatmap)."""
     ent = routing_entropy(rec)
     rows = []
+    unweighted = bool((rec.weights[g] == 1).all())  # e.g. MoEfied: chosen experts are summed as they are
     for pos, layer in enumerate(rec.layers):
         chosen = [
-            f"{int(e)} ({float(w):.2f})"
+            str(int(e)) if unweighted else f"{int(e)} ({float(w):.2f})"
             for e, w in zip(rec.experts[g, pos], rec.weights[g, pos], strict=True)
             if e >= 0
         ]
         rows.append(
             {
                 "layer": layer,
-                "chosen experts (weight)": ", ".join(chosen),
+                "chosen experts" + ("" if unweighted else " (weight)"): ", ".join(chosen),
                 "entropy (nats)": None if ent is None else round(float(ent[g, pos]), 2),
             }
         )

@@ -19,6 +19,9 @@ def samples(tmp_path, monkeypatch):
     trace_with_internals(0).save(tmp_path / "a_routing.o3trace.json")
     trace_with_internals(1).save(tmp_path / "b_routing.o3trace.json")
     make_trace(12, seed=1).save(tmp_path / "c_plain.o3trace.json")
+    moefied = trace_with_internals(2)
+    moefied.final.internals.routing.source = "moefied"
+    moefied.save(tmp_path / "d_moefied.o3trace.json")
     monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
     return tmp_path
 
@@ -41,6 +44,12 @@ def test_routing_view_shows_its_figures_the_token_table_and_the_random_weight_wa
     assert len(at.get("plotly_chart")) == 5
     assert any("Random-weight model" in w.value for w in at.warning)
     assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 3  # one row per MoE layer
+
+
+def test_moefied_routing_is_explained_not_warned_about(samples):
+    at = _inspect("d_moefied")
+    assert len(at.get("plotly_chart")) == 5 and not at.warning
+    assert any("MoEfied dense model" in c.value for c in at.caption)
 
 
 def test_logit_lens_view_shows_the_grid_and_the_answer_depth(samples):
