@@ -14,9 +14,9 @@ from o3viz.figures import (
     compare_maps,
     curves_figure,
     diff_heatmap,
-    routing_diff_figure,
     escape_markdown,
     readable,
+    routing_diff_figure,
     verdicts_figure,
 )
 from pages._inspect_map import outline_of
