@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from o3viz.errors import UsageError
 from o3viz.paths import data_dir
 
 TAGS_PAPER_TOP = ("plan_generation", "uncertainty_management")
@@ -95,7 +96,12 @@ def _labels(args, model, tok) -> dict:
         t1 = time.perf_counter()
         sup = None
         if n < args.suppression_problems:
-            sup = suppression_importance(t, model, tok, retokenize=True, max_tokens=args.suppression_tokens)
+            try:
+                sup = suppression_importance(
+                    t, model, tok, retokenize=True, max_tokens=args.suppression_tokens
+                )
+            except UsageError as exc:  # too few chunks fit in --suppression-tokens: leave it unscored
+                print(f"  problem {n}: suppression skipped ({exc})")
         t2 = time.perf_counter()
         for i, st in enumerate(t.final.steps):
             rows.append(
