@@ -3,7 +3,11 @@ against capture, capture against eager ``output_attentions``, and peak RSS of a 
 
 Runs are interleaved (plain, capture, allocate, output_attentions, then the next pair) on the
 default model with the same prompt and EOS suppressed, so every run generates exactly
-``--new-tokens`` tokens; each figure is the median of the per-pair ratios.
+``--new-tokens`` tokens; each figure is the median of the per-pair ratios, printed with its
+spread (interquartile range, min–max). ``daa_allocate_vs_capture`` is a small difference (the
+bias costs one multiply per layer), so it gets its own ``--daa-pairs`` capture/allocate pairs,
+alternating which runs first, on top of the main pairs: with 3–5 pairs one audit read 1.12 and
+another 1.03.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 PROMPT = (
     "A farmer has 17 sheep and buys 3 times as many goats as sheep. He then sells 12 goats. "
@@ -25,6 +30,12 @@ PROMPT = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=5, help="interleaved rounds of runs (default 5)")
+    p.add_argument(
+        "--daa-pairs",
+        type=int,
+        default=16,
+        help="extra interleaved capture/allocate pairs for daa_allocate_vs_capture (default 16)",
+    )
     p.add_argument("--new-tokens", type=int, default=256, help="tokens per run (default 256)")
     p.add_argument(
         "--rss-tokens",
@@ -104,13 +115,37 @@ def _peak_rss_child(n: int) -> int:
 
 
 def _peak_rss_mb(n: int) -> float:
+    root = Path(__file__).resolve().parents[1]  # the checkout: benchmarks/ is not installed
     out = subprocess.run(
-        [sys.executable, "-m", "o3viz", "bench", "capture", "--rss-child", str(n)],
+        [sys.executable, "-m", "benchmarks", "capture", "--rss-child", str(n)],
         capture_output=True,
         text=True,
         check=True,
+        cwd=root,
     )
     return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_above_model_mb"])
+
+
+def _spread(ratios: list[float]) -> str:
+    """``median (pairs n, IQR q1–q3, min–max)`` of per-pair ratios."""
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    return (
+        f"{statistics.median(ratios):.3f} (pairs {len(ratios)}, IQR {q[0]:.3f}-{q[2]:.3f}, "
+        f"min {min(ratios):.3f}, max {max(ratios):.3f})"
+    )
+
+
+def _daa_ratios(runners: dict, pairs: int) -> list[float]:
+    """allocate / capture per pair, the order alternating so neither always runs second."""
+    out = []
+    for i in range(pairs):
+        order = ("capture", "allocate") if i % 2 == 0 else ("allocate", "capture")
+        t = {}
+        for name in order:
+            gc.collect()
+            t[name] = _timed(runners[name])
+        out.append(t["allocate"] / t["capture"])
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,15 +167,17 @@ def run(args: argparse.Namespace) -> int:
         for name, fn in runners.items():
             gc.collect()
             times[name].append(_timed(fn))
-    ratio = {
-        k: statistics.median(a / b for a, b in zip(times[k], times[ref], strict=True))
-        for k, ref in (("capture", "plain"), ("allocate", "capture"), ("output_attentions", "capture"))
+    ratios = {  # capture / baseline, per pair
+        ref: [a / b for a, b in zip(times["capture"], times[ref], strict=True)]
+        for ref in ("plain", "output_attentions")
     }
+    daa = [a / b for a, b in zip(times["allocate"], times["capture"], strict=True)]
+    daa += _daa_ratios(runners, args.daa_pairs)
     print(f"plain_generate_s: {statistics.median(times['plain']):.3f}")
     print(f"capture_s: {statistics.median(times['capture']):.3f}")
-    print(f"capture_vs_plain: {ratio['capture']:.3f}")
-    print(f"daa_allocate_vs_capture: {ratio['allocate']:.3f}")
-    print(f"capture_vs_output_attentions: {1 / ratio['output_attentions']:.3f}")
+    print(f"capture_vs_plain: {_spread(ratios['plain'])}")
+    print(f"daa_allocate_vs_capture: {_spread(daa)}")
+    print(f"capture_vs_output_attentions: {_spread(ratios['output_attentions'])}")
     if args.rss_tokens:
         print(f"peak_rss_mb_{args.rss_tokens}: {_peak_rss_mb(args.rss_tokens):.1f}")
     return 0

@@ -1,8 +1,15 @@
 """o3viz: capture a language model's reasoning as it happens (attention allocation, verification
 verdicts, compression decisions), check it, and show it.
 
-The public API is re-exported here. Names load lazily (PEP 562) so that ``import o3viz`` stays
-light: the app's Library and Inspect pages never import torch.
+The public API (``__all__``) is re-exported here; figure builders are in ``o3viz.figures``. Names
+load lazily (PEP 562) so that ``import o3viz`` stays light: the app's Library and Inspect pages
+never import torch. In a notebook::
+
+    import o3viz
+    model, tok = o3viz.load_model()  # the embedded SmolLM2-135M-Instruct
+    trace = o3viz.execute(model, tok, o3viz.RunRequest(prompt="What is 17*23?", rounds=2))
+    trace.save("run.o3trace.json.gz")
+    graph = o3viz.build_graph(trace)
 """
 
 from __future__ import annotations
@@ -12,106 +19,82 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
+# The public API (``__all__``): name -> module that defines it. What a notebook user and the
+# pages need; the figure builders are in ``o3viz.figures``. Internals (the recorder, attention
+# registration, graph serialisation, codec helpers) stay in their modules.
+_API: dict[str, str] = {
     # errors
     "O3vizError": "o3viz.errors",
+    "UsageError": "o3viz.errors",
     "TraceError": "o3viz.errors",
     "ModelLoadError": "o3viz.errors",
-    "UsageError": "o3viz.errors",
-    # the trace
+    # the trace: one file, versioned
     "Trace": "o3viz.trace",
     "Round": "o3viz.trace",
     "Task": "o3viz.trace",
-    "Token": "o3viz.trace",
-    "Alt": "o3viz.trace",
     "Step": "o3viz.trace",
-    "Segment": "o3viz.trace",
-    "Branch": "o3viz.trace",
-    "DecisionPoint": "o3viz.trace",
+    "Token": "o3viz.trace",
     "Check": "o3viz.trace",
-    "Provenance": "o3viz.trace",
     "AttentionRecord": "o3viz.trace",
-    "DAARecord": "o3viz.trace",
     "CompressionRecord": "o3viz.trace",
-    "CompressionEvent": "o3viz.trace",
     "SCHEMA_VERSION": "o3viz.trace",
     "load_trace": "o3viz.trace",
     "save_trace": "o3viz.trace",
     "trace_bytes": "o3viz.trace",
-    # models, steps, graph
+    # running the model
     "load_model": "o3viz.model",
-    "DEFAULT_MODEL_ID": "o3viz.model",
-    "split_spans": "o3viz.text.spans",
-    "build_graph": "o3viz.analysis.graph",
-    "build_outline": "o3viz.analysis.outline",
-    "Outline": "o3viz.analysis.outline",
-    "search_outline": "o3viz.analysis.outline",
-    "graph_to_json": "o3viz.analysis.graph",
-    "tree_layout": "o3viz.analysis.graph",
-    "summarize": "o3viz.analysis.summary",
-    "TraceSummary": "o3viz.analysis.summary",
-    # capture and DAA
+    "RunRequest": "o3viz.run.request",
+    "execute": "o3viz.run.request",
     "capture": "o3viz.run.capture",
+    "solve": "o3viz.run.solve",
     "CaptureConfig": "o3viz.run.config",
     "DAAConfig": "o3viz.run.config",
     "parse_layers": "o3viz.run.config",
-    "resolve_layers": "o3viz.run.config",
-    "register_attention": "o3viz.hooks.instrument",
-    "Recorder": "o3viz.hooks.instrument",
-    "detect_task_type": "o3viz.tasks.kind",
-    "relevance": "o3viz.hooks.daa",
+    "load_task": "o3viz.tasks.spec",
     # verification
     "check_claims": "o3viz.verify.claims.check",
-    "Claim": "o3viz.verify.claims.check",
     "verify_code": "o3viz.verify.code",
-    "verify_many": "o3viz.verify.code",
     "CodeVerdict": "o3viz.verify.code",
-    "TestResult": "o3viz.verify.code",
-    "CodeTask": "o3viz.verify.code",
-    "load_humaneval": "o3viz.verify.code",
-    "load_mbppplus": "o3viz.verify.code",
-    "describe_isolation": "o3viz.verify.sandbox.run",
-    "available_isolation": "o3viz.verify.sandbox.run",
-    "solve": "o3viz.run.solve",
-    "SolveConfig": "o3viz.run.solve",
-    "load_task": "o3viz.tasks.spec",
-    "TaskSpec": "o3viz.tasks.spec",
-    "choose_action": "o3viz.verify.policy",
-    "claims_to_checks": "o3viz.verify.policy",
     "extract_answer": "o3viz.text.answers",
-    "answers_equivalent": "o3viz.text.answers",
     # compression
     "compress_context": "o3viz.compress.context",
     "CompressionConfig": "o3viz.compress.context",
-    "CompressedContext": "o3viz.compress.context",
-    "build_compression_record": "o3viz.compress.context",
-    "generate_with_release": "o3viz.compress.release",
     "run_compressed": "o3viz.run.compressed",
-    # imports
+    # importing other models' reasoning
     "import_trace": "o3viz.importers",
-    "detect_format": "o3viz.importers",
     "enrich_trace": "o3viz.importers.enrich",
-    # comparison and the app's library
+    # the persistent trace store (files + SQLite index) and analysis
+    "Store": "o3viz.app.store",
+    "Query": "o3viz.app.query",
+    "build_graph": "o3viz.analysis.graph",
     "compare_traces": "o3viz.analysis.compare",
-    "Comparison": "o3viz.analysis.compare",
-    "library_rows": "o3viz.app.library",
-    "load_files": "o3viz.app.library",
-    "load_upload_in_worker": "o3viz.app.library",
-    "WorkerJob": "o3viz.app.worker",
-    "run_in_worker": "o3viz.app.worker",
-    "load_samples": "o3viz.app.library",
+    "summarize": "o3viz.analysis.summary",
+}
+
+# What the app's pages use besides the API: the session library, background workers, the outline
+# and the sandbox note. They resolve like the API (pages import only from ``o3viz``) but are not
+# in ``__all__``: they serve the app, and they change with it.
+_APP: dict[str, str] = {
     "LibraryEntry": "o3viz.app.library",
     "RunJob": "o3viz.app.library",
     "UPLOAD_TYPES": "o3viz.app.library",
     "bytes_key": "o3viz.app.library",
     "run_name": "o3viz.app.library",
+    "library_rows": "o3viz.app.library",
+    "load_files": "o3viz.app.library",
+    "load_samples": "o3viz.app.library",
+    "load_upload_in_worker": "o3viz.app.library",
+    "WorkerJob": "o3viz.app.worker",
+    "run_in_worker": "o3viz.app.worker",
     "samples_dir": "o3viz.paths",
+    "build_outline": "o3viz.analysis.outline",
+    "search_outline": "o3viz.analysis.outline",
+    "Outline": "o3viz.analysis.outline",
+    "available_isolation": "o3viz.verify.sandbox.run",
+    "describe_isolation": "o3viz.verify.sandbox.run",
     "home_dir": "o3viz.paths",
     # the persistent trace store
-    "Store": "o3viz.app.store",
     "StoreError": "o3viz.app.store",
-    "Query": "o3viz.app.query",
     "StoreLibrary": "o3viz.app.library",
     "ImportJob": "o3viz.app.library",
     "store_entry": "o3viz.app.library",
@@ -125,11 +108,10 @@ _EXPORTS: dict[str, str] = {
     "ImportOptions": "o3viz.importers.bulk",
     "export_steps": "o3viz.app.export",
     "dataset_summary": "o3viz.analysis.dataset",
-    "RunRequest": "o3viz.run.request",
-    "execute": "o3viz.run.request",
 }
+_EXPORTS: dict[str, str] = {**_API, **_APP}
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = sorted(_API) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -142,4 +124,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return sorted(_EXPORTS) + ["__version__"]

@@ -2,7 +2,9 @@
 
 Every sample is made by ``python -m o3viz run`` / ``import`` with greedy decoding and fixed seeds,
 and ``SOURCE_DATE_EPOCH`` pins the timestamps, so a rerun on the same machine gives the same
-files. Usage: ``python scripts/make_samples.py [--only NAME ...] [--list]``.
+files. Usage: ``python scripts/make_samples.py [--only NAME ...] [--out DIR] [--list]`` (``--out``
+defaults to ``$O3VIZ_SAMPLES`` or ``sample_traces/``; point it at a temporary folder and compare
+bytes to check that a rerun reproduces the saved samples).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from o3viz.paths import data_dir, samples_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "sample_traces"
-DATA = ROOT.parent / "shared" / "data"
+DATA = data_dir()
 
 GSM8K_STYLE = (
     "A baker makes 24 muffins in the morning and 18 in the afternoon. She sells 30 muffins at "
@@ -93,15 +96,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="sample names to regenerate (default: all)")
     parser.add_argument("--list", action="store_true", help="list the samples and exit")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder to write (default: the samples folder)"
+    )
     args = parser.parse_args(argv)
     table = samples()
     if args.list:
         print("\n".join(table))
         return 0
-    OUT.mkdir(exist_ok=True)
+    out_dir = args.out or samples_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, SOURCE_DATE_EPOCH="1796083200", HF_HUB_OFFLINE="1", PYTHONHASHSEED="0")
     for name in args.only or table:
-        out = OUT / f"{name}.o3trace.json.gz"
+        out = out_dir / f"{name}.o3trace.json.gz"
         t0 = time.time()
         cmd = table[name] + ["--out", str(out), "--overwrite"]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)

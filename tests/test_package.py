@@ -15,6 +15,30 @@ def test_every_public_name_resolves():
         assert getattr(o3viz, name) is not None, name
 
 
+def test_public_api_is_small_and_leaves_out_internals():
+    assert 30 <= len(o3viz.__all__) <= 41
+    for name in ("Recorder", "register_attention", "graph_to_json", "tree_layout", "relevance"):
+        assert name not in o3viz.__all__ and not hasattr(o3viz, name), name
+    for name in ("RunRequest", "execute", "Trace", "load_trace", "save_trace", "capture", "solve"):
+        assert name in o3viz.__all__
+
+
+def test_names_the_pages_import_resolve():
+    """The pages import only from ``o3viz`` and ``o3viz.figures``: every name they use resolves."""
+    import ast
+
+    from o3viz.paths import REPO_ROOT
+
+    pages = sorted((REPO_ROOT / "pages").glob("*.py")) + [REPO_ROOT / "app.py"]
+    for path in pages:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("o3viz"):
+                assert node.module in ("o3viz", "o3viz.figures"), f"{path.name} imports {node.module}"
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    assert getattr(module, alias.name) is not None, f"{path.name}: {alias.name}"
+
+
 def test_no_o3viz_module_imports_streamlit():
     # Make streamlit unimportable, then import every module of the package.
     code = (

@@ -61,10 +61,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _import(name: str, data: bytes) -> Trace:
-    try:
-        from o3viz.importers import import_trace
-    except ImportError:
-        raise O3vizError("importing reasoning formats is not available in this installation") from None
+    from o3viz.importers import import_trace  # here, not at the top: Library and Inspect stay light
+
     return import_trace(data)
 
 

@@ -55,7 +55,7 @@ from o3viz.compress.repeats import (
     tokenize_with,
 )
 from o3viz.errors import UsageError
-from o3viz.trace.compression import CompressionEvent, CompressionRecord
+from o3viz.trace.compression import CompressionEvent
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -375,41 +375,3 @@ def _write(text: str, segments: list[ContextSegment]) -> tuple[str, list[Pointer
         i = k
     out.append(escape(text[pos:]))
     return "".join(out), pointers
-
-
-# ---------------------------------------------------------------- the trace record
-
-
-def build_compression_record(
-    ctx: CompressedContext,
-    events: list[CompressionEvent] | None = None,
-    *,
-    mode: str = "pointer",
-    info: dict | None = None,
-    **extra: Any,
-) -> CompressionRecord:
-    """The trace's ``CompressionRecord`` from a compression (+ generation-time events and series).
-
-    ``extra`` passes optional record fields (``memory_tokens``, ``step_scores``) through.
-    """
-    cfg = ctx.config
-    record_info = {
-        "compress_threshold": cfg.compress_threshold,
-        "expand_threshold": cfg.expand_threshold,
-        "redundancy_weight": cfg.redundancy_weight,
-        "min_repeat_tokens": cfg.min_repeat_tokens,
-        "score": "w*redundancy + (1-w)*(1-demand)",
-        "tokenizer": ctx.tokenizer,
-        "pointers": ctx.pointer_table(),
-        "timing": {k: round(v, 6) for k, v in ctx.timing.items()},
-    }
-    record_info.update(info or {})
-    return CompressionRecord(
-        segments=[s.to_dict() for s in ctx.segments],
-        events=list(ctx.events) + list(events or []),
-        original_tokens=ctx.original_tokens,
-        compressed_tokens=ctx.compressed_tokens,
-        mode=mode,
-        info=record_info,
-        **extra,
-    )

@@ -37,8 +37,9 @@ from typing import Any, Protocol
 
 import torch
 
-from o3viz.compress.context import CompressedContext, CompressionConfig, build_compression_record
+from o3viz.compress.context import CompressedContext, CompressionConfig
 from o3viz.compress.kv import KVState, SurgeryMode, prefill, supports_surgery
+from o3viz.compress.record import build_compression_record
 from o3viz.errors import UsageError
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
 from o3viz.run.loop import eos_ids, token_stats

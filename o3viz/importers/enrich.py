@@ -25,6 +25,8 @@ import torch
 
 from o3viz.errors import UsageError
 from o3viz.hooks.blockwise import ATTN_NAME, WindowRecorder, recording
+from o3viz.run.allocation import step_allocation
+from o3viz.run.loop import token_stats_rows
 from o3viz.text.spans import token_ranges
 from o3viz.trace import Alt, AttentionRecord, Token, Trace
 
@@ -153,18 +155,19 @@ def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k
 
 def _token_scores(model, hidden, seq, rows, row_start, lp, ent, top_ids, top_p) -> None:
     """The local model's logprob, entropy (nats) and top-k for each kept text token, whose
-    prediction comes from the hidden state one position earlier; logits in blocks of rows."""
+    prediction comes from the hidden state one position earlier (``token_stats_rows``, the capture
+    loop's statistics); logits in blocks of rows."""
     head = model.get_output_embeddings()
     k = top_ids.shape[1]
     for s in range(rows[0], rows[1], LOGIT_ROWS):
         e = min(rows[1], s + LOGIT_ROWS)
-        logp = torch.log_softmax(head(hidden[s - 1 : e - 1]).float(), dim=-1)  # (b, V)
-        target = seq[s:e]
         g0 = row_start + (s - rows[0])
-        lp[g0 : g0 + e - s] = logp.gather(1, target[:, None])[:, 0].cpu().numpy()
-        ent[g0 : g0 + e - s] = (-(logp.exp().mul_(logp)).sum(-1)).cpu().numpy()
-        vals, idx = logp.topk(k, dim=-1)
-        top_ids[g0 : g0 + e - s], top_p[g0 : g0 + e - s] = idx.cpu().numpy(), vals.exp().cpu().numpy()
+        stats = token_stats_rows(head(hidden[s - 1 : e - 1]), seq[s:e], k)  # logits (b, V)
+        lp[g0 : g0 + e - s], ent[g0 : g0 + e - s] = stats.logprob.cpu().numpy(), stats.entropy.cpu().numpy()
+        top_ids[g0 : g0 + e - s], top_p[g0 : g0 + e - s] = (
+            stats.top_ids.cpu().numpy(),
+            stats.top_p.cpu().numpy(),
+        )
 
 
 def _fill_round(rnd, layout, ids, offsets, arrays, tokenizer) -> None:
@@ -195,26 +198,9 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(float(x)) else None
 
 
-def step_allocation(mean: np.ndarray, prompt_len: int, segments, steps) -> tuple[np.ndarray, list[str]]:
-    """(S, K) float16, K = segments + steps: a step's tokens' mean attention summed over each
-    segment's and each step's keys, normalised to 1 (keys in neither are left out). Works row
-    block by row block, so a long trace never needs a (G, C) float64 copy."""
-    cols = [(s.token_start, s.token_end) for s in segments]
-    cols += [(prompt_len + st.token_start, prompt_len + st.token_end) for st in steps]
-    alloc = np.zeros((len(steps), len(cols)), dtype=np.float32)
-    for i, st in enumerate(steps):
-        if st.token_end <= st.token_start:
-            continue
-        row = mean[st.token_start : st.token_end].astype(np.float32).mean(0)  # (C,)
-        cum = np.concatenate([[0.0], np.cumsum(row, dtype=np.float64)])
-        vec = np.array([cum[b] - cum[a] for a, b in cols])
-        alloc[i] = vec / vec.sum() if vec.sum() > 0 else vec
-    labels = [f"seg {s.index}" for s in segments] + [f"step {st.index}" for st in steps]
-    return alloc.astype(np.float16), labels
-
-
 def _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model) -> AttentionRecord:
     alloc, labels = step_allocation(arrays["mean"], p, rnd.segments, rnd.steps)
+    alloc = alloc.astype(np.float16)
     info_model = getattr(model, "o3viz_info", None)
     info = {
         "method": "teacher-forced (forced decoding of the imported text, no sampling)",

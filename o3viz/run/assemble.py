@@ -1,17 +1,17 @@
-"""Turning a finished generation into trace parts: generated tokens with offsets, steps, decision
-points, the answer, and the ``AttentionRecord`` (dense arrays, step-level allocation) built from
-a ``Recorder``'s per-step rows.
+"""Turning a finished generation into trace parts: generated tokens with offsets, steps (typed and
+linked by the one step classifier, ``o3viz.text.classify``), decision points, the answer and its
+confidence, and the ``AttentionRecord`` (dense arrays, step-level allocation) built from a
+``Recorder``'s per-step rows.
 
-Step-level allocation ``step_alloc`` (S, K), K = segments + S: for step s, the attention rows of
-its tokens (the all-layer all-head ``mean``) are summed over each prompt segment's keys and over
-each step's keys, averaged over the step's tokens and normalised to 1. Steps partition the
-generated tokens (whitespace between steps belongs to the step before), so columns t < s are
-earlier steps, column s is the step attending to itself, and columns t > s are zero.
+The step-level allocation ``step_alloc`` comes from ``o3viz.run.allocation.step_allocation``.
+
+Answer confidence is the mean probability of the tokens that spell the answer (its char span),
+or of every token when no span is given: ``capture`` and ``solve`` both use ``answer_confidence``.
 """
 
 from __future__ import annotations
 
-import re
+import math
 
 import numpy as np
 import torch
@@ -20,19 +20,10 @@ from o3viz.hooks.recorder import Recorder
 from o3viz.run.config import ENTROPY_THRESHOLD, MARGIN_THRESHOLD
 from o3viz.run.prompt import cumulative_offsets
 from o3viz.text.answers import round_answer
+from o3viz.text.classify import build_steps as classify_steps
 from o3viz.text.spans import split_spans, token_ranges
 from o3viz.trace.attention import AttentionRecord
-from o3viz.trace.core import Alt, DecisionPoint, Segment, Step, Token
-
-_SELF_CHECK = re.compile(
-    r"\b(let me (check|verify|double[- ]check)|to verify|checking|let's check|verify)\b", re.I
-)
-_BACKTRACK = re.compile(
-    r"\b(wait|actually|hmm|i made a mistake|that's wrong|that is wrong|let me redo|"
-    r"on second thought)\b",
-    re.I,
-)
-_FINAL = re.compile(r"\b(the answer is|final answer|so the answer)\b", re.I)
+from o3viz.trace.parts import Alt, DecisionPoint, Step, Token
 
 
 def generated_tokens(tokenizer, ids: list[int], logprobs, entropies, tops) -> tuple[str, list[Token]]:
@@ -46,29 +37,22 @@ def generated_tokens(tokenizer, ids: list[int], logprobs, entropies, tops) -> tu
     return text, tokens
 
 
-def classify_step(text: str, is_last: bool) -> str:
-    if _BACKTRACK.search(text):
-        return "backtrack"
-    if _SELF_CHECK.search(text):
-        return "self_check"
-    return "final" if (_FINAL.search(text) or is_last) else "step"
-
-
-def build_steps(text: str, tokens: list[Token]) -> list[Step]:
-    """Steps from ``split_spans`` with token ranges that partition the generated tokens."""
+def build_steps(text: str, tokens: list[Token], final_pos: int | None = None) -> tuple[list[Step], dict]:
+    """Steps of generated ``text`` (``split_spans``) with token ranges that partition ``tokens``,
+    typed and linked by the one classifier (``o3viz.text.classify.build_steps``: Thought Anchors
+    ``type``, ``kind`` and the ``parent`` of a backtrack); ``final_pos`` is where the answer sits.
+    Returns the steps and ``{step index: rule letter}`` for every backtrack."""
     spans = split_spans(text)
     if not spans:
-        return []
+        return [], {}
+    steps, rules = classify_steps(text, spans, final_pos)
     ranges = token_ranges(spans, [(t.start, t.end) for t in tokens])
     starts = [0]
     for a, _ in ranges[1:]:
         starts.append(max(a, starts[-1]))
-    steps = []
-    for i, (s, e) in enumerate(spans):
-        end = starts[i + 1] if i + 1 < len(spans) else len(tokens)
-        kind = classify_step(text[s:e], i == len(spans) - 1)
-        steps.append(Step(i, text[s:e], s, e, starts[i], end, kind))
-    return steps
+    for i, st in enumerate(steps):
+        st.token_start, st.token_end = starts[i], starts[i + 1] if i + 1 < len(spans) else len(tokens)
+    return steps, rules
 
 
 def decision_points(
@@ -94,12 +78,21 @@ def extract_answer(text: str, kind: str) -> str | None:
     return found.text if found else None
 
 
-def answer_confidence(text: str, answer: str | None, tokens: list[Token]) -> float | None:
-    """Mean probability of the tokens that spell the answer's last occurrence in the text."""
+def answer_span(text: str, answer: str | None) -> tuple[int, int] | None:
+    """The char span of ``answer``'s last occurrence in ``text``, or None."""
     if not answer or (pos := text.rfind(answer)) < 0:
         return None
-    lps = [t.logprob for t in tokens if t.end > pos and t.start < pos + len(answer) and t.logprob is not None]
-    return float(np.mean(np.exp(lps))) if lps else None
+    return pos, pos + len(answer)
+
+
+def answer_confidence(tokens: list[Token], span: tuple[int, int] | None) -> float | None:
+    """Mean probability of the tokens overlapping the char ``span`` (every token when None)."""
+    probs = [
+        math.exp(t.logprob)
+        for t in tokens
+        if t.logprob is not None and (span is None or (t.end > span[0] and t.start < span[1]))
+    ]
+    return sum(probs) / len(probs) if probs else None
 
 
 def dense_rows(rows: list[torch.Tensor], width: int, dtype) -> np.ndarray:
@@ -109,24 +102,6 @@ def dense_rows(rows: list[torch.Tensor], width: int, dtype) -> np.ndarray:
     for g, r in enumerate(rows):
         out[g, ..., : r.shape[-1]] = r.float().numpy() if r.dtype == torch.bfloat16 else r.numpy()
     return out
-
-
-def step_allocation(mean: np.ndarray, prompt_len: int, segments: list[Segment], steps: list[Step]):
-    """(S, K) float32 allocation matrix and its K labels (see the module docstring)."""
-    k = len(segments) + len(steps)
-    alloc = np.zeros((len(steps), k), dtype=np.float32)
-    cols = [(s.token_start, s.token_end) for s in segments]
-    cols += [(prompt_len + st.token_start, prompt_len + st.token_end) for st in steps]
-    cum = np.concatenate([np.zeros((mean.shape[0], 1)), np.cumsum(mean.astype(np.float64), axis=1)], axis=1)
-    for i, st in enumerate(steps):
-        if st.token_end <= st.token_start:
-            continue
-        rows = cum[st.token_start : st.token_end]
-        vec = np.array([(rows[:, b] - rows[:, a]).mean() for a, b in cols])
-        total = vec.sum()
-        alloc[i] = vec / total if total > 0 else vec
-    labels = [f"seg {s.index}" for s in segments] + [f"step {st.index}" for st in steps]
-    return alloc, labels
 
 
 def attention_record(

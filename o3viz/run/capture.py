@@ -27,15 +27,14 @@ import numpy as np
 from o3viz.errors import UsageError
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
 from o3viz.moefy import MoefySetting, moefied
+from o3viz.run.allocation import step_allocation
 from o3viz.run.assemble import (
     answer_confidence,
     attention_record,
     build_steps,
     decision_points,
     dense_rows,
-    extract_answer,
     generated_tokens,
-    step_allocation,
 )
 from o3viz.run.config import CaptureConfig, DAAConfig, resolve_layers
 from o3viz.run.daa import DAATrack
@@ -45,6 +44,7 @@ from o3viz.run.loop import eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.run.request import RunRequest
 from o3viz.tasks.kind import detect_task_type
+from o3viz.text.answers import round_answer
 from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
 from o3viz.verify.trace_checks import claim_checks
 
@@ -241,7 +241,10 @@ def capture(
 
 def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureConfig) -> Round:
     text, tokens = generated_tokens(tokenizer, gen.ids, gen.logprobs, gen.entropies, gen.tops)
-    answer = extract_answer(text, task.kind)
+    found = round_answer(text, task.kind)
+    answer = found.text if found else None
+    span = (found.start, found.end) if found else None
+    steps, rules = build_steps(text, tokens, span[0] if span else None)
     rnd = Round(
         index=0,
         prompt=layout.prompt,
@@ -250,11 +253,16 @@ def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureC
         segments=layout.segments,
         text=text,
         tokens=tokens,
-        steps=build_steps(text, tokens),
+        steps=steps,
         decision_points=decision_points(tokens, cfg.entropy_threshold, cfg.margin_threshold),
         answer=answer,
-        confidence=answer_confidence(text, answer, tokens),
-        info={"prompt_tokens": len(layout.ids), "generated_tokens": len(gen.ids), "stop_reason": gen.reason},
+        confidence=answer_confidence(tokens, span) if span else None,
+        info={
+            "prompt_tokens": len(layout.ids),
+            "generated_tokens": len(gen.ids),
+            "stop_reason": gen.reason,
+            "branch_rules": rules,
+        },
     )
     rnd.checks, rnd.info["claim_checker"] = claim_checks(rnd)  # every run's text gets its claims checked
     return rnd

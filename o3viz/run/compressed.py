@@ -17,7 +17,7 @@ import torch
 
 from o3viz.compress.context import CompressionConfig, compress_context
 from o3viz.compress.release import generate_with_release, segment_token_ranges
-from o3viz.run.assemble import build_steps, generated_tokens
+from o3viz.run.assemble import answer_span, build_steps, generated_tokens
 from o3viz.run.capture import _provenance
 from o3viz.run.prompt import render_chat, tokenize_with_offsets
 from o3viz.trace import Round, Task, Token, Trace
@@ -71,9 +71,10 @@ def run_compressed(
         text=text,
         tokens=tokens,
         prompt_tokens=[Token(i, rendered[s:e], s, e) for i, (s, e) in zip(ids, offsets, strict=True)],
-        steps=build_steps(text, tokens),
     )
     rnd.answer = (text.strip().splitlines() or [""])[-1] or None
+    span = answer_span(text, rnd.answer)
+    rnd.steps, rnd.info["branch_rules"] = build_steps(text, tokens, span[0] if span else None)
     rnd.info["compressed_prompt"] = True
     rnd.checks, rnd.info["claim_checker"] = claim_checks(rnd)
     settings = {"compression": asdict(config), "max_new_tokens": max_new_tokens}

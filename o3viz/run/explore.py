@@ -13,7 +13,7 @@ from o3viz.hooks.recorder import Recorder
 from o3viz.run.assemble import extract_answer
 from o3viz.run.daa import DAATrack
 from o3viz.run.loop import run_loop
-from o3viz.trace.core import Branch, DecisionPoint
+from o3viz.trace.parts import Branch, DecisionPoint
 
 
 def strongest(points: list[DecisionPoint], k: int) -> list[DecisionPoint]:

@@ -1,6 +1,7 @@
 """The generation loop shared by ``capture``, ``--explore`` branches and the benchmarks: model
-forwards with a KV cache, greedy or seeded sampling, and one code path for each token's
-logprob, entropy and top-5.
+forwards with a KV cache, greedy or seeded sampling, and the one computation of a token's
+logprob, entropy and top-5 (``token_stats_rows``; the release loop and enrichment use it too)
+and of the EOS ids (``eos_ids``).
 
 Every chosen token is fed through the model once more (``forward(token)``) before the loop
 checks for EOS or a stop request, so each generated token is also a query: the recorder's row g
@@ -44,13 +45,35 @@ def eos_ids(model, tokenizer) -> set[int]:
     return ids
 
 
-def token_stats(logits: torch.Tensor, chosen: int) -> tuple[float, float, list[tuple[int, float]]]:
-    """(logprob of ``chosen``, entropy in nats, top-5 (id, prob)) of one next-token distribution."""
+@dataclass(frozen=True)
+class TokenStats:
+    """Statistics of N next-token distributions (one per row of logits)."""
+
+    logprob: torch.Tensor  # (N,) log-probability of the chosen token
+    entropy: torch.Tensor  # (N,) entropy in nats
+    top_p: torch.Tensor  # (N, k) the k largest probabilities, descending
+    top_ids: torch.Tensor  # (N, k) their token ids
+
+
+def token_stats_rows(logits: torch.Tensor, chosen: torch.Tensor, k: int = TOP_K) -> TokenStats:
+    """The one computation of a next-token distribution's statistics: ``logits`` (N, V), ``chosen``
+    (N,). Entropy is ``entr(p) = -p log p`` with 0 where p = 0, so a ``-inf`` logit (suppressed
+    EOS, banned tokens) adds 0 rather than ``0 · -inf = nan``."""
     logp = torch.log_softmax(logits.float(), dim=-1)
     p = logp.exp()
-    entropy = float(torch.special.entr(p).sum())  # -p log p, 0 where p = 0 (suppressed EOS)
-    vals, idx = p.topk(TOP_K)
-    return float(logp[chosen]), entropy, list(zip(idx.tolist(), vals.tolist(), strict=True))
+    vals, idx = p.topk(k, dim=-1)
+    logprob = logp.gather(-1, chosen.to(logp.device, torch.long)[:, None])[:, 0]
+    return TokenStats(logprob, torch.special.entr(p).sum(-1), vals, idx)
+
+
+def token_stats(logits: torch.Tensor, chosen: int) -> tuple[float, float, list[tuple[int, float]]]:
+    """(logprob of ``chosen``, entropy in nats, top-5 (id, prob)) of one next-token distribution (V,)."""
+    st = token_stats_rows(logits[None], torch.tensor([chosen]))
+    return (
+        float(st.logprob[0]),
+        float(st.entropy[0]),
+        list(zip(st.top_ids[0].tolist(), st.top_p[0].tolist(), strict=True)),
+    )
 
 
 def choose(logits: torch.Tensor, do_sample: bool, temperature: float, gen: torch.Generator | None) -> int:

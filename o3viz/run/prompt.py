@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from o3viz.text.spans import split_spans, token_ranges
-from o3viz.trace.core import Segment, Token
+from o3viz.trace.parts import Segment, Token
 
 
 @dataclass

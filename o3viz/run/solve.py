@@ -9,12 +9,12 @@ transition matrix in ``o3viz.verify.policy``.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from o3viz.run.assemble import answer_confidence
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
@@ -65,15 +65,6 @@ def candidate_program(spec: TaskSpec, text: str) -> tuple[str, tuple[int, int]]:
     return spec.task.question + code, span  # a bare completion of the given signature
 
 
-def _confidence(rnd: Round, span: tuple[int, int] | None) -> float | None:
-    toks = [
-        t
-        for t in rnd.tokens
-        if t.logprob is not None and (span is None or (t.end > span[0] and t.start < span[1]))
-    ]
-    return sum(math.exp(t.logprob) for t in toks) / len(toks) if toks else None
-
-
 def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
     """The verification layer: fills ``rnd.checks``, ``answer``, ``confidence`` and ``verdict``."""
     checks: list[Check] = []
@@ -98,7 +89,7 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             step = next((s.index for s in rnd.steps if span and s.start <= span[0] < s.end), None)
             checks.append(answer_check(found, spec.task.reference, step))
     rnd.checks = checks
-    rnd.confidence = _confidence(rnd, span)
+    rnd.confidence = answer_confidence(rnd.tokens, span)
     rnd.verdict = round_verdict(checks)
 
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from o3viz.run.allocation import step_allocation
+from o3viz.testing.synthetic_compression import synthetic_compression
 from o3viz.trace import (
     Alt,
     AttentionRecord,
     Branch,
     Check,
-    CompressionEvent,
-    CompressionRecord,
     DAARecord,
     DecisionPoint,
     Provenance,
@@ -217,23 +217,6 @@ def _attention_rows(P: int, G: int, rng: np.random.Generator, chunk: int = 512) 
     return out
 
 
-def _step_alloc(
-    mean: np.ndarray, P: int, segs: list[Segment], steps: list[Step]
-) -> tuple[np.ndarray, list[str]]:
-    """(S, K) share of each step's attention on each segment and each step (rows sum to 1)."""
-    bounds = [s.token_start for s in segs] + [P + s.token_start for s in steps]
-    labels = [f"seg {s.index}" for s in segs] + [f"step {s.index}" for s in steps]
-    rows = np.stack(
-        [
-            mean[s.token_start : max(s.token_end, s.token_start + 1)].astype(np.float32).mean(axis=0)
-            for s in steps
-        ]
-    )  # (S, C)
-    alloc = np.add.reduceat(rows, bounds, axis=1)  # (S, K)
-    alloc /= np.maximum(alloc.sum(axis=1, keepdims=True), 1e-9)
-    return alloc.astype(np.float16), labels
-
-
 def _attention(cfg: SyntheticConfig, P: int, rnd: Round, rng: np.random.Generator) -> AttentionRecord:
     G, L, H = len(rnd.tokens), cfg.num_layers, cfg.num_heads
     mean = _attention_rows(P, G, rng)
@@ -248,7 +231,8 @@ def _attention(cfg: SyntheticConfig, P: int, rnd: Round, rng: np.random.Generato
     layer_head = np.clip(prompt_share[:, None, None] * rng.gamma(4.0, 0.25, (1, L, H)), 0, 1).astype(
         np.float16
     )
-    alloc, labels = _step_alloc(mean, P, rnd.segments, rnd.steps)
+    alloc, labels = step_allocation(mean, P, rnd.segments, rnd.steps)
+    alloc = alloc.astype(np.float16)
     daa = None
     if cfg.daa_mode != "off":
         rel = rng.uniform(0.1, 0.9, C).astype(np.float16)
@@ -279,50 +263,6 @@ def _attention(cfg: SyntheticConfig, P: int, rnd: Round, rng: np.random.Generato
         daa,
         {"synthetic": True},
     )
-
-
-def _compression(P: int, segs: list[Segment], G: int, rng: np.random.Generator) -> CompressionRecord:
-    seg_dicts, events = [], []
-    for s in segs:
-        red = float(rng.uniform(0, 1))
-        state = "compressed" if red >= 0.7 else ("expanded" if red <= 0.3 else "kept")
-        seg_dicts.append(
-            {
-                "index": s.index,
-                "start": s.start,
-                "end": s.end,
-                "tokens": s.token_end - s.token_start,
-                "redundancy": red,
-                "score": red,
-                "state": state,
-                "pointer_to": 0 if state == "compressed" and s.index else None,
-            }
-        )
-        if state == "compressed":
-            events.append(CompressionEvent(-1, s.index, "compress", red, "repeated fragment"))
-    for k in range(min(6, max(G // 40, 1))):
-        seg = int(rng.integers(0, len(segs)))
-        events.append(
-            CompressionEvent(
-                int((k + 1) * G / 7),
-                seg,
-                ["expand", "release", "restore"][k % 3],
-                float(rng.uniform(0.1, 0.9)),
-                "needed for detail" if k % 3 == 0 else "cold",
-            )
-        )
-    saved = sum(d["tokens"] for d in seg_dicts if d["state"] == "compressed")
-    comp = CompressionRecord(
-        seg_dicts, events, P, max(P - saved + len(events), 1), "pointer", {"synthetic": True}
-    )
-    walk = np.clip(
-        np.array([d["score"] for d in seg_dicts]) + np.cumsum(rng.normal(0, 0.02, (G, len(segs))), axis=0),
-        0,
-        1,
-    )
-    comp.step_scores = np.round(walk, 3).tolist()  # (G, S)
-    comp.memory_tokens = [comp.compressed_tokens + g + 1 for g in range(G)]
-    return comp
 
 
 def _round(cfg: SyntheticConfig, r: int, n_steps: int, prompt: tuple, rng: np.random.Generator) -> Round:
@@ -392,7 +332,7 @@ def make_trace(
     )
     question = rounds[0].rendered_prompt.split("user\n", 1)[1].split("<|im_end|>")[0]
     comp = (
-        _compression(len(rounds[0].prompt_tokens), rounds[0].segments, len(rounds[-1].tokens), rng)
+        synthetic_compression(len(rounds[0].prompt_tokens), rounds[0].segments, len(rounds[-1].tokens), rng)
         if cfg.compression
         else None
     )

@@ -40,17 +40,9 @@ import re
 
 from o3viz.text.spans import split_spans
 from o3viz.trace import Step
+from o3viz.trace.parts import STEP_TYPES
 
-TYPES = (
-    "problem_setup",
-    "plan_generation",
-    "fact_retrieval",
-    "active_computation",
-    "uncertainty_management",
-    "result_consolidation",
-    "self_checking",
-    "final_answer_emission",
-)
+TYPES = STEP_TYPES  # the Thought Anchors categories (o3viz.trace.parts.StepType)
 LOOKBACK = 12
 
 

@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 
 from o3viz.cli.main import main
-from o3viz.compress.context import (
-    CompressionConfig,
-    build_compression_record,
-    compress_context,
-    score_segments,
-)
+from o3viz.compress.context import CompressionConfig, compress_context, score_segments
+from o3viz.compress.record import build_compression_record
 from o3viz.compress.repeats import covered_tokens, minhash_signatures, near_duplicate_sources, tokenize_regex
 from o3viz.errors import TraceError, UsageError
 from o3viz.paths import data_dir

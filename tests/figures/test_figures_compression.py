@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from o3viz.compress.context import build_compression_record, compress_context
+from o3viz.compress.context import compress_context
+from o3viz.compress.record import build_compression_record
 from o3viz.figures.compression import (
     build_compression_map,
     build_memory_chart,

@@ -11,7 +11,7 @@ import torch
 
 from o3viz.errors import UsageError
 from o3viz.importers import import_trace
-from o3viz.importers.enrich import enrich_trace, plan_windows, step_allocation
+from o3viz.importers.enrich import enrich_trace, plan_windows
 from o3viz.trace import load_trace, trace_bytes
 
 TEXT = (
@@ -131,17 +131,6 @@ def test_plan_windows_and_limits(tiny):
     model, tok = tiny
     with pytest.raises(UsageError, match="question"):
         enrich_trace(import_trace("x = 1.", question="word " * 200), model=model, tokenizer=tok)
-
-
-def test_step_allocation_leaves_out_keys_outside_segments_and_steps():
-    from o3viz.trace import Segment, Step
-
-    mean = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]], dtype=np.float16)  # P=1, G=2
-    segs = [Segment(0, 0, 1, 0, 1, "question 0")]
-    steps = [Step(0, "a", 0, 1, 0, 1), Step(1, "b", 1, 2, 1, 2)]
-    alloc, labels = step_allocation(mean, 1, segs, steps)
-    assert labels == ["seg 0", "step 0", "step 1"]
-    np.testing.assert_allclose(alloc.astype(np.float32), [[0.5, 0.5, 0], [0.2, 0.3, 0.5]], atol=1e-3)
 
 
 def test_real_default_model_enriches_a_short_r1_trace():

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from o3viz.errors import UsageError
-from o3viz.run.assemble import build_steps, extract_answer, step_allocation
+from o3viz.run.allocation import step_allocation
+from o3viz.run.assemble import answer_confidence, build_steps, extract_answer
 from o3viz.run.capture import CaptureConfig, DAAConfig, capture, resolve_layers
 from o3viz.testing.builders import make_tiny_llama
-from o3viz.trace.core import Segment, Step, Token
 from o3viz.trace.io import load_trace, trace_bytes
+from o3viz.trace.parts import Segment, Step, Token
 
 PROMPT = "Tom has 3 apples. He buys 5 more apples at the shop.\nHow many apples does Tom have now?"
 
@@ -199,7 +200,7 @@ def test_steps_partition_tokens_and_answers():
     ]:
         toks.append(Token(0, piece, pos, pos + len(piece)))
         pos += len(piece)
-    steps = build_steps(text, toks)
+    steps, _ = build_steps(text, toks, text.rfind("12"))
     assert [s.text for s in steps] == ["First, 2+2=4.", "Then 4*3=12.", "The answer is 12."]
     assert [(s.token_start, s.token_end) for s in steps] == [(0, 8), (8, 16), (16, 21)]
     assert steps[-1].kind == "final"
@@ -207,3 +208,63 @@ def test_steps_partition_tokens_and_answers():
         extract_answer(text, "math") == "12" and extract_answer("x\n\nlast line \n", "general") == "last line"
     )
     assert extract_answer("It costs $1,250.", "math") == "1,250"  # as written; answers_equivalent reads 1250
+
+
+def test_step_allocation_leaves_out_keys_outside_segments_and_steps():
+    from o3viz.trace import Segment, Step
+
+    mean = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]], dtype=np.float16)  # P=1, G=2
+    segs = [Segment(0, 0, 1, 0, 1, "question 0")]
+    steps = [Step(0, "a", 0, 1, 0, 1), Step(1, "b", 1, 2, 1, 2)]
+    alloc, labels = step_allocation(mean, 1, segs, steps)
+    assert labels == ["seg 0", "step 0", "step 1"]
+    np.testing.assert_allclose(alloc.astype(np.float32), [[0.5, 0.5, 0], [0.2, 0.3, 0.5]], atol=1e-3)
+
+
+def _word_tokens(text: str) -> list[Token]:
+    """One token per whitespace-separated piece (the whitespace before it included)."""
+    import re
+
+    return [
+        Token(0, m.group(), m.start(), m.end(), logprob=-0.1 * i)
+        for i, m in enumerate(re.finditer(r"\s*\S+", text))
+    ]
+
+
+def test_captured_steps_get_the_import_classifiers_types_kinds_and_parents():
+    """One step classifier: a capture's steps carry the Thought Anchors type, and a backtrack is
+    found (and linked to the step it reconsiders) exactly as in an imported trace."""
+    from o3viz.text.classify import build_steps as classify_steps
+    from o3viz.text.spans import split_spans
+
+    text = (
+        "We need to find the total cost. 3 pens cost 4 dollars each, so 3*4 = 14.\n"
+        "Wait, 3*4 = 12, not 14.\nLet me check: 12/3 = 4. That is right.\nThe answer is 12."
+    )
+    pos = text.rfind("12")
+    captured, rules = build_steps(text, _word_tokens(text), pos)
+    imported, imported_rules = classify_steps(text, split_spans(text), pos)
+    assert [(s.type, s.kind, s.parent) for s in captured] == [(s.type, s.kind, s.parent) for s in imported]
+    assert rules == imported_rules and all(s.type for s in captured)
+    kinds = {s.kind for s in captured}
+    assert {"backtrack", "self_check", "final"} <= kinds
+    back = next(s for s in captured if s.kind == "backtrack")
+    assert back.text.startswith("Wait") and captured[back.parent].text.endswith("3*4 = 14.")
+    assert captured[-1].kind == "final" and captured[-1].type == "final_answer_emission"
+
+
+def test_hmm_mid_sentence_is_no_longer_a_backtrack():
+    """The old capture rule called any step containing "hmm"/"actually" a backtrack; the one rule
+    looks for a backtracking cue at the start of the step."""
+    text = "The result is actually 12 apples.\nSo 12 apples in total."
+    steps, _ = build_steps(text, _word_tokens(text), None)
+    assert [s.kind for s in steps] == ["step", "step"]
+
+
+def test_answer_confidence_is_the_mean_probability_of_the_answer_tokens():
+    text = "So 3*4 = 12."
+    toks = _word_tokens(text)  # logprobs 0, -0.1, -0.2, -0.3
+    span = (text.rfind("12."), len(text))
+    assert answer_confidence(toks, span) == pytest.approx(np.exp(-0.3))
+    assert answer_confidence(toks, None) == pytest.approx(np.mean(np.exp([0, -0.1, -0.2, -0.3])))
+    assert answer_confidence([], None) is None

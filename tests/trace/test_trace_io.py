@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import time
 import zlib
 
 import numpy as np
@@ -52,11 +51,11 @@ def test_arrays_are_stored_as_base64_not_float_lists():
     assert "0.1111" not in raw
 
 
-def _assert_fast_trace_error(data, match: str | None = None):
-    t0 = time.perf_counter()
+def _assert_trace_error(data, match: str | None = None):
+    """One ``TraceError`` with a one-line message. How fast it comes is ``python -m benchmarks
+    trace_io``'s figure, not a timed test (under load a timing assert is flaky)."""
     with pytest.raises(TraceError, match=match) as info:
         load_trace(data)
-    assert time.perf_counter() - t0 < 1.0
     assert "\n" not in str(info.value)
     return info.value
 
@@ -67,47 +66,47 @@ def _good() -> dict:
 
 def test_truncated_file_gives_trace_error():
     raw = trace_bytes(make_trace())
-    _assert_fast_trace_error(raw[: len(raw) // 2], "not valid JSON")
-    _assert_fast_trace_error(gzip.compress(raw)[:100], "gzip")
+    _assert_trace_error(raw[: len(raw) // 2], "not valid JSON")
+    _assert_trace_error(gzip.compress(raw)[:100], "gzip")
 
 
 def test_wrong_types_name_the_field():
     d = _good()
     d["rounds"][0]["tokens"][1]["logprob"] = "high"
-    _assert_fast_trace_error(json.dumps(d).encode(), r"rounds\[0\]\.tokens\[1\]\.logprob")
+    _assert_trace_error(json.dumps(d).encode(), r"rounds\[0\]\.tokens\[1\]\.logprob")
     d = _good()
     d["rounds"] = {"0": 1}
-    _assert_fast_trace_error(json.dumps(d).encode(), "rounds: must be a list")
-    _assert_fast_trace_error(b"[1, 2]", "must be a JSON object")
+    _assert_trace_error(json.dumps(d).encode(), "rounds: must be a list")
+    _assert_trace_error(b"[1, 2]", "must be a JSON object")
 
 
 def test_unknown_schema_version_is_rejected():
     d = _good()
     d["schema_version"] = 99
-    _assert_fast_trace_error(json.dumps(d).encode(), "schema_version")
+    _assert_trace_error(json.dumps(d).encode(), "schema_version")
 
 
 def test_300_mb_file_is_rejected_before_reading(tmp_path):
     path = tmp_path / "big.o3trace.json"
     with path.open("wb") as f:  # sparse: costs no disk
         f.truncate(300 * 1024 * 1024)
-    _assert_fast_trace_error(path, "exceeds the limit")
+    _assert_trace_error(path, "exceeds the limit")
 
 
 def test_deep_nesting_is_rejected_without_recursion_error():
-    _assert_fast_trace_error(b"[" * 100_000 + b"]" * 100_000, "nesting")
+    _assert_trace_error(b"[" * 100_000 + b"]" * 100_000, "nesting")
     d = _good()
     d["info"] = {"x": json.loads("[" * 70 + "]" * 70)}
-    _assert_fast_trace_error(json.dumps(d).encode(), "nesting")
+    _assert_trace_error(json.dumps(d).encode(), "nesting")
 
 
 def test_nan_and_infinity_are_rejected():
     raw = json.dumps(_good())
-    _assert_fast_trace_error(raw.replace('"confidence": 0.8', '"confidence": NaN').encode(), "finite")
-    _assert_fast_trace_error(raw.replace('"confidence": 0.8', '"confidence": Infinity').encode(), "finite")
+    _assert_trace_error(raw.replace('"confidence": 0.8', '"confidence": NaN').encode(), "finite")
+    _assert_trace_error(raw.replace('"confidence": 0.8', '"confidence": Infinity').encode(), "finite")
     d = _good()
     d["rounds"][0]["attention"]["mean"] = encode_array(np.full((5, 9), np.nan, dtype=np.float16))
-    _assert_fast_trace_error(json.dumps(d).encode(), r"attention\.mean\.data: must be finite")
+    _assert_trace_error(json.dumps(d).encode(), r"attention\.mean\.data: must be finite")
 
 
 def test_gzip_bomb_stops_at_the_limit():
@@ -115,14 +114,14 @@ def test_gzip_bomb_stops_at_the_limit():
     member = gzip.compress(b"\0" * (1 << 20), compresslevel=9)
     bomb = member * 10_240
     assert len(bomb) < 50 * 1024 * 1024
-    _assert_fast_trace_error(bomb, "decompresses to more than")
+    _assert_trace_error(bomb, "decompresses to more than")
 
 
 def test_array_whose_length_disagrees_with_its_shape():
     d = _good()
     arr = d["rounds"][0]["attention"]["mean"]
     arr["shape"] = [5, 10]
-    _assert_fast_trace_error(json.dumps(d).encode(), "holds 45 values but shape")
+    _assert_trace_error(json.dumps(d).encode(), "holds 45 values but shape")
     with pytest.raises(TraceError, match="not valid base64"):
         decode_array({"dtype": "float16", "shape": [2], "data": "!!!!"}, "x")
 
@@ -130,7 +129,7 @@ def test_array_whose_length_disagrees_with_its_shape():
 def test_offsets_outside_the_text_are_rejected():
     d = _good()
     d["rounds"][0]["steps"][0]["end"] = 10_000
-    _assert_fast_trace_error(json.dumps(d).encode(), "outside the text")
+    _assert_trace_error(json.dumps(d).encode(), "outside the text")
 
 
 def test_hostile_input_never_raises_raw_errors():
@@ -162,3 +161,13 @@ def test_saved_file_gets_ordinary_permissions(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_reading_final_does_not_change_the_trace():
+    from o3viz.trace import Task
+
+    t = Trace(Task("q?"))
+    assert t.final.text == "" and t.steps == [] and t.attention is None
+    assert t.rounds == [] and t == Trace(Task("q?"))
+    full = make_trace()
+    assert full.final is full.rounds[-1]
