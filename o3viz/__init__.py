@@ -108,6 +108,9 @@ _APP: dict[str, str] = {
     "ImportOptions": "o3viz.importers.bulk",
     "export_steps": "o3viz.app.export",
     "dataset_summary": "o3viz.analysis.dataset",
+    "DATASET_COLUMNS": "o3viz.analysis.dataset:COLUMNS",
+    "dataset_frame": "o3viz.analysis.dataset:frame",
+    "select_rows": "o3viz.analysis.dataset:select",
 }
 _EXPORTS: dict[str, str] = {**_API, **_APP}
 
@@ -115,10 +118,11 @@ __all__ = sorted(_API) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    target = _EXPORTS.get(name)
+    if target is None:
         raise AttributeError(f"module 'o3viz' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attr = target.partition(":")  # "module:attr" exports a name under another name
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 

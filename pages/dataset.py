@@ -11,11 +11,13 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from o3viz import DATASET_COLUMNS as COLUMNS
 from o3viz import Query, dataset_summary
-from o3viz.analysis.dataset import COLUMNS, frame, select
-from o3viz.figures import escape_markdown
-from o3viz.figures.dataset import (
+from o3viz import dataset_frame as frame
+from o3viz import select_rows as select
+from o3viz.figures import (
     claim_rates_figure,
+    escape_markdown,
     first_wrong_figure,
     importance_figure,
     length_figure,

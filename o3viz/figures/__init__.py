@@ -18,6 +18,14 @@ from o3viz.figures.compression import (
     changed_segments,
     compression_map_data,
 )
+from o3viz.figures.dataset import (
+    claim_rates_figure,
+    first_wrong_figure,
+    importance_figure,
+    length_figure,
+    rates_figure,
+    type_mix_figure,
+)
 from o3viz.figures.details import (
     NodeDetails,
     attention_bar,
@@ -49,6 +57,12 @@ from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
     "step_targets",
+    "claim_rates_figure",
+    "first_wrong_figure",
+    "importance_figure",
+    "length_figure",
+    "rates_figure",
+    "type_mix_figure",
     "build_prompt_strip",
     "changed_segments",
     "compression_map_data",
