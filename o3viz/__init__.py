@@ -111,6 +111,11 @@ _APP: dict[str, str] = {
     "DATASET_COLUMNS": "o3viz.analysis.dataset:COLUMNS",
     "dataset_frame": "o3viz.analysis.dataset:frame",
     "select_rows": "o3viz.analysis.dataset:select",
+    # step importance (Thought Anchors measures)
+    "analyse_locally": "o3viz.analysis.importance",
+    "aligned_importance": "o3viz.analysis.importance.align",
+    "importance_source": "o3viz.analysis.importance.align",
+    "explain_load_error": "o3viz.app.messages",
 }
 _EXPORTS: dict[str, str] = {**_API, **_APP}
 

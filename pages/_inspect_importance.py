@@ -9,16 +9,14 @@ import time
 
 import streamlit as st
 
-from o3viz import Trace
-from o3viz.app.library import LibraryEntry, RunJob, bytes_key
-from o3viz.figures import escape_markdown
-from o3viz.figures.importance import (
+from o3viz import LibraryEntry, RunJob, Trace, bytes_key, trace_bytes
+from o3viz.figures import (
+    escape_markdown,
     head_kurtosis_figure,
     importance_scores_figure,
     record_label,
     step_matrix_figure,
 )
-from o3viz.trace.io import trace_bytes
 from pages._ui import add_entries, library, show_figure
 
 
@@ -30,7 +28,7 @@ def _reader():
 
 
 def _start(key: str, trace: Trace) -> None:
-    from o3viz.analysis.importance import analyse_locally
+    from o3viz import analyse_locally
 
     model, tok = _reader()
     copy = Trace.from_dict(trace.to_dict())

@@ -251,7 +251,7 @@ def select_node(node: str | None) -> None:
 def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False) -> None:
     """Each load error once per upload (not again on every rerun): one line a user understands,
     the technical detail in an expander."""
-    from o3viz.app.messages import explain_load_error
+    from o3viz import explain_load_error
     from o3viz.figures import escape_markdown
 
     shown = st.session_state.setdefault("_shown_load_errors", set())

@@ -85,7 +85,7 @@ def _summary(comp) -> None:
 
 
 def _steps_table(comp, a, b) -> None:
-    from o3viz.analysis.importance.align import aligned_importance, importance_source
+    from o3viz import aligned_importance, importance_source
 
     imp = aligned_importance(comp.steps, a.final, b.final)  # None when neither side has importance
     rows = []

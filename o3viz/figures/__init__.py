@@ -36,6 +36,12 @@ from o3viz.figures.details import (
     token_attention,
 )
 from o3viz.figures.export import figure_html
+from o3viz.figures.importance import (
+    head_kurtosis_figure,
+    importance_scores_figure,
+    record_label,
+    step_matrix_figure,
+)
 from o3viz.figures.internals import (
     answer_depth_summary,
     coactivation_figure,
@@ -56,6 +62,10 @@ from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes,
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "head_kurtosis_figure",
+    "importance_scores_figure",
+    "record_label",
+    "step_matrix_figure",
     "step_targets",
     "claim_rates_figure",
     "first_wrong_figure",
