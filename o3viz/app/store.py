@@ -35,7 +35,7 @@ from o3viz.app.query import Query, order_clause, page_clause, where_clause
 from o3viz.errors import O3vizError
 from o3viz.paths import home_dir
 from o3viz.trace import Trace
-from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
+from o3viz.trace.io import load_trace, trace_bytes
 
 STORE_SCHEMA = 1  # the index's schema version; a store written by a newer o3viz is refused
 SUFFIX = ".o3trace.json.gz"
@@ -366,36 +366,10 @@ class Store:
         return {p.name[: -len(SUFFIX)] for p in self.files.glob(f"*/*{SUFFIX}") if not p.name.startswith(".")}
 
     def reindex(self, *, full: bool = False, progress=None) -> ReindexReport:
-        """Make the index match the files: rows for files without one, no rows for missing files,
-        leftover temp files removed. ``full`` rebuilds every row (e.g. after a schema change)."""
-        report = ReindexReport()
-        with self.guard("reindexing"):
-            for tmp in self.files.glob("*/.*.tmp") if self.files.is_dir() else []:
-                tmp.unlink(missing_ok=True)
-            on_disk = self.stored_keys()
-        indexed = {r[0] for r in self.conn.execute("SELECT key FROM traces")}
-        report.removed = len(indexed - on_disk)
-        stale = sorted(indexed) if full else sorted(indexed - on_disk)
-        if stale:
-            self.delete_rows(stale)
-        todo = sorted(on_disk) if full else sorted(on_disk - indexed)
-        report.kept = len(on_disk) - len(todo)
-        batch: list[tuple[IndexRow, str]] = []
-        for i, key in enumerate(todo):
-            try:
-                trace = load_trace(self.path(key))
-            except O3vizError as exc:
-                report.errors.append(f"{key}: {exc}")
-                continue
-            row = index_row(trace, key, self._read_meta(key), file_bytes=self.path(key).stat().st_size)
-            batch.append((row, search_text(trace)))
-            if len(batch) >= 200:
-                report.added += self.insert(batch)
-                batch = []
-            if progress:
-                progress(i + 1, len(todo))
-        report.added += self.insert(batch) if batch else 0
-        return report
+        """Make the index match the files (see ``o3viz.app.repair.reindex``)."""
+        from o3viz.app.repair import reindex
+
+        return reindex(self, full=full, progress=progress)
 
     def delete_rows(self, keys: list[str]) -> int:
         with self._write("repairing the index") as conn:
@@ -407,32 +381,7 @@ class Store:
         return len(keys)
 
     def ensure_samples(self, folder: str | os.PathLike) -> tuple[list[str], list[str]]:
-        """Put the sample traces in the store once (and again when the folder changes). Returns the
-        samples' keys in name order and one error line per unreadable sample."""
-        folder = Path(folder)
-        if not folder.is_dir():
-            return [], []
-        files = sorted(p for p in folder.iterdir() if p.name.endswith((".o3trace.json", SUFFIX)))
-        stamp = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]
-        name = f"samples:{folder.resolve()}"
-        with self.guard("reading the index"):
-            found = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-        known = json.loads(found[0]) if found is not None else {}
-        if known.get("stamp") == json.loads(json.dumps(stamp)) and all(
-            self.path(k).exists() for k in known["keys"]
-        ):
-            return known["keys"], []
-        keys, errors = {}, []
-        for p in reversed(files):  # the last added is listed first: samples read alphabetically
-            if p.stat().st_size > MAX_FILE_BYTES:
-                errors.append(f"{p.name}: larger than {MAX_FILE_BYTES} bytes")
-                continue
-            try:
-                keys[p.name] = self.add_file(p, source="sample")
-            except O3vizError as exc:
-                errors.append(f"{p.name}: {exc}")
-        ordered = [keys[p.name] for p in files if p.name in keys]
-        with self._write("noting the samples") as conn:
-            value = json.dumps({"stamp": stamp, "keys": ordered})
-            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
-        return ordered, errors[::-1]
+        """Put the sample traces in the store once (see ``o3viz.app.repair.ensure_samples``)."""
+        from o3viz.app.repair import ensure_samples
+
+        return ensure_samples(self, folder)
