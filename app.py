@@ -20,7 +20,7 @@ DEFAULTS = {
     "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
     "tree_last_click": None,
     "runs": 0,  # runs made in this session (names them)
-    "run_job": None,  # the run in progress (o3viz.app.library.RunJob)
+    "run_job": None,  # the run in progress (o3viz.app.jobs.RunJob)
     "samples_loaded": False,
     "upload_results": {},  # upload bytes key -> (entries, errors), read once in a worker process
 }

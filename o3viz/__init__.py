@@ -76,7 +76,7 @@ _API: dict[str, str] = {
 # in ``__all__``: they serve the app, and they change with it.
 _APP: dict[str, str] = {
     "LibraryEntry": "o3viz.app.library",
-    "RunJob": "o3viz.app.library",
+    "RunJob": "o3viz.app.jobs",
     "UPLOAD_TYPES": "o3viz.app.library",
     "bytes_key": "o3viz.app.library",
     "run_name": "o3viz.app.library",
@@ -96,7 +96,7 @@ _APP: dict[str, str] = {
     # the persistent trace store
     "StoreError": "o3viz.app.store",
     "StoreLibrary": "o3viz.app.library",
-    "ImportJob": "o3viz.app.library",
+    "ImportJob": "o3viz.app.jobs",
     "store_entry": "o3viz.app.library",
     "stored_entries": "o3viz.app.library",
     "StoredEntry": "o3viz.app.library",

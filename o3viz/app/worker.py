@@ -46,7 +46,7 @@ _STDERR_CAP = 16 << 10
 TASKS: dict[str, str] = {
     "load_upload": "o3viz.app.library:load_upload_trace",
     "import_trace": "o3viz.importers:import_trace",
-    "import_dataset": "o3viz.app.library:import_dataset_task",  # a whole dataset into the store
+    "import_dataset": "o3viz.app.jobs:import_dataset_task",  # a whole dataset into the store
     "sleep": "o3viz.testing.slow:hold_interpreter",  # holds the GIL: what a slow checker does
 }
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gzip
 import time
 
-from o3viz.app.library import RunJob, library_rows, load_files, load_samples, samples_dir
+from o3viz.app.jobs import RunJob
+from o3viz.app.library import library_rows, load_files, load_samples, samples_dir
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
 

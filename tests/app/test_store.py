@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from o3viz.app.index import importance_by_type, index_row
-from o3viz.app.library import LibraryEntry, RunJob, StoreLibrary, bytes_key, store_entry
+from o3viz.app.jobs import RunJob
+from o3viz.app.library import LibraryEntry, StoreLibrary, bytes_key, store_entry
 from o3viz.app.query import Query, fts_expression
 from o3viz.app.store import STORE_SCHEMA, Store, StoreError, content_key
 from o3viz.paths import home_dir
