@@ -18,16 +18,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from o3viz.app.library import bytes_key
 from o3viz.paths import REPO_ROOT
+from o3viz.testing.browser import CHROMIUM
+from o3viz.testing.browser import CHROMIUM_ARGS as ARGS
 from o3viz.testing.synthetic import HOSTILE, make_trace
 
 ROOT = REPO_ROOT
-CHROMIUM = Path("/usr/bin/chromium")
+
 ARTIFACTS = ROOT / "test-artifacts"
 SAMPLES = {
     "short": "humaneval_function.o3trace.json.gz",
@@ -39,16 +40,6 @@ SAMPLES = {
     "gsm8k_daa": "gsm8k_word_problem_daa_allocate.o3trace.json.gz",  # the pair shown on Compare
 }
 VIEWPORTS = ((1280, 720), (1440, 900))
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
 
 pytestmark = [
