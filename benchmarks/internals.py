@@ -86,10 +86,12 @@ def _routing_speed(tok, args) -> list[str]:
 
 
 def _lens_speed(model, tok, args) -> list[str]:
-    from o3viz.hooks.lens import parse_layers
     from o3viz.run.capture import CaptureConfig, capture
+    from o3viz.run.config import parse_indices, resolve_layers
 
-    layers = parse_layers(args.lens_layers, model.config.num_hidden_layers)
+    layers = resolve_layers(
+        parse_indices(args.lens_layers, allow_empty=False), model.config.num_hidden_layers
+    )
     n = args.new_tokens
 
     def run(lens):

@@ -143,14 +143,20 @@ def internals_form() -> tuple[dict, str | None]:
         key="run_lens",
         help="Each chosen layer's residual goes through the final norm and the unembedding at every token.",
     )
-    parts = [p.strip() for p in lens.split(",") if p.strip()]
     problem = None
-    if any(not p.lstrip("-").isdigit() for p in parts):
-        parts, problem = [], "Logit-lens layers: give integers separated by commas, e.g. 0,10,20,29."
+    try:
+        lens_layers = parse_layers(lens)  # the one layer parser; auto/all/none mean nothing here
+    except UsageError as exc:
+        lens_layers, problem = [], str(exc)
+    if isinstance(lens_layers, str):
+        lens_layers, problem = (
+            [],
+            "Logit-lens layers: give layer numbers separated by commas, e.g. 0,10,20,29.",
+        )
     fields = {
         "routing": routing,
         "moefy": (int(experts), int(k)) if moefy else None,
-        "logit_lens": [int(p) for p in parts],
+        "logit_lens": lens_layers,
     }
     return fields, problem
 

@@ -53,8 +53,8 @@ def add_internals_arguments(p: argparse.ArgumentParser) -> None:
 
 def internals_settings(args: argparse.Namespace) -> dict:
     """CaptureConfig fields from the options; ``UsageError`` with one line on bad input."""
-    from o3viz.hooks.lens import parse_layers
     from o3viz.moefy import parse_moefy
+    from o3viz.run.config import parse_indices
 
     out: dict = {
         "routing": bool(args.routing or args.moefy),
@@ -72,5 +72,7 @@ def internals_settings(args: argparse.Namespace) -> dict:
             raise UsageError(f"--moefy: k must lie in 1..E, not {args.moefy}")
         out["moefy"] = (setting.experts, setting.top_k)
     if args.logit_lens:
-        out["logit_lens"] = parse_layers(args.logit_lens)  # checked against the depth at capture
+        out["logit_lens"] = parse_indices(
+            args.logit_lens, "--logit-lens", allow_empty=False
+        )  # checked against the depth at capture
     return out

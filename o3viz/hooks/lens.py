@@ -29,29 +29,6 @@ _ACTIVE: ContextVar[LensRecorder | None] = ContextVar("o3viz_lens", default=None
 NORM_NAMES = ("norm", "final_layernorm", "ln_f", "final_norm")
 
 
-def parse_layers(text: str, num_layers: int | None = None) -> list[int]:
-    """``"0,10,20,29"`` -> [0, 10, 20, 29]; negative indices count from the end when the depth is known."""
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            i = int(part)
-        except ValueError:
-            raise UsageError(
-                f"logit-lens layers must be integers separated by commas, not {part[:20]!r}"
-            ) from None
-        if num_layers is not None:
-            i = i + num_layers if i < 0 else i
-            if not 0 <= i < num_layers:
-                raise UsageError(f"layer {part} does not exist; the model has layers 0..{num_layers - 1}")
-        out.append(i)
-    if not out:
-        raise UsageError("give at least one logit-lens layer, e.g. 0,10,20,29")
-    return sorted(set(out))
-
-
 def final_norm(model) -> torch.nn.Module:
     """The norm applied to the last layer's output before the unembedding."""
     base = getattr(model, "model", model)

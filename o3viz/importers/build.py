@@ -4,12 +4,12 @@ the answer), typed steps with the tree, the final answer, claim and answer check
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from o3viz.errors import TraceError
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
+from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import AnswerSpan, answer_in_regions
 from o3viz.text.classify import build_steps, split_steps, step_type_counts
 from o3viz.text.spans import split_spans
@@ -19,10 +19,6 @@ from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
-_CODE = re.compile(
-    r"```|\bdef \w+\(|\bfunction\b.*\breturn|\bwrite (a|an) (python )?(program|function)", re.I
-)
-_MATHY = re.compile(r"\\boxed|\$|\\\(|\\frac|\d\s*[-+*/^=]\s*\d")
 
 
 def compose_text(thinking: str, answer: str) -> tuple[str, dict[str, list[int]]]:
@@ -39,11 +35,9 @@ def compose_text(thinking: str, answer: str) -> tuple[str, dict[str, list[int]]]
 
 
 def task_kind(imp: Imported, text: str) -> str:
-    if _CODE.search(imp.question) or "```python" in imp.answer:
-        return "code"
-    if imp.reference is not None or _MATHY.search(imp.question) or "\\boxed" in text:
-        return "math"
-    return "general"
+    """The one task-kind rule (``o3viz.tasks.kind.detect_task_type``) on the question, with the
+    written answer (or the whole text when there is none) and the reference as extra evidence."""
+    return detect_task_type(imp.question, answer=imp.answer or text, reference=imp.reference)
 
 
 def find_answer(text: str, regions: dict[str, list[int]], kind: str) -> AnswerSpan | None:

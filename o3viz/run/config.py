@@ -84,6 +84,24 @@ class DAAConfig:
             raise UsageError(f"DAA alpha must be in [0, 1], not {self.alpha}")
 
 
+def parse_indices(text: str, what: str = "layers", *, allow_empty: bool = True) -> list[int]:
+    """Comma-separated integers (``"0, 10,-1"`` -> [0, 10, -1]): the one layer-list parser, for
+    ``--layers``, ``--logit-lens`` and the Run page; ``resolve_layers`` checks them against a depth.
+
+    >>> parse_indices("0, 10,20,-1")
+    [0, 10, 20, -1]
+    """
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(
+            f"{what}: expected comma-separated integers, e.g. 0,10,20,29, not {text[:40]!r}"
+        ) from None
+    if not out and not allow_empty:
+        raise UsageError(f"{what}: give at least one layer, e.g. 0,10,20,29")
+    return out
+
+
 def parse_layers(text: str) -> LayerChoice | list[int]:
     """``auto``/``all``/``none`` or comma-separated indices (the CLI's ``--layers``, the Run page).
 
@@ -94,10 +112,10 @@ def parse_layers(text: str) -> LayerChoice | list[int]:
     if text in LAYER_CHOICES:
         return text  # type: ignore[return-value]
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        return parse_indices(text)
+    except UsageError:
         raise UsageError(
-            f"layers: expected auto, all, none or comma-separated integers, not {text!r}"
+            f"layers: expected auto, all, none or comma-separated integers, not {text[:40]!r}"
         ) from None
 
 

@@ -26,11 +26,9 @@ def check_internals(cfg: Any, num_layers: int | None = None) -> None:
     if cfg.lens_top_k < 1:
         raise UsageError(f"the logit-lens top-k must be at least 1, not {cfg.lens_top_k}")
     if num_layers is not None:
-        bad = [i for i in cfg.logit_lens if not -num_layers <= int(i) < num_layers]
-        if bad:
-            raise UsageError(
-                f"logit-lens layer {bad[0]} does not exist; the model has layers 0..{num_layers - 1}"
-            )
+        from o3viz.run.config import resolve_layers  # config imports this module
+
+        resolve_layers(list(cfg.logit_lens), num_layers)  # one line for a layer the model lacks
 
 
 def check_internals_for(model, cfg: Any) -> None:
@@ -92,7 +90,8 @@ def record_internals(model, tokenizer, cfg: Any, info: dict | None = None) -> It
             run.routing = stack.enter_context(record_routing(model, spec))
         if cfg.logit_lens:
             from o3viz.hooks.lens import record_lens
+            from o3viz.run.config import resolve_layers
 
-            layers = sorted({int(i) + n if int(i) < 0 else int(i) for i in cfg.logit_lens})
+            layers = resolve_layers(list(cfg.logit_lens), n)
             run.lens = stack.enter_context(record_lens(model, layers, cfg.lens_top_k))
         yield run

@@ -24,7 +24,6 @@ from o3viz.verify.policy import (
     choose_action,
     code_verdict_to_checks,
     feedback_for,
-    final_answer,
     numbers_equal,
     round_verdict,
 )
@@ -76,20 +75,20 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             program, spec.tests, entry_point=spec.entry_point, timeout_s=timeout_s, context=spec.test_context
         )
         checks += code_verdict_to_checks(verdict)
-        rnd.answer = program
+        rnd.answer = program  # a code round's answer is the program the tests ran
+        rnd.confidence = answer_confidence(rnd.tokens, span)
         rnd.info["isolation"] = verdict.isolation
     else:
         # capture already checked this text's claims; reuse them (one checker, one result)
         claims = [c for c in rnd.checks if c.kind == "claim"] or claim_checks(rnd)[0]
         checks += claims
-        found = round_answer(rnd.text, spec.task.kind)  # the same reading capture stored
-        rnd.answer = found.text if found else None
-        span = (found.start, found.end) if found and spec.task.kind == "math" else None
+        # capture stored this round's answer and confidence (``round_answer``); solve keeps them
+        # and only finds the same span again to place the answer check on its step
+        found = round_answer(rnd.text, spec.task.kind)
         if spec.task.kind == "math" and spec.task.reference is not None:
-            step = next((s.index for s in rnd.steps if span and s.start <= span[0] < s.end), None)
+            step = next((s.index for s in rnd.steps if found and s.start <= found.start < s.end), None)
             checks.append(answer_check(found, spec.task.reference, step))
     rnd.checks = checks
-    rnd.confidence = answer_confidence(rnd.tokens, span)
     rnd.verdict = round_verdict(checks)
 
 
@@ -102,7 +101,7 @@ def judge_branches(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             else b.text
         )
         if spec.task.kind == "math" and spec.task.reference is not None:
-            found = final_answer(text)
+            found = round_answer(text, "math")
             b.answer = found.text if found else None
             b.verdict = "correct" if numbers_equal(b.answer, spec.task.reference) else "wrong"
         elif spec.task.kind == "code" and spec.tests is not None:

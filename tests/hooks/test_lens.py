@@ -10,7 +10,8 @@ import torch
 
 import o3viz.hooks.lens as lens
 from o3viz.errors import UsageError
-from o3viz.hooks.lens import parse_layers, record_lens
+from o3viz.hooks.lens import record_lens
+from o3viz.run.config import parse_indices, resolve_layers
 from o3viz.run.loop import run_loop
 from o3viz.testing.builders import make_tiny_llama
 
@@ -70,6 +71,9 @@ def test_rank_counts_tokens_the_lens_preferred_over_the_generated_one():
 
 
 def test_layer_list_parsing_and_bad_layers():
+    def parse_layers(text, depth):  # the CLI's --logit-lens path: the one layer parser, then the depth
+        return resolve_layers(parse_indices(text, "--logit-lens", allow_empty=False), depth)
+
     assert parse_layers("0, 10,20,29", 30) == [0, 10, 20, 29]
     assert parse_layers("-1", 30) == [29]
     for bad in ("0,x", "", "30"):

@@ -40,3 +40,35 @@ def test_capture_and_solve_give_a_free_prompt_the_same_kind():
         captured = capture(model, tok, prompt, max_new_tokens=2, capture=off).task.kind
         solved = solve(model, tok, prompt, max_rounds=1, max_new_tokens=2, capture=off).task.kind
         assert captured == solved == kind, prompt
+
+
+# Questions on which the importers' old rule (its own regexes) and the one rule disagreed.
+IMPORT_DISAGREED = [
+    ("Tom has 3 apples and 5 pears. How many fruits?", "math"),  # the importers said general
+    ("What does the function return for 3?", "general"),  # the importers said code (function…return)
+]
+
+
+@pytest.mark.parametrize(("question", "kind"), IMPORT_DISAGREED)
+def test_an_imported_question_gets_the_kind_capture_gives_the_same_prompt(question, kind):
+    from o3viz.importers.build import build_trace
+    from o3viz.importers.formats import Imported
+
+    imported = build_trace(Imported(format="text", question=question, thinking="Let me think.", answer="It is 8."))
+    assert imported.task.kind == detect_task_type(question) == kind
+
+
+def test_import_evidence_still_decides_kind_through_the_one_rule():
+    assert detect_task_type("Reverse it.", answer="```python\nprint(1)\n```") == "code"
+    assert detect_task_type("What is it?", reference="42") == "math"
+    assert detect_task_type("Simplify \\frac{a}{b}.") == "math"
+
+
+def test_solve_keeps_the_answer_and_confidence_capture_stored():
+    model, tok = make_tiny_llama()
+    off = CaptureConfig(enabled=False)
+    for prompt in ("Why is the sky blue?", "Tom has 3 apples and 5 pears."):  # general, math
+        captured = capture(model, tok, prompt, max_new_tokens=12, capture=off).final
+        solved = solve(model, tok, prompt, max_rounds=1, max_new_tokens=12, capture=off).final
+        assert solved.text == captured.text, prompt
+        assert (solved.answer, solved.confidence) == (captured.answer, captured.confidence), prompt
