@@ -54,7 +54,9 @@ def test_an_imported_question_gets_the_kind_capture_gives_the_same_prompt(questi
     from o3viz.importers.build import build_trace
     from o3viz.importers.formats import Imported
 
-    imported = build_trace(Imported(format="text", question=question, thinking="Let me think.", answer="It is 8."))
+    imported = build_trace(
+        Imported(format="text", question=question, thinking="Let me think.", answer="It is 8.")
+    )
     assert imported.task.kind == detect_task_type(question) == kind
 
 
