@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields
 
 from o3viz.text.classify import TYPES as STEP_TYPES
 from o3viz.trace import Trace
+from o3viz.trace.importance import step_view
 
 MAX_FTS_CHARS = 200_000  # step text indexed per trace; longer traces are searched on their head
 QUESTION_CHARS = 300
@@ -149,22 +150,24 @@ def _step_importance(steps) -> list[float] | None:
 
 
 def importance_by_type(trace: Trace) -> dict[str, float] | None:
-    """Mean importance per step type of the final round, when the trace carries importance: on
-    its steps (``Step.importance``) or as a per-step record in the round's or trace's ``info``."""
+    """Mean importance per step type of the final round, when the trace carries importance: its
+    importance records first (``o3viz.trace.importance.step_view``: the record the map shows,
+    rank-scaled to 0..1 so traces compare), else ``Step.importance`` or a per-step list in ``info``."""
     if not trace.rounds:
         return None
     rnd = trace.final
-    found = [_step_importance(rnd.steps)]
-    for raw in (getattr(rnd, "importance", None), getattr(trace, "importance", None)):
-        found.append(_per_step_importance(raw.to_dict() if hasattr(raw, "to_dict") else raw))
+    found: list[list[float | None] | None] = []
+    if rnd.importance:  # the round's importance records, as the map shows them (rank-scaled 0..1)
+        found.append(step_view(rnd.importance, len(rnd.steps))[0])
+    found.append(_step_importance(rnd.steps))
     for raw in (rnd.info.get("importance"), trace.info.get("importance")):
         found.append(_per_step_importance(raw) if raw is not None else None)
     for values in found:
-        if values is None or len(values) != len(rnd.steps):
+        if values is None or len(values) != len(rnd.steps) or all(v is None for v in values):
             continue
         sums: dict[str, list[float]] = {}
         for step, v in zip(rnd.steps, values, strict=True):
-            if step.type and math.isfinite(v):  # NaN and inf never enter a mean
+            if step.type and v is not None and math.isfinite(v):  # NaN and inf never enter a mean
                 sums.setdefault(step.type, []).append(v)
         return {t: round(sum(vs) / len(vs), 6) for t, vs in sums.items()} or None
     return None

@@ -221,3 +221,16 @@ def test_the_index_row_reads_grading_claims_and_importance(tmp_path):
     assert importance_by_type(t) == {"plan_generation": 4.0, "active_computation": 5.0}
     t.final.info["importance"] = [1.0, 2.0]  # not one value per step: not importance
     assert importance_by_type(t) is None
+
+
+def test_importance_by_type_reads_the_rounds_importance_records():
+    from o3viz.trace.importance import ImportanceRecord
+
+    t = make_trace(4, seed=3)
+    for s in t.final.steps:
+        s.type = "plan_generation" if s.index < 2 else "active_computation"
+    # what `o3viz importance` writes: a record per method, scores in the method's own units
+    t.final.importance = [ImportanceRecord("receiver", "receiver", [0.1, 0.4, 0.2, 0.9], [])]
+    # rank-scaled as the map shows them: 0.1 -> 0, 0.2 -> 1/3, 0.4 -> 2/3, 0.9 -> 1
+    assert importance_by_type(t) == pytest.approx({"plan_generation": 1 / 3, "active_computation": 2 / 3})
+    assert index_row(t, "k" * 16).importance is not None
