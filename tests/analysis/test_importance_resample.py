@@ -150,3 +150,36 @@ def test_an_endpoint_that_returns_garbage_fails_in_one_line(garbage_server):
 def test_a_base_url_without_a_scheme_is_refused():
     with pytest.raises(UsageError, match="must start with http"):
         OpenAIBackend("127.0.0.1:8000", "m")
+
+
+def test_resampling_dependencies_link_a_step_to_the_later_step_that_reappears_only_when_it_is_kept():
+    from o3viz.analysis.importance.dependencies import dependencies_from_matrix
+    from o3viz.analysis.importance.resample import reappearance_matrix
+
+    model, tok = make_tiny_llama()
+    text = "Plan: add them. Compute 2 + 3 = 5. So the answer is 5."
+    spans = [(0, 15), (16, 34), (35, 54)]
+    rnd = Round(text=text, steps=[Step(i, text[a:b], a, b) for i, (a, b) in enumerate(spans)])
+    rolls = [
+        ["Guess seven. Done.", "Guess seven. Done."],  # P_0: step 0 resampled, step 1 never comes back
+        ["Compute 2 + 3 = 5. Done.", "Compute 2 + 3 = 5. Done."],  # P_1: step 0 kept, step 1 reappears
+        ["Done.", "Done."],
+        ["Done.", "Done."],
+    ]
+    different = [[True, True]] * 3
+    mat = reappearance_matrix((model, tok), rnd, rolls, different, threshold=0.9999)
+    assert mat[1, 0] == pytest.approx(1.0) and mat[2, 0] == mat[2, 1] == 0
+    assert dependencies_from_matrix(mat) == [(1, 0, 1.0)]
+    # a resample whose new step 0 does not differ is left out: no evidence, no edge
+    none = reappearance_matrix((model, tok), rnd, rolls, [[False, False]] * 3, threshold=0.9999)
+    assert not none.any()
+
+
+def test_the_resample_record_carries_the_reappearance_matrix_and_its_edges(tmp_path):
+    model, tok = make_tiny_llama()
+    rec = resample_importance(
+        _trace(), LocalBackend(model, tok), (model, tok), k=2, sampling=Sampling(max_tokens=3),
+        cache=RolloutCache(tmp_path), prompt="Q: ",
+    )  # fmt: skip
+    assert rec.matrix.shape == (3, 3) and "reappears" in rec.params["matrix"]
+    assert all(0 <= a < s < 3 and 0 < w <= 1 for s, a, w in rec.depends_on)

@@ -13,6 +13,12 @@ step i+1's "resampled" ones, as in the paper). For step i:
   hidden states (the embedded model by default), a weaker semantic measure than the paper's
   sentence transformer.
 
+Dependencies (the paper's sentence-to-sentence counterfactual importance): ``matrix[j, i]`` is how
+much more often step j's meaning reappears in the rollouts that kept step i (from ``P_{i+1}``) than
+in those whose new step i differs (from ``P_i``); a step "reappears" when some sentence of a
+rollout (its first ``MAX_ROLLOUT_SENTENCES``) has cosine similarity ≥ ``threshold`` with it. The
+strongest positive entries become ``depends_on`` edges (``dependencies_from_matrix``).
+
 ``scores`` is ``counterfactual_accuracy`` when the trace has a reference answer, else
 ``counterfactual_kl``. Rollouts come from a backend (``o3viz.analysis.importance.rollouts``) and
 are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
@@ -40,6 +46,7 @@ PAPER_PROMPT = (
     "Problem: {question} Solution: \n<think>\n"
 )
 DEFAULT_THRESHOLD = 0.8  # cosine similarity under which a resampled step "differs" (the paper's)
+MAX_ROLLOUT_SENTENCES = 64  # sentences of each rollout compared with the later steps (bounds the embedding)
 
 
 @dataclass
@@ -232,10 +239,15 @@ def resample_importance(
     ref = normalize_answer(trace.task.reference) if trace.task.reference else None
     series = _series(answers, different, ref)
     scores = series["counterfactual_accuracy" if ref is not None else "counterfactual_kl"]
+    from o3viz.analysis.importance.dependencies import dependencies_from_matrix
+
+    matrix = reappearance_matrix(reader, rnd, rolls, different, threshold)
     return ImportanceRecord(
         method="resample",
         source="resample",
         scores=scores,
+        depends_on=dependencies_from_matrix(matrix),
+        matrix=matrix,
         series=series,
         params={
             "k": k,
@@ -243,6 +255,7 @@ def resample_importance(
             **sampling.key(),
             "max_rollouts": max_rollouts,
             "score": "counterfactual_accuracy" if ref is not None else "counterfactual_kl",
+            "matrix": "P(step j reappears | step i kept) - P(step j reappears | step i resampled, different)",
         },
         model={"model_id": backend.name, "embedding": _model_id(reader[0]) + " (mean-pooled hidden states)"},
         info={
@@ -297,3 +310,38 @@ def _series(answers, different, ref) -> dict[str, list[float | None]]:
         s["counterfactual_accuracy"][i] = _diff(_acc(kept, ref), _acc(diff, ref))
         s["counterfactual_kl"][i] = _kl(kept, diff)
     return s
+
+
+def reappearance_matrix(reader, rnd, rolls, different, threshold: float) -> np.ndarray:
+    """(S, S) float32: ``[j, i]`` = how much more often step j's meaning reappears in the rollouts
+    that kept step i than in the rollouts whose new step i differs (0 where either set is empty)."""
+    from o3viz.text.spans import split_spans
+
+    model, tok = reader
+    n = len(rnd.steps)
+    mat = np.zeros((n, n), np.float32)
+    steps = embed(model, tok, [st.text for st in rnd.steps])  # (S, d)
+
+    def present(texts: list[str]) -> np.ndarray | None:
+        """(R, S) bool: rollout r contains a sentence like step j."""
+        if not texts:
+            return None
+        sents, owner = [], []
+        for r, text in enumerate(texts):
+            for a, b in split_spans(text)[:MAX_ROLLOUT_SENTENCES]:
+                sents.append(text[a:b])
+                owner.append(r)
+        out = np.zeros((len(texts), n), bool)
+        if sents:
+            sim = embed(model, tok, sents) @ steps.T >= threshold  # (N_sentences, S)
+            np.logical_or.at(out, np.asarray(owner), sim)
+        return out
+
+    seen = [None if r is None else present(r) for r in rolls]  # rollouts of P_0 .. P_S
+    for i in range(n - 1):
+        kept, here, diff = seen[i + 1], seen[i], different[i]
+        if kept is None or here is None or diff is None or not any(diff):
+            continue
+        resampled = here[np.asarray(diff, bool)]
+        mat[i + 1 :, i] = kept[:, i + 1 :].mean(0) - resampled[:, i + 1 :].mean(0)
+    return mat
