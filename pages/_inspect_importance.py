@@ -17,20 +17,13 @@ from o3viz.figures import (
     record_label,
     step_matrix_figure,
 )
-from pages._ui import add_entries, library, show_figure
-
-
-@st.cache_resource(max_entries=1, show_spinner="Loading the local model…")
-def _reader():
-    from o3viz import load_model
-
-    return load_model(None)
+from pages._ui import add_entries, get_model, library, show_figure
 
 
 def _start(key: str, trace: Trace) -> None:
     from o3viz import analyse_locally
 
-    model, tok = _reader()
+    model, tok = get_model(None)  # the copy the Run page uses: one model in memory
     copy = Trace.from_dict(trace.to_dict())
 
     def work(on_token, should_stop):

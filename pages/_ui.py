@@ -23,6 +23,15 @@ from o3viz import (
 from o3viz.figures import escape_markdown, figure_html
 
 
+@st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
+def get_model(name: str | None = None):
+    """The one loaded copy of a model, shared by the Run page and Inspect's "Analyse with the local
+    model" (concurrent runs are safe: capture state is per context, MoEfication is per run)."""
+    from o3viz import load_model
+
+    return load_model(name or None)
+
+
 @st.cache_resource(max_entries=8)
 def _store(root: str) -> Store:
     return Store(root)

@@ -21,7 +21,7 @@ from o3viz import (
     trace_bytes,
 )
 from o3viz.figures import escape_markdown
-from pages._ui import add_entries, require_router
+from pages._ui import add_entries, get_model, require_router
 
 SOURCES = {
     "Free prompt": None,
@@ -29,13 +29,6 @@ SOURCES = {
     "HumanEval": "humaneval:HumanEval/{}",
     "MBPP+": "mbppplus:Mbpp/{}",
 }
-
-
-@st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
-def get_model(name: str | None):
-    from o3viz import load_model
-
-    return load_model(name or None)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -39,6 +39,18 @@ def test_names_the_pages_import_resolve():
                     assert getattr(module, alias.name) is not None, f"{path.name}: {alias.name}"
 
 
+def test_the_pages_load_a_model_in_one_place_so_the_app_holds_one_copy():
+    """Run and Inspect's "Analyse with the local model" share ``pages/_ui.get_model``'s cached copy."""
+    from o3viz.paths import REPO_ROOT
+
+    loaders = [
+        p.name
+        for p in sorted((REPO_ROOT / "pages").glob("*.py"))
+        if "load_model(" in p.read_text(encoding="utf-8")
+    ]
+    assert loaders == ["_ui.py"]
+
+
 def test_no_o3viz_module_imports_streamlit():
     # Make streamlit unimportable, then import every module of the package.
     code = (
