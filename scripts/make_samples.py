@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,7 +90,23 @@ def samples() -> dict[str, list[str]]:
         + ["--task", "gsm8k:0", "--rounds", "3", "--max-new-tokens", "200", "--daa", "observe"],
         "import_r1_math500_3": imp + [topo, "--record", "3", "--enrich", "--layers", "15"],
         "import_thinking_o3mini_ropes": imp + [rope, "--question", ROPES, "--enrich"],
+        # gsm8k_word_problem with the three Thought Anchors measures (the Importance view's sample)
+        "gsm8k_word_problem_importance": [
+            imp_of("gsm8k_word_problem", "receiver"),
+            imp_of(PREVIOUS, "suppression"),
+            imp_of(PREVIOUS, "resample")
+            + ["--k", "4", "--max-new-tokens", "64", "--seed", "0", "--cache-dir", CACHE],
+        ],
     }
+
+
+PREVIOUS = "{previous}"  # the output of the step before, in a sample made in several steps
+CACHE = "{cache}"  # a fresh rollout cache for each run, so a rerun really regenerates
+
+
+def imp_of(sample: str, method: str) -> list[str]:
+    """``o3viz importance`` on another sample's file (or the previous step's output)."""
+    return [sys.executable, "-m", "o3viz", "importance", sample, "--method", method]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,13 +127,35 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or table:
         out = out_dir / f"{name}.o3trace.json.gz"
         t0 = time.time()
-        cmd = table[name] + ["--out", str(out), "--overwrite"]
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"{name}: FAILED ({proc.stderr.strip().splitlines()[-1:] or ['?']})", file=sys.stderr)
-            return 1
+        steps = table[name] if isinstance(table[name][0], list) else [table[name]]
+        with tempfile.TemporaryDirectory() as tmp:
+            previous = None
+            for i, step in enumerate(steps):
+                target = out if i == len(steps) - 1 else Path(tmp) / f"step{i}.o3trace.json.gz"
+                cmd = [_fill(a, out_dir, previous, tmp) for a in step] + ["--out", str(target), "--overwrite"]
+                proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    print(
+                        f"{name}: FAILED ({proc.stderr.strip().splitlines()[-1:] or ['?']})", file=sys.stderr
+                    )
+                    return 1
+                previous = target
         print(f"{name}: {out.stat().st_size / 1e6:.2f} MB in {time.time() - t0:.0f} s")
     return 0
+
+
+def _fill(arg: str, out_dir: Path, previous: Path | None, tmp: str) -> str:
+    """A step's argument: the previous step's output, a fresh cache folder, or another sample's file."""
+    if arg == PREVIOUS:
+        return str(previous)
+    if arg == CACHE:
+        return str(Path(tmp) / "rollouts")
+    if arg in _SAMPLE_NAMES:
+        return str(out_dir / f"{arg}.o3trace.json.gz")
+    return arg
+
+
+_SAMPLE_NAMES = ("gsm8k_word_problem",)  # samples other samples are made from
 
 
 if __name__ == "__main__":

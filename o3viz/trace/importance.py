@@ -10,7 +10,8 @@ The shape the map and the tables read (schema version 2, ``rounds[].importance[]
   ``[0, 1]`` (1 = the strongest edge of this record), read "step depends on antecedent";
 - ``series``: further per-step lists aligned the same way (e.g. ``resampling_accuracy``);
 - ``matrix``: ``(S, S)`` float32, row ``j`` = the later step, column ``i`` = the earlier step
-  (receiver: mean token attention of j on i; suppression: mean KL of j's tokens when i is masked);
+  (receiver: mean token attention of j on i; suppression: mean KL of j's tokens when i is masked;
+  resample: how much more often j reappears in rollouts that kept i than in those that changed it);
 - ``head_kurtosis``: ``(L, H)`` float32, the kurtosis of each head's vertical scores (receiver);
 - ``receiver_heads``: the ``[layer, head]`` pairs whose vertical scores give ``scores``.
 """

@@ -14,8 +14,8 @@ library functions that write ``ImportanceRecord``s into a trace's round.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from o3viz.analysis.importance.dependencies import dependencies_from_matrix
@@ -64,21 +64,24 @@ def add_importance(
     trace: Trace, rec: ImportanceRecord, round_index: int = -1, elapsed_s: float | None = None
 ) -> Trace:
     """Store ``rec`` on the round (replacing a record of the same source), stamped with when and
-    with which library versions it was made."""
+    with which library versions it was made (``SOURCE_DATE_EPOCH`` pins the time and drops the
+    elapsed seconds, so ``make samples`` reproduces its files byte for byte)."""
     import torch
     import transformers
 
     import o3viz
+    from o3viz.trace.core import timestamp
 
+    reproducible = bool(os.environ.get("SOURCE_DATE_EPOCH"))  # sample files: no wall-clock fields
     rec.info = {
         **rec.info,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_at": timestamp(),
         "versions": {
             "o3viz": getattr(o3viz, "__version__", "dev"),
             "torch": torch.__version__,
             "transformers": transformers.__version__,
         },
-        **({"elapsed_s": round(elapsed_s, 2)} if elapsed_s is not None else {}),
+        **({"elapsed_s": round(elapsed_s, 2)} if elapsed_s is not None and not reproducible else {}),
     }
     set_importance(trace.rounds[round_index].importance, rec)
     return trace
