@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, readable
+from o3viz.figures._style import DIFF_SCALE, HEAT_SCALE, base_layout, clip_label, readable
 from o3viz.trace import Step
 from o3viz.trace.importance import ImportanceRecord
 
@@ -86,30 +86,39 @@ def importance_scores_figure(
 def step_matrix_figure(
     rec: ImportanceRecord, steps: list[Step], *, log: bool = False, height: int = 420
 ) -> go.Figure:
-    """The record's (S, S) matrix, later step (row) × earlier step (column), lower triangle."""
+    """The record's (S, S) matrix, later step (row) × earlier step (column), lower triangle.
+
+    Resampling's matrix is signed (kept minus resampled), so it is drawn on a diverging scale
+    centred at 0 and ``log`` does not apply to it."""
     m = np.asarray(rec.matrix, dtype=np.float64)
     n = m.shape[0]
     m = np.where(np.tri(n, k=-1, dtype=bool), m, np.nan)
+    signed = rec.method == "resample"
+    log = log and not signed
     z = np.log10(np.maximum(m, 1e-9)) if log else m
-    what = "suppression KL (nats)" if rec.method == "suppression" else "attention"
+    what = {
+        "suppression": "suppression KL (nats)",
+        "resample": "reappears: kept − resampled",
+    }.get(rec.method, "attention")
     hover = [
         [f"step {j} ← step {i}<br>{what}: {'—' if np.isnan(m[j, i]) else f'{m[j, i]:.3g}'}" for i in range(n)]
         for j in range(n)
     ]
+    top = float(np.nanmax(np.abs(m))) if signed and np.isfinite(m).any() else None
     fig = go.Figure(
         go.Heatmap(
             z=z,
             text=hover,
             hovertemplate="%{text}<extra></extra>",
-            colorscale=HEAT_SCALE,
+            colorscale=DIFF_SCALE if signed else HEAT_SCALE,
+            **({"zmid": 0.0, "zmin": -(top or 1.0), "zmax": top or 1.0} if signed else {}),
             colorbar={"title": {"text": f"log10 {what}" if log else what, "side": "right"}, "thickness": 12},
         )
     )
-    title = (
-        "How much does each later step depend on each earlier one? (masking the column step)"
-        if rec.method == "suppression"
-        else "Where do later steps look? Receiver heads' attention between steps"
-    )
+    title = {
+        "suppression": "How much does each later step depend on each earlier one? (masking the column step)",
+        "resample": "Which later steps come back only when an earlier step is kept? (resampling)",
+    }.get(rec.method, "Where do later steps look? Receiver heads' attention between steps")
     base_layout(fig, title, height=height)
     fig.update_xaxes(title_text="earlier step (cause)", showgrid=False)
     fig.update_yaxes(title_text="later step (effect)", autorange="reversed", showgrid=False)

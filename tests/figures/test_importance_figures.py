@@ -59,6 +59,17 @@ def test_matrix_figure_shows_only_earlier_steps_and_log_scale_changes_values():
     assert "earlier step" in plain.layout.xaxis.title.text
 
 
+def test_resampling_matrix_keeps_its_sign_on_a_scale_centred_at_zero():
+    m = np.zeros((4, 4), np.float32)
+    m[2, 1], m[3, 0] = 0.75, -0.5  # step 2 reappears more when step 1 is kept; step 3 less
+    rec = ImportanceRecord("resample", "resample", [0.1, 0.2, 0.3, None], [(2, 1, 1.0)], matrix=m)
+    fig = step_matrix_figure(rec, STEPS, log=True)  # log does not apply to a signed matrix
+    z = np.array(fig.data[0].z, dtype=float)
+    assert z[2, 1] == 0.75 and z[3, 0] == -0.5
+    assert fig.data[0].zmid == 0 and fig.data[0].zmin == -0.75 and fig.data[0].zmax == 0.75
+    assert "resampling" in fig.layout.title.text
+
+
 def test_kurtosis_figure_rings_the_receiver_heads():
     _, recv = _recs()
     fig = head_kurtosis_figure(recv)
