@@ -1,8 +1,9 @@
-"""Screenshots of the "Inside the layers" views for the README, with the real browser (Debian's
-Chromium through Playwright) against ``streamlit run app.py`` on a free local port.
+"""Screenshots of the "Inside the layers" and "Importance" views for the README, with the real
+browser (Debian's Chromium through Playwright) against ``streamlit run app.py`` on a free local port.
 
-Usage: ``python scripts/screenshot_internals.py A.o3trace.json.gz [B.o3trace.json.gz] --out DIR``
-(A: a trace with routing and the logit lens; B, optional: a second one for Compare).
+Usage: ``python scripts/screenshot_internals.py A.o3trace.json.gz [B.o3trace.json.gz] [--importance
+C.o3trace.json.gz] --out DIR`` (A: a trace with routing and the logit lens; B, optional: a second
+one for Compare; C, optional: a trace with importance records, for the Importance view and the map).
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ def _settle(page, text: str) -> None:
     page.wait_for_timeout(4000)
 
 
-def shoot(traces: list[Path], out: Path, size: tuple[int, int]) -> None:
+def shoot(traces: list[Path], out: Path, size: tuple[int, int], importance: Path | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
     samples = Path(tempfile.mkdtemp())
-    for t in traces:
+    for t in traces + ([importance] if importance else []):
         shutil.copy(t, samples / t.name)
     port, env = _port(), {**os.environ, "O3VIZ_SAMPLES": str(samples)}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
@@ -83,6 +84,15 @@ def shoot(traces: list[Path], out: Path, size: tuple[int, int]) -> None:
                 page.get_by_text("Expert routing").first.scroll_into_view_if_needed(timeout=180_000)
                 page.wait_for_timeout(4000)
                 page.screenshot(path=str(out / "internals_compare.png"))
+            if importance is not None:
+                ki = bytes_key(importance.read_bytes())
+                page.goto(f"{url}/inspect?trace={ki}&view=Importance")
+                _settle(page, "Step × step matrix")
+                page.screenshot(path=str(out / "importance.png"))
+                page.screenshot(path=str(out / "importance_full.png"), full_page=True)
+                page.goto(f"{url}/inspect?trace={ki}")
+                _settle(page, "What happened")
+                page.screenshot(path=str(out / "importance_map.png"))
             browser.close()
     finally:
         proc.terminate()
@@ -98,10 +108,11 @@ def main() -> int:
     ap.add_argument("traces", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--importance", type=Path, help="a trace with importance records")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     w, h = (int(x) for x in args.size.split("x"))
-    shoot(args.traces, args.out, (w, h))
+    shoot(args.traces, args.out, (w, h), args.importance)
     return 0
 
 
