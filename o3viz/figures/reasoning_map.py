@@ -326,8 +326,8 @@ def reasoning_map_figure(
     _selection(fig, lay, outline, selected, highlight)
     n = len(outline.steps)
     sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
-    if outline.has_importance:
-        sub += " · size = importance"
+    if outline.has_importance:  # a second line: one line of legend would be cut off at 1280 px
+        sub += "<br>size = importance (rank within the trace) · grey arcs = depends on"
     title = title or f"What happened: {n} step{'s' if n != 1 else ''} in {len(outline.rounds)} round" + (
         "s" if len(outline.rounds) != 1 else ""
     )

@@ -156,14 +156,20 @@ PREFERENCE = ("resample", "suppression", "receiver", "published")  # which recor
 
 
 def pick_record(records: list[ImportanceRecord], source: str | None = None) -> ImportanceRecord | None:
-    """The record named ``source``, else the first present in ``PREFERENCE`` order."""
+    """The record named ``source``; else, in ``PREFERENCE`` order, the first that scores at least
+    half of the steps it covers (a capped resampling run that scored two steps would hide a
+    complete suppression record), else the record that scores the most steps."""
     if source is not None:
         return next((r for r in records if r.source == source), None)
-    for method in PREFERENCE:
-        rec = next((r for r in records if r.method == method), None)
-        if rec is not None:
+    ordered = sorted(
+        records, key=lambda r: PREFERENCE.index(r.method) if r.method in PREFERENCE else len(PREFERENCE)
+    )
+    scored = [(sum(v is not None for v in r.scores), len(r.scores), r) for r in ordered]
+    for n, total, rec in scored:
+        if n and 2 * n >= total:
             return rec
-    return None
+    best = max(scored, key=lambda x: x[0], default=None)
+    return best[2] if best and best[0] else (ordered[0] if ordered else None)
 
 
 def step_view(

@@ -86,3 +86,18 @@ def test_duplicate_sources_in_one_round_are_refused():
     d["rounds"][0]["importance"] *= 2
     with pytest.raises(TraceError, match="share one source"):
         load_trace(json.dumps(d).encode())
+
+
+def test_the_map_shows_a_complete_record_rather_than_a_capped_resampling_run():
+    from o3viz.trace.importance import ImportanceRecord, pick_record, step_view
+
+    capped = ImportanceRecord("resample", "resample", [None, 0.4, None, None, None, 0.1, None, None])
+    full = ImportanceRecord(
+        "suppression", "suppression", [0.1, 0.3, 0.2, 0.5, 0.4, 0.6, 0.9, None], [(3, 1, 0.7)]
+    )
+    assert pick_record([capped, full]) is full  # resample is preferred, but scored 2 of 8 steps
+    complete = ImportanceRecord("resample", "resample", [0.1] * 7 + [None])
+    assert pick_record([complete, full]) is complete  # the preference holds for a complete run
+    assert pick_record([capped]) is capped  # the only record is still shown
+    sizes, deps = step_view([capped, full], 8)
+    assert sizes[6] == 1.0 and deps[3] == [1]
