@@ -335,12 +335,15 @@ def reasoning_map_figure(
         fig,
         f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
         height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)),
-        margin={"l": 10, "r": 16, "t": 84, "b": 28},
+        margin={"l": 10, "r": 16, "t": 100 if outline.has_importance else 84, "b": 28},
         showlegend=False,
         dragmode="pan",
         clickmode="event+select",
         hovermode="closest",
     )
+    fig.update_layout(
+        title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 10}}
+    )  # above the bands
     x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.8 if lay.rounds else 1
     if x_range is not None:
         x0, x1 = x_range
