@@ -1,7 +1,8 @@
 """Inspect's Importance view: which steps mattered (Thought Anchors measures). Each step's scores
 by method, the step × step matrix (receiver attention or suppression KL), and the receiver heads.
-"Analyse with the local model" runs receiver heads + suppression in the background, with progress
-and Stop, and adds the analysed copy to the library."""
+"Analyse with the local model" runs receiver heads + suppression, and "Resample with the local
+model" counterfactual resampling (cost shown first), in the background with progress and Stop,
+and adds the analysed copy to the library."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 
 import streamlit as st
 
-from o3viz import LibraryEntry, RunJob, Trace, bytes_key, trace_bytes
+from o3viz import LibraryEntry, LocalResample, RunJob, Trace, bytes_key, trace_bytes
 from o3viz.figures import (
     escape_markdown,
     head_kurtosis_figure,
@@ -20,7 +21,7 @@ from o3viz.figures import (
 from pages._ui import add_entries, get_model, library, show_figure
 
 
-def _start(key: str, trace: Trace) -> None:
+def _start(key: str, trace: Trace, methods=("receiver", "suppression"), resample=None) -> None:
     from o3viz import analyse_locally
 
     model, tok = get_model(None)  # the copy the Run page uses: one model in memory
@@ -31,7 +32,14 @@ def _start(key: str, trace: Trace) -> None:
             on_token(done, f"{method}: {done}/{total}", total)
 
         return analyse_locally(
-            copy, model, tok, retokenize=True, on_progress=progress, should_stop=should_stop
+            copy,
+            model,
+            tok,
+            methods=methods,
+            retokenize=True,
+            resample=resample,
+            on_progress=progress,
+            should_stop=should_stop,
         )
 
     st.session_state.importance_job = (key, RunJob(work, 1))
@@ -80,6 +88,35 @@ def _analyse_button(key: str, trace: Trace, *, again: bool) -> None:
             st.rerun()
 
 
+def _resample_controls(key: str, trace: Trace) -> None:
+    """Counterfactual resampling from the app: the settings, the cost before it starts, then the
+    same background job (progress, Stop) as the white-box analysis."""
+    done = any(r.method == "resample" for r in trace.final.importance)
+    with st.expander("Counterfactual resampling with the local model (black-box, slow)", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        k = c1.number_input("Rollouts per step (K)", 1, 32, 4, key=f"imp_k_{key}")
+        n = c2.number_input("Tokens per rollout", 16, 1024, 128, step=16, key=f"imp_tok_{key}")
+        cap = c3.number_input("Cap on new rollouts (0: none)", 0, 1_000_000, 0, key=f"imp_cap_{key}")
+        opts = LocalResample(k=int(k), max_new_tokens=int(n), max_rollouts=int(cap) or None)
+        cost = opts.cost(trace)
+        st.caption(
+            escape_markdown(
+                f"Before it starts: {cost.line()}; at most about {opts.minutes(trace):.0f} min at "
+                "20 tokens/s (the K rollouts of a step decode as one batch, and rollouts already "
+                "cached are reused). For big models use `o3viz importance TRACE --method resample "
+                "--base-url …` with an OpenAI-compatible server."
+            )
+        )
+        label = "Resample again" if done else "Resample with the local model"
+        if st.button(label, icon=":material/casino:", key=f"imp_rs_{key}"):
+            try:
+                _start(key, trace, ("resample",), opts)
+            except Exception as exc:  # model load: one line, never a traceback
+                st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
+            else:
+                st.rerun()
+
+
 def _message() -> None:
     msg = st.session_state.pop("importance_message", None)
     if msg and msg[0] == "ok":
@@ -112,6 +149,8 @@ def importance_view(key: str, trace: Trace) -> None:
             "for counterfactual resampling."
         )
         _analyse_button(key, trace, again=False)
+        if st.session_state.get("importance_job") is None:
+            _resample_controls(key, trace)
         return
     show_figure(importance_scores_figure(records, rnd.steps), f"imp_scores_{key}")
     _proxy_note(records)
@@ -129,3 +168,5 @@ def importance_view(key: str, trace: Trace) -> None:
         with right:
             show_figure(head_kurtosis_figure(receiver), f"imp_heads_{key}")
     _analyse_button(key, trace, again=True)
+    if st.session_state.get("importance_job") is None:
+        _resample_controls(key, trace)

@@ -183,3 +183,18 @@ def test_the_resample_record_carries_the_reappearance_matrix_and_its_edges(tmp_p
     )  # fmt: skip
     assert rec.matrix.shape == (3, 3) and "reappears" in rec.params["matrix"]
     assert all(0 <= a < s < 3 and 0 < w <= 1 for s, a, w in rec.depends_on)
+
+
+def test_the_apps_local_resampling_writes_a_resample_record_with_its_settings(tmp_path):
+    from o3viz.analysis.importance import LocalResample, analyse_locally
+
+    model, tok = make_tiny_llama()
+    opts = LocalResample(k=2, max_new_tokens=3, cache_dir=str(tmp_path))
+    assert opts.cost(_trace()).line().startswith("4 prefixes × K = 8 rollouts")
+    seen = []
+    t = analyse_locally(
+        _trace(), model, tok, methods=("resample",), resample=opts, on_progress=lambda *a: seen.append(a)
+    )
+    rec = t.final.importance[0]
+    assert rec.method == "resample" and rec.params["k"] == 2 and rec.info["rollouts"] == 8
+    assert ("resample", 1, 1) == seen[-1] and any(m == "resample" and total == 8 for m, _, total in seen)

@@ -72,3 +72,16 @@ def test_a_trace_without_importance_offers_the_local_analysis(samples):
     assert not at.get("plotly_chart")
     assert any("No importance scores yet" in i.value for i in at.info)
     assert any(b.label == "Analyse with the local model" for b in at.button)
+
+
+def test_resampling_from_the_app_shows_its_cost_before_it_starts(samples):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at = _importance_view(at, "b_without")
+    n = len(at.session_state["library"][at.session_state["inspect_key"]].trace.final.steps) + 1
+    cost = next(c.value for c in at.caption if "Before it starts" in c.value)
+    assert f"{n} prefixes × K = {4 * n} rollouts" in cost and f"{4 * n * 128:,} new tokens" in cost
+    next(x for x in at.number_input if x.label == "Rollouts per step (K)").set_value(2).run()
+    cost = next(c.value for c in at.caption if "Before it starts" in c.value)
+    assert f"K = {2 * n} rollouts" in cost
+    assert any(b.label == "Resample with the local model" for b in at.button)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from o3viz.analysis.importance.dependencies import dependencies_from_matrix
@@ -35,12 +36,37 @@ from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord, set_importance
 
 METHODS = ("receiver", "suppression", "resample")
+LOCAL_TOKENS_PER_S = 20.0  # the embedded model on 2 CPU cores (README); for the app's time estimate
+
+
+@dataclass
+class LocalResample:
+    """Counterfactual resampling settings for ``analyse_locally`` (the app's local backend)."""
+
+    k: int = 4  # rollouts per prefix
+    max_new_tokens: int = 128
+    seed: int = 0
+    max_rollouts: int | None = None
+    cache_dir: str | None = None  # default: ~/.cache/o3viz/rollouts
+
+    def cost(self, trace: Trace, round_index: int = -1) -> ResampleCost:
+        """The upper bound before it starts: (S + 1) prefixes × K rollouts × max tokens (rollouts
+        already in the cache are reused, so a resumed run costs less)."""
+        n = len(trace.rounds[round_index].steps) + 1
+        new = n * self.k if self.max_rollouts is None else min(n * self.k, self.max_rollouts)
+        return ResampleCost(n, n * self.k, 0, new, new * self.max_new_tokens)
+
+    def minutes(self, trace: Trace) -> float:
+        """A rough wall-clock estimate on the development CPU (batched decoding is faster)."""
+        return self.cost(trace).max_new_tokens / LOCAL_TOKENS_PER_S / 60
+
 
 __all__ = [
     "METHODS",
     "MIN_STEPS",
     "ImportanceRecord",
     "LocalBackend",
+    "LocalResample",
     "OpenAIBackend",
     "ResampleCost",
     "RolloutCache",
@@ -95,11 +121,14 @@ def analyse_locally(
     methods: tuple[str, ...] = ("receiver", "suppression"),
     retokenize: bool = False,
     max_tokens: int | None = None,
+    resample: LocalResample | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """The app's "Analyse with the local model": the white-box measures with ``model`` as reader,
-    written into ``trace`` (a copy is the caller's business). Progress: (method, done, total)."""
+    and counterfactual resampling with ``model`` as the rollout backend and the embedder (settings
+    in ``resample``), written into ``trace`` (a copy is the caller's business). Progress:
+    (method, done, total)."""
     import time
 
     for method in methods:
@@ -120,8 +149,21 @@ def analyse_locally(
                 on_progress=None if on_progress is None else lambda d, n: on_progress("suppression", d, n),
                 should_stop=should_stop,
             )
+        elif method == "resample":
+            opts = resample or LocalResample()
+            rec = resample_importance(
+                trace,
+                LocalBackend(model, tokenizer),
+                (model, tokenizer),
+                k=opts.k,
+                sampling=Sampling(max_tokens=opts.max_new_tokens, seed=opts.seed),
+                cache=RolloutCache(opts.cache_dir) if opts.cache_dir else RolloutCache(),
+                max_rollouts=opts.max_rollouts,
+                on_progress=None if on_progress is None else lambda d, n: on_progress("resample", d, n),
+                should_stop=should_stop,
+            )
         else:
-            raise ValueError(f"analyse_locally runs receiver and suppression, not {method!r}")
+            raise ValueError(f"analyse_locally runs {', '.join(METHODS)}, not {method!r}")
         add_importance(trace, rec, elapsed_s=time.perf_counter() - t0)
         if on_progress is not None:
             on_progress(method, 1, 1)
