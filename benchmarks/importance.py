@@ -62,10 +62,13 @@ def _trace(rec: dict):
     from o3viz.trace import Round, Task, Trace
 
     text = rec["base_solution"]["solution"]
-    t = Trace(
-        Task(rec["problem"]["problem"], kind="math", source="import", reference=rec["problem"]["gt_answer"]),
-        [Round(text=text)],
-    )
+    if rec.get("problem"):  # 40 MATH problems
+        task = Task(
+            rec["problem"]["problem"], kind="math", source="import", reference=rec["problem"]["gt_answer"]
+        )
+    else:  # the file's last 2 records are agentic-misalignment scenarios (an email, no reference)
+        task = Task(rec["base_solution"].get("prompt") or "", kind="general", source="import")
+    t = Trace(task, [Round(text=text)])
     t.provenance.source = {"source_model": rec["model"]}
     steps_from_chunks(t.final, rec["chunks_labeled"])
     return t, published_importance(t.final, rec["chunks_labeled"])
@@ -122,7 +125,15 @@ def _labels(args, model, tok) -> dict:
             f"({recv.params['steps_read']} chunks read), suppression {t2 - t1:.1f} s",
             flush=True,
         )
+        if args.json:  # after every problem, so a stopped run keeps its rows (--from-json)
+            _write_json(args.json, {"labels": {"rows": rows}})
     return _report_labels(rows)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
 
 
 def _col(rows, key) -> np.ndarray:

@@ -1,0 +1,51 @@
+"""bench importance: every record of the Thought Anchors file becomes a trace (40 MATH problems
+and 2 agentic-misalignment scenarios), and a labels run keeps its rows after every problem."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from benchmarks import importance as bench
+
+
+def test_every_record_of_the_thought_anchors_file_becomes_a_labelled_trace(shared_data):
+    records = bench._records()
+    assert len(records) == 42
+    kinds, found, labelled = [], 0, 0
+    for rec in records:
+        t, pub = bench._trace(rec)
+        n = len(rec["chunks_labeled"])
+        assert 0.5 * n <= len(t.final.steps) <= n  # chunks found in the solution text become steps
+        assert pub.series["counterfactual_importance_kl"]
+        kinds.append(t.task.kind)
+        found, labelled = found + len(t.final.steps), labelled + n
+    assert kinds.count("math") == 40 and kinds[40:] == ["general", "general"]
+    assert found >= 0.95 * labelled
+
+
+def test_a_labels_run_writes_its_rows_after_every_problem(shared_data, tmp_path, monkeypatch):
+    from o3viz.trace.importance import ImportanceRecord
+
+    calls = []
+
+    def fake_measure(t, *a, **k):  # stands in for the model: the test is about bookkeeping
+        calls.append(1)
+        if len(calls) == 3:  # the run dies during the second problem
+            raise KeyboardInterrupt
+        return ImportanceRecord("receiver", "receiver", [0.0] * len(t.final.steps), params={"steps_read": 1})
+
+    import o3viz.analysis.importance as imp
+
+    monkeypatch.setattr(imp, "receiver_importance", fake_measure)
+    monkeypatch.setattr(imp, "suppression_importance", fake_measure)
+    out = tmp_path / "rows.json"
+    args = argparse.Namespace(
+        problems=42, max_tokens=64, suppression_problems=42, suppression_tokens=64, json=out
+    )
+    with pytest.raises(KeyboardInterrupt):
+        bench._labels(args, None, None)
+    rows = json.loads(out.read_text())["labels"]["rows"]
+    assert {r["problem"] for r in rows} == {0} and len(rows) == len(bench._records()[0]["chunks_labeled"])
