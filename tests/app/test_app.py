@@ -83,7 +83,9 @@ def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
         assert len(_charts(at)) == n_charts, tab
 
 
-def test_only_the_run_page_can_load_a_model():
+def test_a_model_loads_only_for_a_run_or_an_analysis_the_user_starts():
+    """Browsing never loads a model: only the Run page and Inspect's Importance buttons call
+    ``pages/_ui.get_model``, the one cached copy."""
     root = Path(APP).parent
     for page in (
         "app.py",
@@ -91,11 +93,13 @@ def test_only_the_run_page_can_load_a_model():
         "pages/inspect.py",
         "pages/_inspect_tabs.py",
         "pages/compare.py",
-        "pages/_ui.py",
     ):
         src = (root / page).read_text()
         assert "load_model" not in src and "get_model" not in src and "o3viz.run.capture" not in src, page
-    assert "st.cache_resource(max_entries=1" in (root / "pages/run.py").read_text()
+    ui = (root / "pages/_ui.py").read_text()
+    assert ui.count("load_model(") == 1 and "st.cache_resource(max_entries=1" in ui
+    imp = (root / "pages/_inspect_importance.py").read_text()
+    assert imp.count("get_model(") == 1 and "def _start(" in imp  # called from the buttons only
 
 
 def test_selecting_a_node_opens_its_details_beside_the_map(samples):
