@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.figures._style import DIFF_SCALE, HEAT_SCALE, base_layout, clip_label, readable
+from o3viz.figures._style import DIFF_SCALE, HEAT_SCALE, STEP_TYPE_LABELS, base_layout, clip_label, readable
 from o3viz.trace import Step
 from o3viz.trace.importance import ImportanceRecord
 
@@ -77,8 +77,24 @@ def importance_scores_figure(
             ygap=2,
         )
     )
-    base_layout(fig, "Which steps mattered? Each method's ranking of the steps", height=height)
-    fig.update_xaxes(title_text="step", showgrid=False)
+    base_layout(
+        fig,
+        "Which steps mattered? Each method's ranking of the steps"
+        "<br><span style='font-size:11px;color:#64748b'>blank: no score (receiver: no step far enough "
+        "after it; suppression and resampling: the last step, or past the tokens read)</span>",
+        height=height,
+        margin={"l": 50, "r": 20, "t": 64, "b": 40},
+    )
+    ticks = (
+        [f"{i} {STEP_TYPE_LABELS.get(st.type, '')}".strip() for i, st in enumerate(steps)]
+        if n <= 40
+        else None
+    )
+    fig.update_xaxes(
+        title_text="step (number and type)" if ticks else "step",
+        showgrid=False,
+        **({"tickmode": "array", "tickvals": list(range(n)), "ticktext": ticks} if ticks else {}),
+    )
     fig.update_yaxes(automargin=True, showgrid=False)
     return fig
 
