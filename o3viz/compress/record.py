@@ -7,6 +7,7 @@ from typing import Any
 
 from o3viz.compress.context import CompressedContext
 from o3viz.trace.compression import CompressionEvent, CompressionRecord
+from o3viz.trace.core import reproducible
 
 
 def build_compression_record(
@@ -30,8 +31,9 @@ def build_compression_record(
         "score": "w*redundancy + (1-w)*(1-demand)",
         "tokenizer": ctx.tokenizer,
         "pointers": ctx.pointer_table(),
-        "timing": {k: round(v, 6) for k, v in ctx.timing.items()},
     }
+    if not reproducible():  # wall-clock seconds differ run to run (make samples leaves them out)
+        record_info["timing"] = {k: round(v, 6) for k, v in ctx.timing.items()}
     record_info.update(info or {})
     return CompressionRecord(
         segments=[s.to_dict() for s in ctx.segments],

@@ -170,6 +170,12 @@ class Task:
         )
 
 
+def reproducible() -> bool:
+    """True when ``SOURCE_DATE_EPOCH`` is set (``make samples``): files then leave out wall-clock
+    fields (timings, elapsed seconds) so a rerun writes the same bytes."""
+    return bool(os.environ.get("SOURCE_DATE_EPOCH"))
+
+
 def timestamp() -> str:
     """Now in UTC (ISO 8601), or ``SOURCE_DATE_EPOCH`` when set, so sample files are reproducible."""
     from datetime import UTC, datetime

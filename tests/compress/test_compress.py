@@ -173,3 +173,12 @@ def test_bench_compress_without_model_prints_figures(capsys):
     lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.strip().splitlines())
     assert lines["scaling_2k_lossless"] == "True" and "time_ratio_4k_over_2k" in lines
     assert 0 <= float(lines["retention_facts_pointer"]) <= 1
+
+
+def test_a_sample_build_leaves_wall_clock_timings_out_of_the_record(monkeypatch):
+    text = "alpha beta gamma delta. " * 40
+    ctx = compress_context(text)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert "timing" in build_compression_record(ctx).info
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796083200")  # make samples: the same bytes every run
+    assert "timing" not in build_compression_record(ctx).info

@@ -14,7 +14,6 @@ library functions that write ``ImportanceRecord``s into a trace's round.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,9 +95,8 @@ def add_importance(
     import transformers
 
     import o3viz
-    from o3viz.trace.core import timestamp
+    from o3viz.trace.core import reproducible, timestamp
 
-    reproducible = bool(os.environ.get("SOURCE_DATE_EPOCH"))  # sample files: no wall-clock fields
     rec.info = {
         **rec.info,
         "created_at": timestamp(),
@@ -107,7 +105,7 @@ def add_importance(
             "torch": torch.__version__,
             "transformers": transformers.__version__,
         },
-        **({"elapsed_s": round(elapsed_s, 2)} if elapsed_s is not None and not reproducible else {}),
+        **({"elapsed_s": round(elapsed_s, 2)} if elapsed_s is not None and not reproducible() else {}),
     }
     set_importance(trace.rounds[round_index].importance, rec)
     return trace
