@@ -229,8 +229,10 @@ def _cost(args, model, tok) -> dict:
         f"({b / args.repeat:.1f} s vs {a / args.repeat:.1f} s; goal <= 1.2)",
         flush=True,
     )
-    out.update(_suppression_cost(args, model, tok, suppressing, suppression_matrix, ReadSequence))
-    out.update(_rollout_cost(args, model, tok, Sampling, generate_shared_prefix))
+    if args.cost_steps > 0:  # --cost-steps 0 / --rollouts 0 skip those parts
+        out.update(_suppression_cost(args, model, tok, suppressing, suppression_matrix, ReadSequence))
+    if args.rollouts > 0:
+        out.update(_rollout_cost(args, model, tok, Sampling, generate_shared_prefix))
     return out
 
 
