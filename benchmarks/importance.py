@@ -95,7 +95,11 @@ def _labels(args, model, tok) -> dict:
     for n, rec in enumerate(_records()[: args.problems]):
         t, pub = _trace(rec)
         t0 = time.perf_counter()
-        recv = receiver_importance(t, model, tok, retokenize=True, max_tokens=args.max_tokens)
+        try:
+            recv = receiver_importance(t, model, tok, retokenize=True, max_tokens=args.max_tokens)
+        except UsageError as exc:  # e.g. a prompt longer than --max-tokens: say so and go on
+            print(f"  problem {n}: skipped ({exc})", flush=True)
+            continue
         t1 = time.perf_counter()
         sup = None
         if n < args.suppression_problems:
