@@ -99,13 +99,12 @@ def _resample_controls(key: str, trace: Trace) -> None:
         cap = c3.number_input("Cap on new rollouts (0: none)", 0, 1_000_000, 0, key=f"imp_cap_{key}")
         opts = LocalResample(k=int(k), max_new_tokens=int(n), max_rollouts=int(cap) or None)
         cost = opts.cost(trace)
-        st.caption(
-            escape_markdown(
-                f"Before it starts: {cost.line()}; at most about {opts.minutes(trace):.0f} min at "
-                "20 tokens/s (the K rollouts of a step decode as one batch, and rollouts already "
-                "cached are reused). For big models use `o3viz importance TRACE --method resample "
-                "--base-url …` with an OpenAI-compatible server."
-            )
+        st.caption(  # no user text here: the command renders as code
+            f"Before it starts: {cost.prefixes} prefixes × K = {cost.rollouts} rollouts, at most "
+            f"{cost.max_new_tokens:,} new tokens, at most about {opts.minutes(trace):.0f} min at 20 "
+            "tokens/s (the K rollouts of a step decode as one batch; rollouts already in the cache "
+            "are reused). For big models: `o3viz importance TRACE --method resample --base-url …` "
+            "with an OpenAI-compatible server."
         )
         label = "Resample again" if done else "Resample with the local model"
         if st.button(label, icon=":material/casino:", key=f"imp_rs_{key}"):

@@ -128,7 +128,7 @@ def step_matrix_figure(
             hovertemplate="%{text}<extra></extra>",
             colorscale=DIFF_SCALE if signed else HEAT_SCALE,
             **({"zmid": 0.0, "zmin": -(top or 1.0), "zmax": top or 1.0} if signed else {}),
-            colorbar={"title": {"text": f"log10 {what}" if log else what, "side": "right"}, "thickness": 12},
+            colorbar={"title": {"text": _bar_title(what, log), "side": "top"}, "thickness": 12},
         )
     )
     title = {
@@ -136,9 +136,16 @@ def step_matrix_figure(
         "resample": "Which later steps come back only when an earlier step is kept? (resampling)",
     }.get(rec.method, "Where do later steps look? Receiver heads' attention between steps")
     base_layout(fig, title, height=height)
-    fig.update_xaxes(title_text="earlier step (cause)", showgrid=False)
-    fig.update_yaxes(title_text="later step (effect)", autorange="reversed", showgrid=False)
+    fig.update_xaxes(title_text="earlier step (cause)", showgrid=False, automargin=True)
+    fig.update_yaxes(title_text="later step (effect)", autorange="reversed", showgrid=False, automargin=True)
     return fig
+
+
+def _bar_title(what: str, log: bool) -> str:
+    """A colour-bar title that fits a half-width column: the quantity, unit and scale on short lines."""
+    short = {"suppression KL (nats)": "KL (nats)", "reappears: kept − resampled": "kept −<br>resampled"}
+    text = short.get(what, what)
+    return f"{text}<br>(log10)" if log else text
 
 
 def head_kurtosis_figure(rec: ImportanceRecord, *, height: int = 360) -> go.Figure:
