@@ -89,7 +89,21 @@ def map_view(key: str, trace: Trace) -> None:
         )
     with centre:
         focus = st.session_state.get("map_focus") if st.session_state.get("map_focus") == node else None
-        fig = reasoning_map_figure(outline, selected=node, highlight=matches, focus=focus, height=MAP_HEIGHT)
+        dep_min = 0.0
+        if outline.has_dependencies:
+            dep_min = st.slider(
+                "Dependency arcs into steps of importance at least",
+                0.0,
+                1.0,
+                0.0,
+                0.05,
+                key=f"map_dep_min_{key}",
+                help="Importance is each step's rank within the trace (0 to 1). Raise it to keep only "
+                "the arcs that lead into the steps that mattered most.",
+            )
+        fig = reasoning_map_figure(
+            outline, selected=node, highlight=matches, focus=focus, height=MAP_HEIGHT, dep_min=dep_min
+        )
         chart_key = f"map_{key}_{node}"
         show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
     with right:

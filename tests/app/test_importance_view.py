@@ -85,3 +85,25 @@ def test_resampling_from_the_app_shows_its_cost_before_it_starts(samples):
     cost = next(c.value for c in at.caption if "Before it starts" in c.value)
     assert f"K = {2 * n} rollouts" in cost
     assert any(b.label == "Resample with the local model" for b in at.button)
+
+
+def test_the_map_has_a_threshold_slider_for_its_dependency_arcs(samples):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at = _importance_view(at, "a_with_importance")
+    at.session_state["inspect_view"] = "Reasoning map"
+    at.run()
+    slider = next(s for s in at.slider if s.label.startswith("Dependency arcs"))
+    assert "depends on" in _trace_names(at)
+    slider.set_value(1.0).run()  # only arcs into the top-ranked step remain: step 2's is gone
+    assert "depends on" not in _trace_names(at)
+    at = _importance_view(at, "b_without")
+    at.session_state["inspect_view"] = "Reasoning map"
+    at.run()
+    assert not [s for s in at.slider if s.label.startswith("Dependency arcs")]
+
+
+def _trace_names(at: AppTest) -> set[str]:
+    import json
+
+    return {d.get("name") for d in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
