@@ -101,8 +101,9 @@ def map_view(key: str, trace: Trace) -> None:
                 help="Importance is each step's rank within the trace (0 to 1). Raise it to keep only "
                 "the arcs that lead into the steps that mattered most.",
             )
+        height = MAP_HEIGHT - 76 if outline.has_dependencies else MAP_HEIGHT  # the slider's room
         fig = reasoning_map_figure(
-            outline, selected=node, highlight=matches, focus=focus, height=MAP_HEIGHT, dep_min=dep_min
+            outline, selected=node, highlight=matches, focus=focus, height=height, dep_min=dep_min
         )
         chart_key = f"map_{key}_{node}"
         show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
