@@ -175,8 +175,7 @@ class RoutingRecorder:
             return
         if len(outs) != len(self.sites):
             raise UsageError(f"routing saw {len(outs)} of {len(self.sites)} MoE layers in one forward")
-        first = parse_router_output(outs[0], self.sites[0])[2]
-        if (first.shape[0] if first.dim() > 1 else 1) > 1:  # the prefill
+        if _rows(parse_router_output(outs[0], self.sites[0])[2]).shape[0] > 1:  # the prefill
             if self.spec.prefill:
                 parsed = [parse_router_output(outs[i], s) for i, s in enumerate(self.sites)]
                 index, weights = self._choices([[p] for p in parsed])
@@ -269,7 +268,7 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
 
 
 def _pad(t: torch.Tensor, k: int, value) -> torch.Tensor:
-    t = t.reshape(t.shape[0] if t.dim() > 1 else 1, -1)
+    t = _rows(t)
     return t if t.shape[-1] == k else torch.nn.functional.pad(t, (0, k - t.shape[-1]), value=value)
 
 

@@ -1,4 +1,4 @@
-# ruff: noqa: F821  (encode, decode, dumps, loads, LineReader, write_all, PlainDataError and confine
+# ruff: noqa: F821  (encode, decode, dumps, loads, LineReader, write_all, read_stdin, PlainDataError and confine
 # come from plain.py and confine.py, which precede this file in the one ``python -c`` source)
 """o3viz sandbox, candidate side: runs the untrusted code in a process of its own and answers the
 judge's calls. Concatenated after plain.py and confine.py into one ``python -c`` source.
@@ -112,16 +112,7 @@ def _serve(job, reader, out):
 
 
 def _main():
-    chunks = []
-    while True:
-        chunk = os.read(0, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    job = marshal.loads(b"".join(chunks))
+    job = marshal.loads(read_stdin())
     out = job["resp_fd"]
     try:
         confine(job)

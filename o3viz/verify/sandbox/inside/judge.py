@@ -1,4 +1,4 @@
-# ruff: noqa: F821  (encode, decode, dumps, loads, LineReader, write_all, PlainDataError and confine
+# ruff: noqa: F821  (encode, decode, dumps, loads, LineReader, write_all, read_stdin, PlainDataError and confine
 # come from plain.py and confine.py, which precede this file in the one ``python -c`` source)
 """o3viz sandbox, judge side: runs the trusted tests in a process of its own and reports verdicts.
 Concatenated after plain.py and confine.py into one ``python -c`` source.
@@ -267,16 +267,7 @@ def _run_job(job, channel, candidate):
 
 
 def _read_job():
-    chunks = []
-    while True:
-        chunk = os.read(0, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return _loads(b"".join(chunks))
+    return _loads(read_stdin())
 
 
 def _on_alarm(signum, frame):

@@ -210,3 +210,18 @@ class LineReader:
 def write_all(fd, data):
     while data:
         data = data[os.write(fd, data) :]
+
+
+def read_stdin():
+    """Everything on stdin (the job the app sent), then stdin pointed at /dev/null so code run
+    later in this process cannot read what is left of it."""
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return b"".join(chunks)
