@@ -235,13 +235,14 @@ def resample_importance(
         should_stop=should_stop,
     )
     answers = [None if r is None else [_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)]
-    different = _different(reader, rnd, rolls, threshold)
+    step_vecs = embed(reader[0], reader[1], [st.text for st in rnd.steps])  # once, for both uses
+    different = _different(reader, rnd, rolls, threshold, step_vecs)
     ref = normalize_answer(trace.task.reference) if trace.task.reference else None
     series = _series(answers, different, ref)
     scores = series["counterfactual_accuracy" if ref is not None else "counterfactual_kl"]
     from o3viz.analysis.importance.dependencies import dependencies_from_matrix
 
-    matrix = reappearance_matrix(reader, rnd, rolls, different, threshold)
+    matrix = reappearance_matrix(reader, rnd, rolls, different, threshold, step_vecs)
     return ImportanceRecord(
         method="resample",
         source="resample",
@@ -271,17 +272,18 @@ def _model_id(model: Any) -> str:
     return getattr(info, "model_id", None) or str(getattr(model.config, "_name_or_path", ""))
 
 
-def _different(reader, rnd, rolls, threshold: float) -> list[list[bool] | None]:
-    """For each step i: which rollouts of P_i open with a sentence unlike step i."""
+def _different(reader, rnd, rolls, threshold: float, step_vecs: np.ndarray) -> list[list[bool] | None]:
+    """For each step i: which rollouts of P_i open with a sentence unlike step i (``step_vecs``:
+    the steps' embeddings)."""
     model, tok = reader
     out: list[list[bool] | None] = []
-    for i, st in enumerate(rnd.steps):
+    for i in range(len(rnd.steps)):
         r = rolls[i]
         if r is None:
             out.append(None)
             continue
-        vecs = embed(model, tok, [st.text] + [first_sentence(x) for x in r])
-        out.append([bool(v @ vecs[0] < threshold) for v in vecs[1:]])
+        vecs = embed(model, tok, [first_sentence(x) for x in r])
+        out.append([bool(v @ step_vecs[i] < threshold) for v in vecs])
     return out
 
 
@@ -312,15 +314,18 @@ def _series(answers, different, ref) -> dict[str, list[float | None]]:
     return s
 
 
-def reappearance_matrix(reader, rnd, rolls, different, threshold: float) -> np.ndarray:
+def reappearance_matrix(
+    reader, rnd, rolls, different, threshold: float, step_vecs: np.ndarray | None = None
+) -> np.ndarray:
     """(S, S) float32: ``[j, i]`` = how much more often step j's meaning reappears in the rollouts
-    that kept step i than in the rollouts whose new step i differs (0 where either set is empty)."""
+    that kept step i than in the rollouts whose new step i differs (0 where either set is empty).
+    ``step_vecs``: the steps' embeddings, when the caller already has them."""
     from o3viz.text.spans import split_spans
 
     model, tok = reader
     n = len(rnd.steps)
     mat = np.zeros((n, n), np.float32)
-    steps = embed(model, tok, [st.text for st in rnd.steps])  # (S, d)
+    steps = step_vecs if step_vecs is not None else embed(model, tok, [st.text for st in rnd.steps])
 
     def present(texts: list[str]) -> np.ndarray | None:
         """(R, S) bool: rollout r contains a sentence like step j."""
