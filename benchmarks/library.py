@@ -40,9 +40,9 @@ def _subset(src: Path, lines: int, out: Path) -> Path:
 
 
 def _throughput(path: Path, workers: int, tmp: Path) -> float:
-    from o3viz.app.store import Store
     from o3viz.importers.bulk import ImportOptions
     from o3viz.importers.parallel import import_dataset
+    from o3viz.store.store import Store
 
     store = Store(Path(tempfile.mkdtemp(dir=tmp)))
     rep = import_dataset(path, store, ImportOptions("bench"), workers=workers)
@@ -71,9 +71,9 @@ def bench_import(args, tmp: Path) -> list[tuple[str, Path]]:
 
 def _seed_rows(tmp: Path):
     """Index rows and search text of real traces (GSM8K solutions and R1 traces)."""
-    from o3viz.app.store import Store
     from o3viz.importers.bulk import ImportOptions
     from o3viz.importers.parallel import import_dataset
+    from o3viz.store.store import Store
 
     store = Store(tmp / "seed")
     for rel, lines in ((GSM8K, 150), (R1, 20)):
@@ -87,15 +87,15 @@ def _seed_rows(tmp: Path):
         print("seed: ../shared/data is absent; generated records stand in for real traces")
         import_dataset(write_reasoning_jsonl(tmp / "gen.jsonl", 300), store, ImportOptions("gen"), workers=2)
     texts = dict(store.conn.execute("SELECT t.key, f.text FROM traces t JOIN steps_fts f ON f.rowid = t.id"))
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     return [(r, texts[r["key"]]) for r in store.rows(Query(limit=1000))]
 
 
 def build_store(root: Path, n: int, seeds, rng: random.Random):
     """A store of ``n`` index rows copied from ``seeds`` with variations (no trace files)."""
-    from o3viz.app.index import COLUMNS, IndexRow
-    from o3viz.app.store import Store
+    from o3viz.store.index import COLUMNS, IndexRow
+    from o3viz.store.store import Store
 
     store = Store(root)
     batch = []
@@ -131,7 +131,7 @@ def _time(fn, repeat: int = 5) -> float:
 
 
 def time_query(store) -> float:
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     def one():
         for w in WORDS[:5]:
@@ -144,7 +144,7 @@ def time_query(store) -> float:
 
 def time_aggregates(store) -> float:
     from o3viz.analysis.dataset import COLUMNS, dataset_summary, frame
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     q = Query(dataset=["set0"])  # one dataset: 10,000 traces in either store
     n = [0]

@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from o3viz import LibraryEntry, LocalResample, RunJob, Trace, bytes_key, trace_bytes
+from o3viz import LibraryEntry, LocalResample, RunJob, Trace, content_key, trace_bytes
 from o3viz.figures import (
     escape_markdown,
     head_kurtosis_figure,
@@ -59,7 +59,7 @@ def _follow(key: str, job: RunJob) -> None:
     elif job.trace is not None and job.trace.final.importance:
         data = trace_bytes(job.trace)
         name = f"{library()[key].name} · importance" + (" (stopped early)" if job.stopped else "")
-        entry = LibraryEntry(bytes_key(data), name, "run", job.trace, len(data))
+        entry = LibraryEntry(content_key(data), name, "run", job.trace, len(data))
         add_entries([entry])
         st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None
         st.session_state.importance_message = ("ok", name)

@@ -13,7 +13,8 @@ from o3viz import (
     O3vizError,
     Store,
     StoreLibrary,
-    bytes_key,
+    content_key,
+    ensure_samples,
     home_dir,
     load_upload_in_worker,
     samples_dir,
@@ -53,7 +54,7 @@ def cached_samples() -> tuple[list[LibraryEntry], list[str]]:
     session, first; returns no entries (they are in the store) and the samples' errors."""
     with st.spinner("Adding the sample traces to the library…"):
         try:
-            keys, errors = store().ensure_samples(samples_dir())
+            keys, errors = ensure_samples(store(), samples_dir())
         except O3vizError as exc:
             return [], [str(exc)]
     pin(keys)
@@ -64,7 +65,7 @@ def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
     """Read an upload once per session, in a worker process with a time budget, showing progress:
     a pathological file cannot stall the server, and leaving the page cancels the work."""
     done = st.session_state.upload_results
-    key = bytes_key(data)
+    key = content_key(data)
     if key not in done:
         bar = st.progress(0.0, text=f"Reading {name}…")
 

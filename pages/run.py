@@ -14,7 +14,7 @@ from o3viz import (
     RunJob,
     RunRequest,
     UsageError,
-    bytes_key,
+    content_key,
     execute,
     parse_layers,
     run_name,
@@ -179,7 +179,7 @@ def follow_job(job: RunJob) -> None:
         st.session_state.runs += 1
         data = trace_bytes(job.trace)
         entry = LibraryEntry(
-            bytes_key(data), run_name(job.trace, st.session_state.runs), "run", job.trace, len(data)
+            content_key(data), run_name(job.trace, st.session_state.runs), "run", job.trace, len(data)
         )
         add_entries([entry])
         st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from o3viz.app.library import bytes_key  # noqa: E402
+from o3viz.store.store import content_key  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
@@ -66,7 +66,7 @@ def shoot(traces: list[Path], out: Path, size: tuple[int, int], importance: Path
     url = f"http://127.0.0.1:{port}"
     try:
         _wait(url)
-        key = bytes_key(traces[0].read_bytes())
+        key = content_key(traces[0].read_bytes())
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
             page = browser.new_page(viewport={"width": size[0], "height": size[1]})
@@ -79,13 +79,13 @@ def shoot(traces: list[Path], out: Path, size: tuple[int, int], importance: Path
             _settle(page, "What would each layer have predicted")
             page.screenshot(path=str(out / "internals_lens.png"))
             if len(traces) > 1:
-                kb = bytes_key(traces[1].read_bytes())
+                kb = content_key(traces[1].read_bytes())
                 page.goto(f"{url}/compare?trace={key}&b={kb}")
                 page.get_by_text("Expert routing").first.scroll_into_view_if_needed(timeout=180_000)
                 page.wait_for_timeout(4000)
                 page.screenshot(path=str(out / "internals_compare.png"))
             if importance is not None:
-                ki = bytes_key(importance.read_bytes())
+                ki = content_key(importance.read_bytes())
                 page.goto(f"{url}/inspect?trace={ki}&view=Importance")
                 _settle(page, "Step × step matrix")
                 page.screenshot(path=str(out / "importance.png"))

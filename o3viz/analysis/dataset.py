@@ -1,4 +1,4 @@
-"""What holds across many traces: aggregates of index rows (``o3viz.app.index.IndexRow``) for the
+"""What holds across many traces: aggregates of index rows (``o3viz.store.index.IndexRow``) for the
 Dataset page, and which traces each bar stands for (``select``), so every bar leads to its traces.
 
 Groups are the traces' correctness ("correct" / "wrong"); ungraded traces count in totals only.

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from o3viz.app.library import _one_line, run_name
-from o3viz.app.store import Store
+from o3viz.store.store import Store
 from o3viz.trace import Trace
 
 

@@ -7,16 +7,15 @@ server restart). The background jobs that add to it (runs, dataset imports) are 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from o3viz.analysis.summary import summarize
-from o3viz.app.store import Store
 from o3viz.errors import O3vizError
 from o3viz.paths import samples_dir
+from o3viz.store.store import Store, content_key
 from o3viz.trace import Trace
 from o3viz.trace.files import read_bounded
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
@@ -52,10 +51,6 @@ class LoadResult:
     errors: list[str] = field(default_factory=list)  # one line each, naming the file
 
 
-def bytes_key(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -80,7 +75,7 @@ def load_file(name: str, data: bytes, *, source: str = "upload") -> LibraryEntry
     else:
         raise O3vizError(f"unknown file type; use {', '.join(TRACE_SUFFIXES + IMPORT_SUFFIXES)}")
     raw = data if lower.endswith(TRACE_SUFFIXES) else None
-    return LibraryEntry(bytes_key(data), name, source, trace, len(data), raw)
+    return LibraryEntry(content_key(data), name, source, trace, len(data), raw)
 
 
 def load_upload_trace(name: str, data: bytes) -> Trace:
@@ -117,7 +112,7 @@ def load_upload_in_worker(
     lower = name.lower()
     source = "import" if lower.endswith(IMPORT_SUFFIXES) and not lower.endswith(TRACE_SUFFIXES) else "upload"
     raw = data if lower.endswith(TRACE_SUFFIXES) else None  # a trace file is stored as it came
-    return LoadResult(entries=[LibraryEntry(bytes_key(data), name, source, res.value, len(data), raw)])
+    return LoadResult(entries=[LibraryEntry(content_key(data), name, source, res.value, len(data), raw)])
 
 
 def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> LoadResult:
@@ -141,7 +136,7 @@ def load_samples(folder: str | os.PathLike | None = None) -> LoadResult:
     for p in files:
         try:
             data = read_bounded(p, MAX_FILE_BYTES)  # a FIFO or device named like a trace is refused
-            out.entries.append(LibraryEntry(bytes_key(data), p.name, "sample", load_trace(data), len(data)))
+            out.entries.append(LibraryEntry(content_key(data), p.name, "sample", load_trace(data), len(data)))
         except (O3vizError, OSError) as exc:
             out.errors.append(f"{p.name}: {_one_line(exc)}")
     return out
@@ -234,7 +229,7 @@ class StoreLibrary(Mapping):
     the whole store."""
 
     def __init__(self, store: Store, pinned: list[str] | tuple = ()) -> None:
-        from o3viz.app.query import Query
+        from o3viz.store.query import Query
 
         self.store = store
         newest = store.rows(Query(limit=SHELF), _ENTRY_COLUMNS)
@@ -266,7 +261,7 @@ class StoreLibrary(Mapping):
 
 def stored_entries(store: Store, keys: list[str]) -> list[StoredEntry]:
     """The entries of ``keys`` that are in the store, in the order given (one query)."""
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     if not keys:
         return []
@@ -290,7 +285,7 @@ def stage_dataset(store: Store, name: str, data: bytes) -> tuple[Path, int] | No
         return None
     folder = store.root / "incoming"
     gz = data[:2] == b"\x1f\x8b"
-    path = folder / (bytes_key(data) + (".jsonl.gz" if gz else ".jsonl"))
+    path = folder / (content_key(data) + (".jsonl.gz" if gz else ".jsonl"))
     with store.guard("keeping the upload"):
         folder.mkdir(parents=True, exist_ok=True)
         if not path.exists():

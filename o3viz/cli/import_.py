@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         path = trace.save(args.out, overwrite=args.overwrite)
     else:
-        from o3viz.app.store import Store
+        from o3viz.store.store import Store
 
         store = Store()
         key = store.add(trace, source="import", dataset=args.dataset or "", name=args.file.name)
@@ -110,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
 def _run_all(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from o3viz.app.store import Store
     from o3viz.importers.bulk import ImportOptions
     from o3viz.importers.parallel import import_dataset
+    from o3viz.store.store import Store
 
     for flag in ("out", "record", "enrich", "format", "reference", "question"):
         if getattr(args, flag) not in (None, False):

@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _query(args: argparse.Namespace, search: str = ""):
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     return Query(
         search=search,
@@ -111,7 +111,8 @@ def _resolve(store, prefix: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.app.store import Store
+    from o3viz.store.repair import reindex
+    from o3viz.store.store import Store
 
     store = Store()
     cmd = args.library_command
@@ -130,14 +131,14 @@ def run(args: argparse.Namespace) -> int:
     elif cmd == "rm":
         return _rm(store, args)
     elif cmd == "export":
-        from o3viz.app.export import export_steps
+        from o3viz.store.export import export_steps
 
         traces, steps, errors = export_steps(store, _query(args, args.search), args.parquet)
         for e in errors:
             sys.stderr.write(f"skipped {e}\n")
         print(f"wrote {steps} steps of {traces} traces to {args.parquet}")
     elif cmd == "reindex":
-        rep = store.reindex(full=args.full)
+        rep = reindex(store, full=args.full)
         for e in rep.errors:
             sys.stderr.write(f"unreadable: {e}\n")
         print(f"reindexed {store.root}: {rep.added} rows added, {rep.removed} removed, {rep.kept} kept")
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rm(store, args: argparse.Namespace) -> int:
-    from o3viz.app.query import Query
+    from o3viz.store.query import Query
 
     keys = [_resolve(store, k) for k in args.keys]
     if args.dataset:

@@ -11,7 +11,7 @@ under a dataset name, imported in parallel worker processes.
 - Each record has a time budget inside its worker; a worker that stops answering altogether (a
   hang in C code) is killed after ``stall_s`` and the import stops with one line saying so.
 
-The sink (the trace store, ``o3viz.app.store.Store``) is passed in, so importers never import the app.
+The sink (the trace store, ``o3viz.store.store.Store``) is passed in, so importers never import the app.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 and are committed in batches; progress is reported as records finish; the import can be stopped,
 and a worker that stops answering is killed (see ``o3viz.importers.bulk`` for the records).
 
->>> from o3viz.app.store import Store                                   # doctest: +SKIP
+>>> from o3viz.store.store import Store                                   # doctest: +SKIP
 >>> import_dataset("solutions.jsonl", Store(), ImportOptions("gsm8k"))  # doctest: +SKIP
 ImportReport(dataset='gsm8k', records=1319, traces=5276, ...)
 """

@@ -131,19 +131,32 @@ def check_output(path: str | os.PathLike, overwrite: bool, *, what: str = "--out
     return path
 
 
-def write_atomic(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
-    """Write ``data`` to ``path`` atomically; without ``overwrite``, claim the name exclusively."""
+def _write_error(path: Path, doing: str, exc: OSError) -> O3vizError:
+    """One line for a failed write; keeps ``errno`` so callers can tell a full disk apart."""
+    err = O3vizError(f"{path}: {doing} ({exc.strerror or exc})")
+    err.errno = exc.errno
+    return err
+
+
+def write_atomic(
+    path: str | os.PathLike, data: bytes, *, overwrite: bool = False, durable: bool = True
+) -> Path:
+    """Write ``data`` to ``path`` atomically (the one atomic writer: trace files, the store's files,
+    exports): a temp file in the same folder, fsync, then a rename, so a reader sees the whole file
+    or none. Without ``overwrite``, claim the name exclusively. Without ``durable`` the fsync is
+    skipped (bulk imports): a killed process still leaves whole files."""
     path = check_output(path, overwrite, what=str(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise O3vizError(f"{path}: cannot write there ({exc.strerror or exc})") from None
+        raise _write_error(path, "cannot write there", exc) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file is an ordinary file
@@ -151,7 +164,7 @@ def write_atomic(path: str | os.PathLike, data: bytes, *, overwrite: bool = Fals
     except O3vizError:
         raise  # OutputExistsError is also an OSError: keep its own message
     except OSError as exc:
-        raise O3vizError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise _write_error(path, "cannot write", exc) from None
     finally:
         Path(tmp).unlink(missing_ok=True)
     return path

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from o3viz.app.store import Store
 from o3viz.importers.bulk import ImportOptions
 from o3viz.importers.parallel import import_dataset
 from o3viz.paths import REPO_ROOT
+from o3viz.store.store import Store
 from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes

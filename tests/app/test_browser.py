@@ -21,8 +21,8 @@ import urllib.request
 
 import pytest
 
-from o3viz.app.library import bytes_key
 from o3viz.paths import REPO_ROOT
+from o3viz.store.store import content_key
 from o3viz.testing.browser import CHROMIUM
 from o3viz.testing.browser import CHROMIUM_ARGS as ARGS
 from o3viz.testing.synthetic import HOSTILE, make_trace
@@ -64,10 +64,10 @@ def server(tmp_path_factory):
     keys = {}
     for tag, name in SAMPLES.items():
         shutil.copy(ROOT / "sample_traces" / name, samples / name)
-        keys[tag] = bytes_key((samples / name).read_bytes())
+        keys[tag] = content_key((samples / name).read_bytes())
     # gzipped, as the store keeps it: the store keys a trace by its stored (gzip) bytes
     make_trace(9, seed=3, hostile=True).save(samples / "hostile.o3trace.json.gz")
-    keys["hostile"] = bytes_key((samples / "hostile.o3trace.json.gz").read_bytes())
+    keys["hostile"] = content_key((samples / "hostile.o3trace.json.gz").read_bytes())
     upload = tmp / "upload" / "longer_run.o3trace.json.gz"
     upload.parent.mkdir()
     make_trace(24, seed=5, rounds=2, daa_mode="observe").save(upload)

@@ -7,8 +7,8 @@ import json
 
 import pyarrow.parquet as pq
 
-from o3viz.app.store import Store
 from o3viz.cli.main import main
+from o3viz.store.store import Store
 from o3viz.testing.datasets import hostile_lines, write_reasoning_jsonl
 
 

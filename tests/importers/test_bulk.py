@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from o3viz.app.query import Query
-from o3viz.app.store import Store
 from o3viz.importers.bulk import ImportOptions, count_records, fan_out
 from o3viz.importers.parallel import import_dataset
+from o3viz.store.query import Query
+from o3viz.store.store import Store
 from o3viz.testing.datasets import hostile_lines, write_reasoning_jsonl
 
 

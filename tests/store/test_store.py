@@ -11,12 +11,13 @@ import sys
 
 import pytest
 
-from o3viz.app.index import importance_by_type, index_row
 from o3viz.app.jobs import RunJob
-from o3viz.app.library import LibraryEntry, StoreLibrary, bytes_key, store_entry
-from o3viz.app.query import Query, fts_expression
-from o3viz.app.store import STORE_SCHEMA, Store, StoreError, content_key
+from o3viz.app.library import LibraryEntry, StoreLibrary, store_entry
 from o3viz.paths import home_dir
+from o3viz.store.index import importance_by_type, index_row
+from o3viz.store.query import Query, fts_expression
+from o3viz.store.repair import ensure_samples, reindex
+from o3viz.store.store import STORE_SCHEMA, Store, StoreError, content_key
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import Check, trace_bytes
 
@@ -38,7 +39,7 @@ def test_a_trace_is_stored_gzipped_under_its_content_hash_and_reads_back_equal(s
     trace = make_trace(8, seed=1)
     key = store.add(trace, source="upload", name="my upload.o3trace.json")
     data = trace_bytes(trace, gzipped=True)
-    assert key == content_key(data) == bytes_key(data)
+    assert key == content_key(data)
     path = store.path(key)
     assert path.name == f"{key}.o3trace.json.gz" and path.read_bytes() == data
     assert store.trace(key) == trace
@@ -69,7 +70,7 @@ def test_reindex_rebuilds_a_lost_index_from_the_files(store):
     for suffix in ("-wal", "-shm"):
         store.db_path.with_name(store.db_path.name + suffix).unlink(missing_ok=True)
     fresh = Store(store.root)
-    rep = fresh.reindex()
+    rep = reindex(fresh)
     assert (rep.added, rep.removed, rep.errors) == (4, 0, [])
     for k in keys:  # the store's own fields come back from the metadata files
         after = fresh.row(k)
@@ -86,7 +87,7 @@ def test_reindex_drops_rows_without_files_and_adds_files_without_rows(store):
     row, _ = store.write_files(orphan, {"source": "import"})  # files written, row never inserted
     (store.files / "ab").mkdir(exist_ok=True)
     (store.files / "ab" / ".half.o3trace.json.gz.123.tmp").write_bytes(b"partial")
-    rep = store.reindex()
+    rep = reindex(store)
     assert (rep.added, rep.removed) == (1, 1)
     assert {r["key"] for r in store.rows(Query())} == {kept, row.key}
     assert not list(store.files.glob("*/.*.tmp"))
@@ -145,7 +146,7 @@ def test_a_full_disk_gives_one_line(tmp_path):
     home = tmp_path / "full"
     home.mkdir()
     script = (
-        "from o3viz.app.store import Store\n"
+        "from o3viz.store.store import Store\n"
         "from o3viz.testing.synthetic import make_trace\n"
         f"s = Store({str(home)!r})\n"
         "for i in range(400):\n"
@@ -167,11 +168,11 @@ def test_samples_enter_the_store_once_in_name_order(store, tmp_path):
     make_trace(5, seed=1).save(folder / "b.o3trace.json.gz")
     make_trace(6, seed=2).save(folder / "a.o3trace.json")
     (folder / "bad.o3trace.json").write_text("{")
-    keys, errors = store.ensure_samples(folder)
+    keys, errors = ensure_samples(store, folder)
     assert len(keys) == 2 and [e.split(":")[0] for e in errors] == ["bad.o3trace.json"]
-    assert keys[1] == bytes_key((folder / "b.o3trace.json.gz").read_bytes())  # a gz sample is kept as is
+    assert keys[1] == content_key((folder / "b.o3trace.json.gz").read_bytes())  # a gz sample is kept as is
     assert [store.row(k)["name"] for k in keys] == ["a.o3trace.json", "b.o3trace.json.gz"]
-    assert store.ensure_samples(folder) == (keys, [])  # unchanged folder: nothing is read again
+    assert ensure_samples(store, folder) == (keys, [])  # unchanged folder: nothing is read again
     assert store.count() == 2
 
 
@@ -188,10 +189,10 @@ def test_the_session_library_lists_its_pins_first_and_resolves_any_stored_key(st
 def test_an_uploaded_gz_trace_keeps_its_key_and_a_plain_one_gets_a_gz_key(store):
     trace = make_trace(5, seed=7)
     gz = gzip.compress(trace_bytes(trace), mtime=0)
-    e = LibraryEntry(bytes_key(gz), "x.o3trace.json.gz", "upload", trace, len(gz), gz)
-    assert store_entry(store, e) == bytes_key(gz)
+    e = LibraryEntry(content_key(gz), "x.o3trace.json.gz", "upload", trace, len(gz), gz)
+    assert store_entry(store, e) == content_key(gz)
     plain = trace_bytes(trace)
-    e2 = LibraryEntry(bytes_key(plain), "x.o3trace.json", "upload", trace, len(plain), plain)
+    e2 = LibraryEntry(content_key(plain), "x.o3trace.json", "upload", trace, len(plain), plain)
     assert store_entry(store, e2) == content_key(trace_bytes(trace, gzipped=True))
 
 

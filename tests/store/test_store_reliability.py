@@ -11,15 +11,16 @@ import subprocess
 import sys
 import time
 
-from o3viz.app.query import Query
-from o3viz.app.store import Store
 from o3viz.paths import REPO_ROOT
+from o3viz.store.query import Query
+from o3viz.store.repair import reindex
+from o3viz.store.store import Store
 from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.trace import load_trace
 
 WRITER = """
 import sys
-from o3viz.app.store import Store
+from o3viz.store.store import Store
 from o3viz.testing.synthetic import make_trace
 store, first, n = Store(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for i in range(first, first + n):
@@ -58,7 +59,7 @@ def test_two_writers_and_a_cli_import_at_once_lose_nothing(tmp_path):
     keys = _consistent(store)
     assert len(keys) == 110
     assert store.count(Query(dataset=["d"])) == 60 and store.count(Query(source=["upload"])) == 50
-    rep = store.reindex()
+    rep = reindex(store)
     assert (rep.added, rep.removed) == (0, 0)
 
 
@@ -80,7 +81,7 @@ def test_kill_9_during_an_import_leaves_a_store_that_reindex_and_a_rerun_complet
     assert 60 <= len(indexed) < 600
     on_disk = store.stored_keys()
     assert indexed <= on_disk  # a row never exists without its file
-    rep = store.reindex()
+    rep = reindex(store)
     assert rep.removed == 0 and rep.added == len(on_disk - indexed)
     assert _consistent(store) == on_disk
     rerun = subprocess.run(cmd, env=_env(home), capture_output=True, text=True, timeout=600)

@@ -11,9 +11,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from o3viz.app.query import Query
-from o3viz.app.store import Store, StoreError
 from o3viz.errors import O3vizError
+from o3viz.store.query import Query
+from o3viz.store.store import Store, StoreError
 from o3viz.trace import Trace
 
 TRACE_COLUMNS = ("key", "dataset", "model", "source", "record", "part", "task", "correct", "verdict")

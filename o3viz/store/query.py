@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from o3viz.app.index import COLUMNS, TYPE_COLUMNS
+from o3viz.store.index import COLUMNS, TYPE_COLUMNS
 
 Correctness = Literal["any", "correct", "wrong", "ungraded"]
 SORTABLE = ("id",) + tuple(c for c in COLUMNS if c not in ("key", "importance", "line_hash"))

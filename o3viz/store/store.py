@@ -5,7 +5,7 @@ Layout under ``o3viz.paths.home_dir()``::
     traces/ab/ab12…ef.o3trace.json.gz   the trace, named by the sha256 of its bytes (16 hex)
     traces/ab/ab12…ef.meta.json         what the store knows that the trace does not: source,
                                         dataset, name, record, tags (written before the trace)
-    index.sqlite3                       one row per trace (``o3viz.app.index.IndexRow``) and an
+    index.sqlite3                       one row per trace (``o3viz.store.index.IndexRow``) and an
                                         FTS5 table over the step text, in WAL mode
 
 The files are the truth: a row is inserted only after its files are written atomically, and
@@ -23,18 +23,17 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from o3viz.app.index import COLUMNS, IndexRow, column_sql, index_row, search_text
-from o3viz.app.query import Query, order_clause, page_clause, where_clause
 from o3viz.errors import O3vizError
 from o3viz.paths import home_dir
+from o3viz.store.index import COLUMNS, IndexRow, column_sql, index_row, search_text
+from o3viz.store.query import Query, order_clause, page_clause, where_clause
 from o3viz.trace import Trace
+from o3viz.trace.files import write_atomic
 from o3viz.trace.io import load_trace, trace_bytes
 
 STORE_SCHEMA = 1  # the index's schema version; a store written by a newer o3viz is refused
@@ -55,40 +54,13 @@ def content_key(data: bytes) -> str:
 
 
 def _disk_full(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno in _FULL:
+    if isinstance(exc, OSError | O3vizError) and getattr(exc, "errno", None) in _FULL:
         return True
     return isinstance(exc, sqlite3.DatabaseError) and "full" in str(exc).lower()
 
 
-@dataclass
-class ReindexReport:
-    added: int = 0  # files that had no row
-    removed: int = 0  # rows whose file is gone
-    kept: int = 0
-    errors: list[str] = field(default_factory=list)  # unreadable files, one line each
-
-
 _cache: OrderedDict[tuple[str, str], Trace] = OrderedDict()
 _cache_lock = threading.Lock()
-
-
-def _write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Temp file in the same folder, fsync, rename: a reader sees the whole file or none. Without
-    ``durable`` the fsync is skipped (bulk imports): a killed process still leaves whole files, and
-    a power cut can only lose the newest ones, whose rows ``reindex`` then drops."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            if durable:
-                os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Store:
@@ -119,7 +91,7 @@ class Store:
             yield
         except StoreError:
             raise
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, O3vizError) as exc:
             if _disk_full(exc):
                 full = StoreError(
                     f"no space left on the disk of the trace store ({self.root}) while {doing}; "
@@ -176,7 +148,7 @@ class Store:
             self._local.conn = None
 
     @contextlib.contextmanager
-    def _write(self, doing: str):
+    def transaction(self, doing: str):
         with self.guard(doing):
             conn = self.conn
             conn.execute("BEGIN IMMEDIATE")
@@ -207,17 +179,16 @@ class Store:
         with self.guard("writing a trace"):
             path = self.path(key)
             if not path.exists():
-                _write_atomic(
-                    self._meta_path(key), json.dumps(meta, sort_keys=True).encode(), durable=durable
-                )
-                _write_atomic(
-                    path, data, durable=durable
-                )  # the trace last: a trace file always has its metadata
+                meta_bytes = json.dumps(meta, sort_keys=True).encode()
+                write_atomic(self._meta_path(key), meta_bytes, overwrite=True, durable=durable)
+                # the trace last: a trace file always has its metadata; same key, same bytes, so a
+                # concurrent writer of the same trace replaces it with an identical file
+                write_atomic(path, data, overwrite=True, durable=durable)
             elif self._meta_path(key).exists():
-                meta = self._read_meta(key)
+                meta = self.read_meta(key)
         return index_row(trace, key, meta, file_bytes=len(data)), search_text(trace)
 
-    def _read_meta(self, key: str) -> dict:
+    def read_meta(self, key: str) -> dict:
         try:
             meta = json.loads(self._meta_path(key).read_text(encoding="utf-8"))
             return meta if isinstance(meta, dict) else {}
@@ -232,7 +203,7 @@ class Store:
         added = 0
         names = ", ".join(COLUMNS)
         marks = ", ".join("?" * len(COLUMNS))
-        with self._write("adding to the index") as conn:
+        with self.transaction("adding to the index") as conn:
             for row, text in rows:
                 d = row.to_dict()
                 cur = conn.execute(
@@ -261,10 +232,10 @@ class Store:
 
     def set_tags(self, key: str, tags: list[str]) -> None:
         clean = ",".join(sorted({t.strip().replace(",", " ") for t in tags if t.strip()}))
-        meta = {**self._read_meta(key), "tags": clean}
+        meta = {**self.read_meta(key), "tags": clean}
         with self.guard("tagging"):
-            _write_atomic(self._meta_path(key), json.dumps(meta, sort_keys=True).encode())
-        with self._write("tagging") as conn:
+            write_atomic(self._meta_path(key), json.dumps(meta, sort_keys=True).encode(), overwrite=True)
+        with self.transaction("tagging") as conn:
             conn.execute("UPDATE traces SET tags = ? WHERE key = ?", (clean, key))
 
     def delete(self, keys: list[str]) -> int:
@@ -274,7 +245,7 @@ class Store:
                 self.path(key).unlink(missing_ok=True)
                 self._meta_path(key).unlink(missing_ok=True)
         gone = 0
-        with self._write("deleting from the index") as conn:
+        with self.transaction("deleting from the index") as conn:
             for key in keys:
                 found = conn.execute("SELECT id FROM traces WHERE key = ?", (key,)).fetchone()
                 if found is not None:
@@ -365,23 +336,11 @@ class Store:
             return set()
         return {p.name[: -len(SUFFIX)] for p in self.files.glob(f"*/*{SUFFIX}") if not p.name.startswith(".")}
 
-    def reindex(self, *, full: bool = False, progress=None) -> ReindexReport:
-        """Make the index match the files (see ``o3viz.app.repair.reindex``)."""
-        from o3viz.app.repair import reindex
-
-        return reindex(self, full=full, progress=progress)
-
     def delete_rows(self, keys: list[str]) -> int:
-        with self._write("repairing the index") as conn:
+        with self.transaction("repairing the index") as conn:
             for key in keys:
                 found = conn.execute("SELECT id FROM traces WHERE key = ?", (key,)).fetchone()
                 if found is not None:
                     conn.execute("DELETE FROM steps_fts WHERE rowid = ?", (found[0],))
                     conn.execute("DELETE FROM traces WHERE id = ?", (found[0],))
         return len(keys)
-
-    def ensure_samples(self, folder: str | os.PathLike) -> tuple[list[str], list[str]]:
-        """Put the sample traces in the store once (see ``o3viz.app.repair.ensure_samples``)."""
-        from o3viz.app.repair import ensure_samples
-
-        return ensure_samples(self, folder)

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from o3viz.app.index import IndexRow, index_row, search_text
-from o3viz.app.store import SUFFIX, ReindexReport, Store
 from o3viz.errors import O3vizError
+from o3viz.store.index import IndexRow, index_row, search_text
+from o3viz.store.store import SUFFIX, Store
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
+
+
+@dataclass
+class ReindexReport:
+    added: int = 0  # files that had no row
+    removed: int = 0  # rows whose file is gone
+    kept: int = 0
+    errors: list[str] = field(default_factory=list)  # unreadable files, one line each
 
 
 def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport:
@@ -35,7 +44,7 @@ def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport
         except O3vizError as exc:
             report.errors.append(f"{key}: {exc}")
             continue
-        row = index_row(trace, key, store._read_meta(key), file_bytes=store.path(key).stat().st_size)
+        row = index_row(trace, key, store.read_meta(key), file_bytes=store.path(key).stat().st_size)
         batch.append((row, search_text(trace)))
         if len(batch) >= 200:
             report.added += store.insert(batch)
@@ -72,7 +81,7 @@ def ensure_samples(store: Store, folder: str | os.PathLike) -> tuple[list[str], 
         except O3vizError as exc:
             errors.append(f"{p.name}: {exc}")
     ordered = [keys[p.name] for p in files if p.name in keys]
-    with store._write("noting the samples") as conn:
+    with store.transaction("noting the samples") as conn:
         value = json.dumps({"stamp": stamp, "keys": ordered})
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
     return ordered, errors[::-1]
