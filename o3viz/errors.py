@@ -20,3 +20,18 @@ class ModelLoadError(O3vizError, RuntimeError):
 
 class UsageError(O3vizError, ValueError):
     """A CLI or API argument is invalid (unknown task id, bad layer list, ...)."""
+
+
+def one_line(exc: BaseException, limit: int | None = None) -> str:
+    """The one way an exception becomes one line of text for a user: its message with whitespace
+    collapsed (the type's name when the message is empty), cut to ``limit`` characters.
+
+    >>> one_line(ValueError("bad\\n   value"))
+    'bad value'
+    >>> one_line(KeyError())
+    'KeyError'
+    >>> one_line(OSError("x" * 10), limit=4)
+    'xxxx'
+    """
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if limit is None else text[:limit]
