@@ -1,5 +1,5 @@
 """o3viz: the Streamlit router. Page config, navigation over pages/, the shared sidebar, and the
-session-state defaults (initialised here and nowhere else)."""
+session-state defaults (declared in ``pages/_state.py``, initialised here and nowhere else)."""
 
 from __future__ import annotations
 
@@ -7,30 +7,15 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages._state import init_state, take
 from pages._ui import add_entries, cached_samples, store
 
 FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
-DEFAULTS = {
-    "library": {},  # key -> StoredEntry: the stored traces this session has (samples, uploads, runs, opened)
-    "inspect_key": None,  # the trace shown on Inspect
-    "compare_a": None,  # the traces shown on Compare
-    "compare_b": None,
-    "inspect_node": None,  # the node selected on Inspect (map, outline, search or URL)
-    "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
-    "tree_last_click": None,
-    "runs": 0,  # runs made in this session (names them)
-    "run_job": None,  # the run in progress (o3viz.app.jobs.RunJob)
-    "samples_loaded": False,
-    "upload_results": {},  # upload bytes key -> (entries, errors), read once in a worker process
-}
-
 st.set_page_config(
     page_title="o3viz", page_icon=str(FAVICON), layout="wide", initial_sidebar_state="collapsed"
 )
-for key, value in DEFAULTS.items():
-    if key not in st.session_state:
-        st.session_state[key] = value.copy() if isinstance(value, dict) else value
+init_state()
 
 PAGES = [  # (script, title, icon); the first is the home page
     ("pages/library.py", "Library", ":material/folder_open:"),
@@ -52,7 +37,7 @@ if not st.session_state.samples_loaded:
 # page's first screen fits 1280×720.
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4.4rem;padding-bottom:2rem}</style>")
 
-resume = st.session_state.pop("_resume", None)  # set by pages._ui.require_router
+resume = take("_resume")  # set by pages._ui.require_router
 if resume and resume[0] in {f for f, _, _ in PAGES}:
     st.switch_page(resume[0], query_params=resume[1])
 

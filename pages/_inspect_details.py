@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace
+from o3viz import Trace, parse_id
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -93,7 +93,8 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
                 _checks(final.checks)
             return
         item = outline.find(node)
-        kind = node.split(":")[0]
+        nid = parse_id(node)
+        kind = nid.kind if nid is not None else None
         if kind == "step" and item is not None:
             _step(trace, item)
         elif kind == "check" and item is not None:
@@ -101,7 +102,7 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
             st.text(item.name)
             if item.message:
                 st.text(item.message)
-            c = _round(trace, int(node.split(":")[1])).checks[int(node.split(":")[2])]
+            c = _round(trace, nid.round).checks[nid.index]
             st.caption(
                 escape_markdown(
                     " · ".join(

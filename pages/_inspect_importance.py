@@ -6,11 +6,9 @@ and adds the analysed copy to the library."""
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
-from o3viz import LibraryEntry, LocalResample, RunJob, Trace, content_key, trace_bytes
+from o3viz import LocalResample, Progress, Trace, TraceJob
 from o3viz.figures import (
     escape_markdown,
     head_kurtosis_figure,
@@ -18,18 +16,25 @@ from o3viz.figures import (
     record_label,
     step_matrix_figure,
 )
-from pages._ui import add_entries, get_model, library, show_figure
+from pages._jobs import follow_job, start_job
+from pages._state import take
+from pages._ui import get_model, library, pin, show_figure, store
 
 
-def _start(key: str, trace: Trace, methods=("receiver", "suppression"), resample=None) -> None:
+def _start(
+    key: str, trace: Trace, methods=("receiver", "suppression"), resample=None
+) -> tuple[str, TraceJob]:
+    """Analyse a copy of the trace in the background; the analysed copy enters the store once,
+    named after the trace, when it has scores."""
     from o3viz import analyse_locally
 
     model, tok = get_model(None)  # the copy the Run page uses: one model in memory
     copy = Trace.from_dict(trace.to_dict())
+    base = library()[key].name
 
-    def work(on_token, should_stop):
+    def work(report, should_stop) -> Trace:
         def progress(method: str, done: int, total: int) -> None:
-            on_token(done, f"{method}: {done}/{total}", total)
+            report(Progress(done, total, f"{method}: {done}/{total}"))
 
         return analyse_locally(
             copy,
@@ -42,34 +47,29 @@ def _start(key: str, trace: Trace, methods=("receiver", "suppression"), resample
             should_stop=should_stop,
         )
 
-    st.session_state.importance_job = (key, RunJob(work, 1))
+    job = TraceJob(
+        work,
+        name=lambda t, stopped: f"{base} · importance" + (" (stopped early)" if stopped else ""),
+        store=store(),
+        keep=lambda t: bool(t.final.importance),
+        start=Progress(0, 0, "reading the trace with the local model…"),
+    )
+    return key, job
 
 
-def _follow(key: str, job: RunJob) -> None:
-    st.button("Stop", on_click=job.stop, icon=":material/stop:", type="primary", key=f"imp_stop_{key}")
-    bar = st.progress(0.0, "reading the trace with the local model…")
-    while job.running:
-        last = job.pieces[-1] if job.pieces else "receiver: 0/1"
-        done = int(last.split(": ")[1].split("/")[0]) if ": " in last else 0
-        bar.progress(min(done / max(job.total, 1), 1.0), last + (" · stopping…" if job.stopped else ""))
-        time.sleep(0.3)
-    st.session_state.importance_job = None
+def _ended(job: TraceJob) -> None:
     if job.error:
         st.session_state.importance_message = ("error", job.error)
-    elif job.trace is not None and job.trace.final.importance:
-        data = trace_bytes(job.trace)
-        name = f"{library()[key].name} · importance" + (" (stopped early)" if job.stopped else "")
-        entry = LibraryEntry(content_key(data), name, "run", job.trace, len(data))
-        add_entries([entry])
-        st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None
-        st.session_state.importance_message = ("ok", name)
-    st.rerun()
+    elif job.key is not None:
+        pin([job.key])
+        st.session_state.inspect_key, st.session_state.inspect_node = job.key, None
+        st.session_state.importance_message = ("ok", job.name)
 
 
 def _analyse_button(key: str, trace: Trace, *, again: bool) -> None:
-    job = st.session_state.get("importance_job")
-    if job is not None and job[0] == key:
-        _follow(key, job[1])
+    running = st.session_state.importance_job
+    if running is not None and running[0] == key:
+        follow_job("importance_job", running[1], _ended)
         return
     label = "Analyse again with the local model" if again else "Analyse with the local model"
     if st.button(
@@ -80,12 +80,7 @@ def _analyse_button(key: str, trace: Trace, *, again: bool) -> None:
         help="Receiver heads and attention suppression, with the embedded model reading the text. "
         "Runs in the background; you can stop it.",
     ):
-        try:
-            _start(key, trace)
-        except Exception as exc:  # model load: one line, never a traceback
-            st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
-        else:
-            st.rerun()
+        start_job("importance_job", lambda: _start(key, trace))
 
 
 def _resample_controls(key: str, trace: Trace) -> None:
@@ -108,16 +103,11 @@ def _resample_controls(key: str, trace: Trace) -> None:
         )
         label = "Resample again" if done else "Resample with the local model"
         if st.button(label, icon=":material/casino:", key=f"imp_rs_{key}"):
-            try:
-                _start(key, trace, ("resample",), opts)
-            except Exception as exc:  # model load: one line, never a traceback
-                st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
-            else:
-                st.rerun()
+            start_job("importance_job", lambda: _start(key, trace, ("resample",), opts))
 
 
 def _message() -> None:
-    msg = st.session_state.pop("importance_message", None)
+    msg = take("importance_message")
     if msg and msg[0] == "ok":
         st.success(escape_markdown(f"Analysed: {msg[1]} is in the library and open here."))
     elif msg:
@@ -148,7 +138,7 @@ def importance_view(key: str, trace: Trace) -> None:
             "for counterfactual resampling."
         )
         _analyse_button(key, trace, again=False)
-        if st.session_state.get("importance_job") is None:
+        if st.session_state.importance_job is None:
             _resample_controls(key, trace)
         return
     show_figure(importance_scores_figure(records, rnd.steps), f"imp_scores_{key}")
@@ -167,5 +157,5 @@ def importance_view(key: str, trace: Trace) -> None:
         with right:
             show_figure(head_kurtosis_figure(receiver), f"imp_heads_{key}")
     _analyse_button(key, trace, again=True)
-    if st.session_state.get("importance_job") is None:
+    if st.session_state.importance_job is None:
         _resample_controls(key, trace)

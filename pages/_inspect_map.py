@@ -88,7 +88,7 @@ def map_view(key: str, trace: Trace) -> None:
             on_select=lambda: _on_outline_click(list_key),
         )
     with centre:
-        focus = st.session_state.get("map_focus") if st.session_state.get("map_focus") == node else None
+        focus = node if st.session_state.map_focus == node else None
         dep_min = 0.0
         if outline.has_dependencies:
             dep_min = st.slider(

@@ -7,7 +7,7 @@ from collections import Counter
 
 import streamlit as st
 
-from o3viz import Trace
+from o3viz import Trace, parse_id
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
     build_compression_map,
@@ -27,14 +27,14 @@ from o3viz.figures import (
     token_heatmap,
     tokens_html,
 )
-from pages._ui import fmt, show_figure
+from pages._ui import fmt, selected_node, show_figure
 
 
 def _selected() -> tuple[int | None, int | None]:
     """(round, step) of the node selected on Inspect, where it is a step."""
-    parts = (st.session_state.get("inspect_node") or "").split(":")
-    if parts[0] == "step" and len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-        return int(parts[1]), int(parts[2])
+    node = parse_id(selected_node())
+    if node is not None and node.kind == "step":
+        return node.round, node.index
     return None, None
 
 

@@ -104,7 +104,7 @@ def pin(keys: list[str]) -> None:
 def library() -> StoreLibrary:
     """Every stored trace by key; iterating gives this session's traces (samples, uploads, runs and
     opened traces, in the order they joined), then the newest others in the store."""
-    return StoreLibrary(store(), list(st.session_state.get("library", {})))
+    return StoreLibrary(store(), list(st.session_state.library))
 
 
 def entry_label(lib, key: str) -> str:
@@ -141,15 +141,21 @@ def need_traces(n: int) -> bool:
 
 
 def require_router() -> None:
-    """Run the page through ``app.py``. Until some session has called ``st.navigation``, Streamlit's
-    legacy ``pages/`` mode (on because this folder is named ``pages/``) runs a page URL such as
-    ``/inspect`` without the router, so the session has no defaults. Turn the legacy mode off (what
-    ``st.navigation`` itself does) and send that first request through the router."""
-    if "library" not in st.session_state:
-        from streamlit.runtime.pages_manager import PagesManager
+    """Run the page through ``app.py``, with the public API only.
 
-        PagesManager.uses_pages_directory = False
-        # The router resumes this page with its query (a shared link must survive the detour).
+    The pages are registered with ``st.Page`` + ``st.navigation`` in ``app.py``; Streamlit then
+    ignores the ``pages/`` folder, as documented. But Streamlit (checked on 1.67) decides once
+    per server process, before any script ran, that an entry script beside a folder named
+    ``pages/`` is a legacy multipage app, and it keeps thinking so until some script calls
+    ``st.navigation``. So the very first request after a server start, when it is a page URL such
+    as ``/inspect?trace=KEY``, runs that page's script alone: no router, no session defaults.
+    There is no public setting that turns the legacy mode off up front (only the private
+    ``PagesManager.uses_pages_directory``), and the folder keeps its name (the design card names
+    it). So a page that finds no defaults sends the session through the router once
+    (``st.switch_page("app.py")``, public); the router's ``st.navigation`` ends the legacy mode
+    for the whole process, and the router resumes this page with its query (a shared link must
+    survive the detour)."""
+    if "library" not in st.session_state:  # the router always declares it (pages/_state.py)
         script = st.context.url.rsplit("/", 1)[-1].split("?")[0] if st.context.url else ""
         st.session_state._resume = (f"pages/{script}.py" if script else None, st.query_params.to_dict())
         st.switch_page("app.py")
@@ -168,7 +174,7 @@ def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = 
     clears the ``reset`` key (the selected node)."""
     qp = st.query_params
     wanted = {k: qp.get(k) for k in params if qp.get(k)}
-    if not wanted or wanted == st.session_state.get("_url_written"):
+    if not wanted or wanted == st.session_state._url_written:
         return
     st.session_state._url_written = wanted
     missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
@@ -251,7 +257,7 @@ def verdict_md(verdict: str | None) -> str:
 
 def selected_node() -> str | None:
     """The node selected on Inspect (map, outline, search or URL), shared by every view."""
-    return st.session_state.get("inspect_node")
+    return st.session_state.inspect_node
 
 
 def select_node(node: str | None) -> None:
@@ -264,7 +270,7 @@ def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False)
     from o3viz import explain_load_error
     from o3viz.figures import escape_markdown
 
-    shown = st.session_state.setdefault("_shown_load_errors", set())
+    shown = st.session_state._shown_load_errors
     for err in errors:
         if (upload_key, err) in shown:
             continue

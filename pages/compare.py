@@ -32,13 +32,13 @@ from pages._ui import (
     verdict_md,
 )
 
-TILES = (
-    "final verdict",
-    "steps (all rounds)",
+TILES = (  # metric keys (o3viz.analysis.compare.METRIC_NAMES); each tile is captioned with its name
+    "final_verdict",
+    "steps_all",
     "rounds",
-    "checks passed (final round)",
-    "mean token probability (final round)",
-    "generated tokens (all rounds)",
+    "checks_passed_final",
+    "token_probability_final",
+    "tokens_all",
 )
 
 
@@ -58,7 +58,7 @@ def _tile(col, m) -> None:
     """One metric: A → B, and B − A for numbers (nothing cut off: plain wrapped markdown)."""
     with col.container(border=True):
         st.caption(escape_markdown(m.name))
-        if m.name == "final verdict":
+        if m.key == "final_verdict":
             st.markdown(f"A {verdict_md(m.a)} → B {verdict_md(m.b)}")
             return
         delta = ""
@@ -70,7 +70,7 @@ def _tile(col, m) -> None:
 
 def _summary(comp) -> None:
     parts = [escape_markdown(readable(p)) for p in comp.summary()]
-    m = comp.metric("final verdict")
+    m = comp.metric("final_verdict")
     if m.a != m.b:
         parts[1] = f"verdict {verdict_md(m.a)} → {verdict_md(m.b)}"
     st.markdown("**What changed** · " + " · ".join(parts))
@@ -140,8 +140,8 @@ a, b = lib[ka].trace, lib[kb].trace
 comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
 
 _summary(comp)
-for col, name in zip(st.columns(len(TILES)), TILES, strict=True):
-    _tile(col, comp.metric(name))
+for col, metric_key in zip(st.columns(len(TILES)), TILES, strict=True):
+    _tile(col, comp.metric(metric_key))
 
 fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=235)
 show_figure(fig_a, "cmp_map_a", download=False)

@@ -24,6 +24,7 @@ from o3viz.figures import (
     rates_figure,
     type_mix_figure,
 )
+from pages._state import take
 from pages._ui import pin, require_router, show_figure, store
 
 MAX_TRACES = 200_000
@@ -38,7 +39,7 @@ def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query):
 
 def scope() -> Query:
     s = store()
-    given = st.session_state.pop("dataset_query", None)
+    given = take("dataset_query")
     datasets = [v for v, _ in s.distinct("dataset")]
     if given is not None:
         st.session_state.ds_datasets = [d for d in given.dataset if d in datasets]
@@ -51,7 +52,7 @@ def scope() -> Query:
     ds = c[0].multiselect("Dataset (none: every trace)", datasets, key="ds_datasets")
     models = c[1].multiselect("Model", [v for v, _ in s.distinct("model")], key="ds_models")
     search = c[2].text_input("Search the steps", key="ds_search")
-    rest = st.session_state.get("ds_rest") or Query()
+    rest = st.session_state.ds_rest or Query()
     return replace(rest, dataset=ds, model=models, search=search, limit=MAX_TRACES, offset=0)
 
 

@@ -22,6 +22,8 @@ from o3viz import (
     store_rows,
 )
 from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
+from pages._jobs import follow_job, start_job
+from pages._state import take
 from pages._ui import add_entries, load_upload, pin, require_router, show_load_errors, store
 
 COUNT_CAP = 10_000  # a search counts its matches up to here ("10,000+")
@@ -44,10 +46,8 @@ def dataset_panel(name: str, path, n: int) -> None:
     if c2.button(
         f"Import all {n} records", type="primary", key=f"ds_all_{path.name}", icon=":material/upload:"
     ):
-        st.session_state.import_job = ImportJob(
-            path, store(), ImportOptions(ds.strip() or name), workers=2, file_name=name
-        )
-        st.rerun()
+        opts = ImportOptions(ds.strip() or name)
+        start_job("import_job", lambda: ImportJob(path, store(), opts, workers=2, file_name=name))
     line = c3.number_input("Line", min_value=1, max_value=n, value=1, key=f"ds_line_{path.name}")
     if c4.button("Import this record", key=f"ds_one_{path.name}"):
         opts = ImportOptions(ds.strip() or name)
@@ -61,21 +61,12 @@ def dataset_panel(name: str, path, n: int) -> None:
             )
 
 
-def follow_import(job: ImportJob) -> None:
-    st.button("Stop the import", on_click=job.stop, icon=":material/stop:")
-    bar = st.progress(0.0, "starting the import…")
-    while not job.poll(0.3):
-        p = job.progress
-        frac = p["done"] / p["total"] if p["total"] else 0.0
-        text = f"{p['done']:,} / {p['total']:,} records · {p['traces']:,} traces · {p['bad']} bad"
-        bar.progress(min(frac, 1.0), text)
-    st.session_state.import_job = None
+def import_ended(job: ImportJob) -> None:
     st.session_state.import_message = job.error or job.result
-    st.rerun()
 
 
 def show_import_message() -> None:
-    msg = st.session_state.pop("import_message", None)
+    msg = take("import_message")
     if isinstance(msg, str):
         st.error(escape_markdown(f"The import stopped: {msg}"), icon=":material/error:")
         st.caption("The traces it had finished are in the library; importing the file again completes it.")
@@ -97,7 +88,7 @@ def uploads_section(where) -> None:
         help="Trace files (.o3trace.json, .o3trace.json.gz), reasoning to import (.txt, .json, .md), "
         "or a whole dataset (.jsonl or a JSON array: one trace per record, grouped under a dataset name).",
     )
-    staged = st.session_state.setdefault("staged_uploads", {})
+    staged = st.session_state.staged_uploads
     for f in uploads or []:
         if f.file_id not in staged:
             try:
@@ -109,7 +100,7 @@ def uploads_section(where) -> None:
             dataset_panel(f.name, *staged[f.file_id])
             continue
         entries, errors = load_upload(f.name, f.getvalue())
-        added = st.session_state.setdefault("added_uploads", set())
+        added = st.session_state.added_uploads
         if f.file_id not in added:
             add_entries(entries)
             added.add(f.file_id)
@@ -142,12 +133,12 @@ def filters() -> Query:
 require_router()
 head, upload_col = st.columns([1.25, 1], vertical_alignment="center")
 head.title("Trace library")
-job = st.session_state.get("import_job")
+job = st.session_state.import_job
 if job is not None:
-    follow_import(job)
+    follow_job("import_job", job, import_ended, stop_label="Stop the import")
 show_import_message()
 uploads_section(upload_col)
-for err in st.session_state.get("sample_errors", []):
+for err in st.session_state.sample_errors:
     st.warning(escape_markdown(f"sample {err}"))
 
 q = filters()

@@ -3,25 +3,22 @@ stream its tokens, stop it, and add it to the library. The model loads here and 
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from o3viz import (
     CaptureConfig,
     DAAConfig,
-    LibraryEntry,
     RunJob,
     RunRequest,
     UsageError,
-    content_key,
     execute,
     parse_layers,
     run_name,
-    trace_bytes,
 )
 from o3viz.figures import escape_markdown
-from pages._ui import add_entries, get_model, require_router
+from pages._jobs import follow_job, start_job
+from pages._state import take
+from pages._ui import get_model, pin, require_router, store
 
 SOURCES = {
     "Free prompt": None,
@@ -154,37 +151,29 @@ def internals_form() -> tuple[dict, str | None]:
     return fields, problem
 
 
-def start_job(req: RunRequest) -> RunJob:
-    """Check the settings, load the model (cached), then start the run in the background."""
+def start_run(req: RunRequest) -> RunJob:
+    """Check the settings, load the model (cached), then start the run in the background. The run
+    is numbered now, so the name the page reports is the name it is stored under."""
     req.validate()  # bad settings fail here, before the model loads
     model, tok = get_model(req.model)
-    return RunJob(lambda **callbacks: execute(model, tok, req, **callbacks), req.max_new_tokens)
+    st.session_state.runs += 1
+    n = st.session_state.runs
+    return RunJob(
+        lambda **callbacks: execute(model, tok, req, **callbacks),
+        req.max_new_tokens,
+        name=lambda trace, stopped: run_name(trace, n),
+        store=store(),
+    )
 
 
-def follow_job(job: RunJob) -> None:
-    """Stream the job's tokens until it ends; a Stop click reruns the page, which stops the job."""
-    st.button("Stop", on_click=job.stop, icon=":material/stop:", type="primary")
-    bar, box = st.progress(0.0, "generating…"), st.empty()
-    while job.running:
-        done = len(job.pieces)
-        bar.progress(
-            min(done / max(job.total, 1), 1.0), f"{done} tokens" + (" · stopping…" if job.stopped else "")
-        )
-        box.text("".join(job.pieces)[-4000:])
-        time.sleep(0.25)
-    st.session_state.run_job = None
+def run_ended(job: RunJob) -> None:
+    """The run is in the store (its job put it there); make it this session's and open it."""
     if job.error:
         st.session_state.run_message = ("error", job.error)
-    elif job.trace is not None:
-        st.session_state.runs += 1
-        data = trace_bytes(job.trace)
-        entry = LibraryEntry(
-            content_key(data), run_name(job.trace, st.session_state.runs), "run", job.trace, len(data)
-        )
-        add_entries([entry])
-        st.session_state.inspect_key, st.session_state.inspect_node = entry.key, None
-        st.session_state.run_message = ("ok", entry.name + (" (stopped early)" if job.stopped else ""))
-    st.rerun()
+    elif job.key is not None:
+        pin([job.key])
+        st.session_state.inspect_key, st.session_state.inspect_node = job.key, None
+        st.session_state.run_message = ("ok", job.name + (" (stopped early)" if job.stopped else ""))
 
 
 require_router()
@@ -202,20 +191,15 @@ if problem:
     st.error(escape_markdown(problem))
 job = st.session_state.run_job
 if job is not None:
-    follow_job(job)
+    follow_job("run_job", job, run_ended, text=lambda: job.text)
 if st.button(
     "Run",
     type="primary",
     icon=":material/play_arrow:",
     disabled=bool(problem) or not (request.task_id or (request.prompt or "").strip()),
 ):
-    try:
-        st.session_state.run_job = start_job(request)
-    except Exception as exc:  # model load or bad settings: one line, never a traceback
-        st.error(escape_markdown(f"{type(exc).__name__}: {exc}"))
-    else:
-        st.rerun()
-msg = st.session_state.pop("run_message", None)
+    start_job("run_job", lambda: start_run(request))
+msg = take("run_message")
 if msg and msg[0] == "ok":
     st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
     st.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")

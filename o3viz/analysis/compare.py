@@ -21,12 +21,31 @@ import numpy as np
 from o3viz.analysis.summary import summarize
 from o3viz.trace import Round, Trace
 
+METRIC_NAMES: dict[str, str] = {  # key -> label; counts say whether they are totals or the final round's
+    "steps_all": "steps (all rounds)",
+    "steps_final": "steps (final round)",
+    "rounds": "rounds",
+    "tokens_all": "generated tokens (all rounds)",
+    "decision_points_all": "decision points (all rounds)",
+    "checks_passed_final": "checks passed (final round)",
+    "checks_final": "checks (final round)",
+    "token_probability_final": "mean token probability (final round)",
+    "entropy_final": "mean entropy, nats (final round)",
+    "branches_all": "branches (all rounds)",
+    "final_verdict": "final verdict",
+    "answer": "answer",
+    "model": "model",
+    "source": "source",
+    "daa_mode": "DAA mode",
+    "compression_ratio": "compression ratio",
+}
 PROGRESS_BINS = 40  # steps of two runs are resampled onto this many bins of relative progress
 MAX_DIFF_COLS = 200
 
 
 @dataclass
 class MetricRow:
+    key: str  # stable identifier that code looks a metric up by ("steps_all"); ``name`` is for people
     name: str
     a: float | int | str | None
     b: float | int | str | None
@@ -72,8 +91,9 @@ class Comparison:
         """The first aligned row of the final rounds where A and B differ, or None."""
         return next((s for s in self.steps if s.tag != "equal"), None)
 
-    def metric(self, name: str) -> MetricRow | None:
-        return next((m for m in self.metrics if m.name == name), None)
+    def metric(self, key: str) -> MetricRow | None:
+        """The metric with this ``key`` (one of ``METRIC_NAMES``), or None."""
+        return next((m for m in self.metrics if m.key == key), None)
 
     def summary(self) -> list[str]:
         """What changed, in a few short phrases: answer, verdict, steps, first divergence.
@@ -84,11 +104,11 @@ class Comparison:
         'no divergence: the final rounds have the same steps'
         """
         out = []
-        for name, label in (("answer", "answer"), ("final verdict", "verdict")):
-            m = self.metric(name)
+        for key, label in (("answer", "answer"), ("final_verdict", "verdict")):
+            m = self.metric(key)
             a, b = _short(m.a), _short(m.b)
             out.append(f"{label} {a} → {b}" if a != b else f"same {label} ({a})")
-        m = self.metric("steps (all rounds)")
+        m = self.metric("steps_all")
         out.append(f"steps {m.a} → {m.b} (all rounds)" if m.a != m.b else f"same number of steps ({m.a})")
         d = self.first_divergence
         if d is None:
@@ -106,9 +126,9 @@ def _mean(xs) -> float | None:
     return float(sum(xs) / len(xs)) if xs else None
 
 
-def _metric(name: str, a, b) -> MetricRow:
+def _metric(key: str, a, b, name: str | None = None) -> MetricRow:
     num = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
-    return MetricRow(name, a, b, (b - a) if num else None)
+    return MetricRow(key, name or METRIC_NAMES.get(key, key), a, b, (b - a) if num else None)
 
 
 def _token_stats(t: Trace) -> tuple[float | None, float | None]:
@@ -120,25 +140,24 @@ def _metrics(a: Trace, b: Trace) -> list[MetricRow]:
     sa, sb = summarize(a), summarize(b)
     (pa, ea), (pb, eb) = _token_stats(a), _token_stats(b)
     passed = lambda t: sum(c.verdict in ("pass", "correct") for c in t.final.checks)  # noqa: E731
-    rows = [  # counts say whether they are totals (as on Inspect) or the final round's
-        _metric("steps (all rounds)", sa.steps, sb.steps),
-        _metric("steps (final round)", len(a.steps), len(b.steps)),
+    return [
+        _metric("steps_all", sa.steps, sb.steps),
+        _metric("steps_final", len(a.steps), len(b.steps)),
         _metric("rounds", sa.rounds, sb.rounds),
-        _metric("generated tokens (all rounds)", sa.tokens, sb.tokens),
-        _metric("decision points (all rounds)", sa.decision_points, sb.decision_points),
-        _metric("checks passed (final round)", passed(a), passed(b)),
-        _metric("checks (final round)", len(a.final.checks), len(b.final.checks)),
-        _metric("mean token probability (final round)", pa, pb),
-        _metric("mean entropy, nats (final round)", ea, eb),
-        _metric("branches (all rounds)", sa.branches, sb.branches),
-        _metric("final verdict", sa.final_verdict, sb.final_verdict),
+        _metric("tokens_all", sa.tokens, sb.tokens),
+        _metric("decision_points_all", sa.decision_points, sb.decision_points),
+        _metric("checks_passed_final", passed(a), passed(b)),
+        _metric("checks_final", len(a.final.checks), len(b.final.checks)),
+        _metric("token_probability_final", pa, pb),
+        _metric("entropy_final", ea, eb),
+        _metric("branches_all", sa.branches, sb.branches),
+        _metric("final_verdict", sa.final_verdict, sb.final_verdict),
         _metric("answer", sa.answer, sb.answer),
         _metric("model", sa.model, sb.model),
         _metric("source", sa.source, sb.source),
-        _metric("DAA mode", sa.daa_mode, sb.daa_mode),
-        _metric("compression ratio", sa.compression_ratio, sb.compression_ratio),
+        _metric("daa_mode", sa.daa_mode, sb.daa_mode),
+        _metric("compression_ratio", sa.compression_ratio, sb.compression_ratio),
     ]
-    return rows
 
 
 def _short(v, n: int = 40) -> str:
@@ -255,7 +274,7 @@ def _compression_rows(a: Trace, b: Trace) -> list[MetricRow]:
         }
 
     fa, fb = facts(a), facts(b)
-    return [_metric(k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb])]
+    return [_metric(k.replace(" ", "_"), fa.get(k), fb.get(k), k) for k in dict.fromkeys([*fa, *fb])]
 
 
 def _check_diffs(a: Round, b: Round) -> list[dict]:

@@ -1,49 +1,84 @@
-"""Background jobs that add to the store: a run in a thread (``RunJob``: progress per token, stop
-between tokens) and a whole-dataset import in the app worker process (``ImportJob``). No streamlit."""
+"""Background jobs for the pages, one way: start, progress as ``Progress`` data, Stop, and result.
+No streamlit.
+
+- ``Job``: work in a background thread. ``work(report, should_stop)`` calls
+  ``report(Progress(done, total, label))`` as it goes, checks ``should_stop()`` between units of
+  work, and returns the result.
+- ``TraceJob``: a ``Job`` whose result is a trace. The trace enters the store exactly once, from
+  the job's own thread (so it survives its browser tab being closed or reloaded), under the name
+  the page shows.
+- ``RunJob``: a model run (``o3viz.execute``'s ``on_token`` / ``should_stop``); the generated text
+  streams into ``pieces``.
+- ``ImportJob``: a whole-dataset import in the app worker process, with the same interface
+  (``progress``, ``stop``, ``stopped``, ``wait``, ``result``, ``error``).
+
+The pages follow any of them with ``pages/_jobs.py``.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-from o3viz.app.library import _one_line, run_name
+from o3viz.app.library import run_name
+from o3viz.errors import one_line
 from o3viz.store.store import Store
 from o3viz.trace import Trace
 
 
-class RunJob:
-    """A run in a background thread, so the app can poll progress and stop it between tokens.
+@dataclass(frozen=True)
+class Progress:
+    """How far a job is: ``done`` of ``total`` units (tokens, steps, records; ``total`` 0 when
+    unknown), and what it is doing, for people."""
 
-    ``fn(on_token=..., should_stop=...)`` must return a ``Trace``; tokens stream into ``pieces``.
-    The finished trace enters the store (``store``, default: the one at ``home_dir()``) from the
-    job's own thread, so a run survives its browser tab being closed or reloaded.
-    """
+    done: int
+    total: int
+    label: str = ""
 
-    def __init__(self, fn, total: int, store: Store | None = None) -> None:
-        import threading
+    @property
+    def fraction(self) -> float:
+        """0..1 for a progress bar (0 while the total is unknown)."""
+        return min(self.done / self.total, 1.0) if self.total > 0 else 0.0
 
-        self.total, self.pieces = total, []
-        self.trace: Trace | None = None
+
+class Report(Protocol):
+    def __call__(self, progress: Progress) -> None: ...
+
+
+class Work(Protocol):
+    def __call__(self, report: Report, should_stop: Callable[[], bool]) -> Any: ...
+
+
+class Job:
+    """``work`` in a background thread, so a page can poll ``progress`` and ``stop`` it. Once it
+    ended, ``result`` is what ``finish`` made of the work's return value, or ``error`` is one line.
+    Subclasses set their own fields before calling ``Job.__init__``: the thread starts there."""
+
+    def __init__(self, work: Work, *, start: Progress | None = None) -> None:
+        self.progress = start or Progress(0, 0, "starting")
+        self.result: Any = None
         self.error: str | None = None
-        self.key: str | None = None  # the run's key in the store, once it is there
-        self.store = store if store is not None else Store()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._work, args=(fn,), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
         self._thread.start()
 
-    def _on_token(self, index: int, text_piece: str, total: int) -> None:
-        self.pieces.append(text_piece)
-        self.total = total
+    def _report(self, progress: Progress) -> None:
+        self.progress = progress  # one reference swap: a reader always sees one whole Progress
 
-    def _work(self, fn) -> None:
+    def _run(self, work: Work) -> None:
         try:
-            self.trace = fn(on_token=self._on_token, should_stop=self._stop.is_set)
-            self.key = self.store.add(
-                self.trace, source="run", name=run_name(self.trace, 0).replace("run 0", "run")
-            )
+            self.result = self.finish(work(self._report, self._stop.is_set))
         except Exception as exc:  # reported on the page as one line; the thread must never die silently
-            self.error = f"{type(exc).__name__}: {_one_line(exc)}"
+            self.error = f"{type(exc).__name__}: {one_line(exc)}"
+
+    def finish(self, value: Any) -> Any:
+        """Runs in the job's thread once the work returned; its return value becomes ``result``."""
+        return value
 
     def stop(self) -> None:
         self._stop.set()
@@ -56,8 +91,77 @@ class RunJob:
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    def wait(self, timeout: float) -> None:
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s; True once the job ended (``result`` or ``error`` is set)."""
         self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+
+TraceName = Callable[[Trace, bool], str]  # (the trace, whether it was stopped early) -> its name
+
+
+class TraceJob(Job):
+    """A job whose work returns a ``Trace``. The trace enters ``store`` (default: the one at
+    ``home_dir()``) once, with ``source``, under ``name(trace, stopped)``: the name the page shows
+    (``self.name``; ``self.key`` is its store key). A trace that ``keep`` refuses is not stored
+    (an analysis that found nothing)."""
+
+    def __init__(
+        self,
+        work: Work,
+        *,
+        name: TraceName,
+        source: str = "run",
+        store: Store | None = None,
+        keep: Callable[[Trace], bool] | None = None,
+        start: Progress | None = None,
+    ) -> None:
+        self.store = store if store is not None else Store()
+        self.key: str | None = None
+        self.name: str | None = None
+        self._name, self._source, self._keep = name, source, keep
+        super().__init__(work, start=start)
+
+    def finish(self, value: Trace) -> Trace:
+        if self._keep is None or self._keep(value):
+            self.name = self._name(value, self.stopped)
+            self.key = self.store.add(value, source=self._source, name=self.name)
+        return value
+
+    @property
+    def trace(self) -> Trace | None:
+        return self.result
+
+
+class RunJob(TraceJob):
+    """A model run: ``fn(on_token=..., should_stop=...)`` (``o3viz.execute``'s callbacks) returns
+    the trace. Each generated piece of text goes to ``pieces``; progress counts the tokens against
+    ``total`` (the token limit), which the run may update. The trace is stored as ``name`` says
+    (default ``run · TASK``)."""
+
+    def __init__(
+        self, fn: Callable[..., Trace], total: int, *, name: TraceName | None = None, store: Store | None = None
+    ) -> None:
+        self.pieces: list[str] = []
+
+        def work(report: Report, should_stop: Callable[[], bool]) -> Trace:
+            def on_token(index: int, text_piece: str, total: int) -> None:
+                self.pieces.append(text_piece)
+                n = len(self.pieces)
+                report(Progress(n, total, f"{n} token{'s' if n != 1 else ''}"))
+
+            return fn(on_token=on_token, should_stop=should_stop)
+
+        super().__init__(
+            work,
+            name=name or (lambda trace, stopped: run_name(trace)),
+            store=store,
+            start=Progress(0, total, "generating…"),
+        )
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 IMPORT_BUDGET_S = 4 * 3600.0  # a whole dataset; the user can stop it at any time
@@ -88,7 +192,8 @@ class ImportJob:
     """A whole-dataset import in the app worker (a separate process, itself using worker
     processes for the records), so the server stays responsive; ``stop`` kills it and its
     workers. ``result`` is the report (a dict, ``import_dataset_task``) once it ends, ``error`` a
-    line when it failed. A stopped import leaves whole files; the next import completes them."""
+    line when it failed or was stopped. A stopped import leaves whole files; the next import
+    completes them."""
 
     def __init__(
         self,
@@ -116,18 +221,23 @@ class ImportJob:
         )
         self.result: dict | None = None
         self.error: str | None = None
+        self.stopped = False
 
     @property
-    def progress(self) -> dict:
-        """``done``, ``total`` records, ``traces`` added and ``bad`` records so far."""
+    def progress(self) -> Progress:
+        """Records done of the total; the label adds the traces added and the bad records."""
         stage = self.job.stage
         try:
             found = json.loads(stage) if stage.startswith("{") else {}
         except ValueError:
             found = {}
-        return {"done": 0, "total": 0, "traces": 0, "bad": 0, **found}
+        if not isinstance(found, dict) or not found:
+            return Progress(0, 0, "starting the import…")
+        done, total = int(found.get("done", 0)), int(found.get("total", 0))
+        label = f"{done:,} / {total:,} records · {found.get('traces', 0):,} traces · {found.get('bad', 0)} bad"
+        return Progress(done, total, label)
 
-    def poll(self, timeout: float = 0.0) -> bool:
+    def wait(self, timeout: float = 0.0) -> bool:
         """True once the import ended (``result`` or ``error`` is set)."""
         res = self.job.wait(timeout)
         if res is None:
@@ -139,4 +249,5 @@ class ImportJob:
         return True
 
     def stop(self) -> None:
+        self.stopped = True
         self.job.cancel()

@@ -7,17 +7,13 @@ server restart). The background jobs that add to it (runs, dataset imports) are 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from o3viz.analysis.summary import summarize
-from o3viz.errors import O3vizError
-from o3viz.paths import samples_dir
+from o3viz.errors import O3vizError, one_line
 from o3viz.store.store import Store, content_key
 from o3viz.trace import Trace
-from o3viz.trace.files import read_bounded
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
 from o3viz.verify.trace_checks import ensure_claim_checks
 
@@ -49,10 +45,6 @@ class LibraryEntry:
 class LoadResult:
     entries: list[LibraryEntry] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line each, naming the file
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _import(name: str, data: bytes) -> Trace:
@@ -122,48 +114,8 @@ def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> Loa
         try:
             out.entries.append(load_file(name, data, source=source))
         except (O3vizError, ValueError, OSError, UnicodeDecodeError) as exc:
-            out.errors.append(f"{name}: {_one_line(exc)}")
+            out.errors.append(f"{name}: {one_line(exc)}")
     return out
-
-
-def load_samples(folder: str | os.PathLike | None = None) -> LoadResult:
-    """Every trace file in the sample folder (none if the folder does not exist)."""
-    folder = Path(folder) if folder is not None else samples_dir()
-    if not folder.is_dir():
-        return LoadResult()
-    files = sorted(p for p in folder.iterdir() if p.name.endswith(TRACE_SUFFIXES))
-    out = LoadResult()
-    for p in files:
-        try:
-            data = read_bounded(p, MAX_FILE_BYTES)  # a FIFO or device named like a trace is refused
-            out.entries.append(LibraryEntry(content_key(data), p.name, "sample", load_trace(data), len(data)))
-        except (O3vizError, OSError) as exc:
-            out.errors.append(f"{p.name}: {_one_line(exc)}")
-    return out
-
-
-def library_rows(entries: list[LibraryEntry]) -> list[dict]:
-    """One table row per entry: name, source, model, task, tokens, steps, rounds, final verdict,
-    DAA mode, compression ratio and date."""
-    rows = []
-    for e in entries:
-        s = summarize(e.trace, file_bytes=e.file_bytes)
-        rows.append(
-            {
-                "name": e.name,
-                "source": e.source,
-                "model": s.model,
-                "task": s.task,
-                "tokens": s.tokens,
-                "steps": s.steps,
-                "rounds": s.rounds,
-                "final verdict": s.final_verdict or "—",
-                "DAA": s.daa_mode,
-                "compression": None if s.compression_ratio is None else round(s.compression_ratio, 3),
-                "date": (s.created_at or "")[:19].replace("T", " "),
-            }
-        )
-    return rows
 
 
 STORE_COLUMNS = (
@@ -197,10 +149,11 @@ def store_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def run_name(trace: Trace, n: int) -> str:
-    """A name for the n-th run of a session, e.g. ``run 2 · gsm8k:12``."""
+def run_name(trace: Trace, n: int | None = None) -> str:
+    """A name for the n-th run of a session, e.g. ``run 2 · gsm8k:12`` (``run · gsm8k:12`` without n)."""
     what = trace.task.id or " ".join(trace.task.question.split())[:32]
-    return f"run {n} · {what}"
+    number = "" if n is None else f" {n}"
+    return f"run{number} · {what}"
 
 
 # ---------------------------------------------------------------------- the store, as a session sees it

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from o3viz.errors import O3vizError, UsageError
+from o3viz.errors import O3vizError, UsageError, one_line
 
 WorkerStatus = Literal["done", "failed", "timeout", "cancelled"]
 DEFAULT_BUDGET_S = 60.0
@@ -179,7 +179,7 @@ class WorkerJob:
         try:
             value = _decode_value(reply.get("kind"), self._payload)
         except O3vizError as exc:
-            return self._finish("failed", error=" ".join(str(exc).split()))
+            return self._finish("failed", error=one_line(exc))
         return self._finish("done", value=value)
 
     def _finish(self, status: WorkerStatus, *, value: Any = None, error: str = "") -> WorkerResult:
@@ -271,7 +271,7 @@ def _serve() -> int:
         report("sending the result")
         kind, payload = _encode_value(value)
     except O3vizError as exc:
-        _emit({"ok": False, "error": " ".join(str(exc).split())})
+        _emit({"ok": False, "error": one_line(exc)})
         return 0
     except MemoryError:
         _emit({"ok": False, "error": f"ran out of its {header['memory_mb']} MB memory limit"})
@@ -280,7 +280,7 @@ def _serve() -> int:
         import traceback
 
         traceback.print_exc()
-        _emit({"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
+        _emit({"ok": False, "error": f"{type(exc).__name__}: {one_line(exc)}"})
         return 0
     _emit({"ok": True, "kind": kind, "bytes": len(payload)}, payload)
     return 0

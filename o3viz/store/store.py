@@ -33,8 +33,8 @@ from o3viz.paths import home_dir
 from o3viz.store.index import COLUMNS, IndexRow, column_sql, index_row, search_text
 from o3viz.store.query import Query, order_clause, page_clause, where_clause
 from o3viz.trace import Trace
-from o3viz.trace.files import write_atomic
-from o3viz.trace.io import load_trace, trace_bytes
+from o3viz.trace.files import read_bounded, write_atomic
+from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
 
 STORE_SCHEMA = 1  # the index's schema version; a store written by a newer o3viz is refused
 SUFFIX = ".o3trace.json.gz"
@@ -223,8 +223,7 @@ class Store:
     def add_file(self, path: str | os.PathLike, **meta) -> str:
         """Store a trace file as it is (gzipped if it is plain JSON); validates it first."""
         path = Path(path)
-        with self.guard(f"reading {path.name}"):
-            data = path.read_bytes()
+        data = read_bounded(path, MAX_FILE_BYTES)  # a FIFO or device named like a trace: one line, no hang
         if data[:2] == b"\x1f\x8b" and self.row(content_key(data)) is not None:
             return content_key(data)  # already stored: no need to parse it again
         trace = load_trace(data)

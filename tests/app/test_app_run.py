@@ -1,5 +1,5 @@
 """The Run page end to end: a real (short) run on the embedded model streams, finishes, and joins
-the library as a ``run`` entry that Inspect can open."""
+the library as one ``run`` row, under the name the page reports, that Inspect can open."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
+from o3viz.figures import escape_markdown
 from o3viz.paths import REPO_ROOT
+from o3viz.store.query import Query
+from o3viz.store.store import Store
 
 APP = str(REPO_ROOT / "app.py")
 
@@ -32,7 +35,11 @@ def test_a_live_run_joins_the_library(tmp_path, monkeypatch):
     trace = runs[0].trace
     assert 0 < len(trace.tokens) <= 16 and trace.attention is not None
     assert at.session_state.inspect_key == runs[0].key
-    assert any("Finished" in s.value for s in at.success)
+    finished = [s.value for s in at.success if "Finished" in s.value]
+    assert len(finished) == 1
+    rows = Store().rows(Query(), ("key", "name", "source"))
+    assert rows == [{"key": runs[0].key, "name": runs[0].name, "source": "run"}]  # stored once
+    assert runs[0].name.startswith("run 1 · ") and escape_markdown(runs[0].name) in finished[0]
 
 
 def test_bad_layer_text_is_said_and_blocks_the_run(tmp_path, monkeypatch):

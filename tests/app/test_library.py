@@ -1,12 +1,13 @@
-"""The trace library: samples, uploads with one-line errors, imports, table rows, background runs."""
+"""The trace library: the sample folder, uploads with one-line errors, imports, table rows."""
 
 from __future__ import annotations
 
 import gzip
-import time
 
-from o3viz.app.jobs import RunJob
-from o3viz.app.library import library_rows, load_files, load_samples, samples_dir
+from o3viz.app.library import STORE_COLUMNS, load_files, store_rows
+from o3viz.paths import samples_dir
+from o3viz.store.query import Query
+from o3viz.store.store import Store
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
 
@@ -16,19 +17,6 @@ def test_samples_dir_follows_the_environment(monkeypatch, tmp_path):
     assert samples_dir() == tmp_path
     monkeypatch.delenv("O3VIZ_SAMPLES")
     assert samples_dir().name == "sample_traces"
-
-
-def test_load_samples_reads_plain_and_gzipped_traces_and_reports_bad_ones(tmp_path):
-    make_trace(6, seed=1).save(tmp_path / "a.o3trace.json")
-    make_trace(7, seed=2).save(tmp_path / "b.o3trace.json.gz")
-    (tmp_path / "bad.o3trace.json").write_text('{"schema_version": 1, "task": ')
-    (tmp_path / "notes.txt").write_text("ignored")
-    res = load_samples(tmp_path)
-    assert sorted(e.name for e in res.entries) == ["a.o3trace.json", "b.o3trace.json.gz"]
-    assert (
-        len(res.errors) == 1 and res.errors[0].startswith("bad.o3trace.json: ") and "\n" not in res.errors[0]
-    )
-    assert load_samples(tmp_path / "missing").entries == []
 
 
 def test_a_bad_upload_gives_one_line_naming_the_file_and_the_others_still_load():
@@ -60,47 +48,27 @@ def test_importable_text_becomes_an_import_entry():
     assert entry.source == "import" and entry.trace.steps
 
 
-def test_library_rows_have_the_table_columns():
-    res = load_files([("t.o3trace.json", trace_bytes(make_trace(9, seed=3, rounds=2)))])
-    (row,) = library_rows(res.entries)
+def test_store_rows_have_the_library_table_columns(tmp_path):
+    """The Library table's rows (``store_rows`` over the index; it replaced ``library_rows``)."""
+    trace = make_trace(9, seed=3, rounds=2)
+    store = Store(tmp_path / "store")
+    key = store.add(trace, name="t.o3trace.json", source="upload")
+    (row,) = store_rows(store.rows(Query(), STORE_COLUMNS))
     assert list(row) == [
         "name",
-        "source",
+        "dataset",
         "model",
-        "task",
-        "tokens",
+        "correct",
         "steps",
-        "rounds",
-        "final verdict",
-        "DAA",
-        "compression",
-        "date",
+        "backtracks",
+        "claim errors",
+        "verdict",
+        "source",
+        "added",
+        "self-checks",
+        "tokens",
     ]
-    assert row["steps"] == 9 + len(res.entries[0].trace.rounds[0].steps) and row["rounds"] == 2
-    assert row["DAA"] == "allocate" and row["final verdict"] == "pass"
-
-
-def test_run_job_streams_tokens_and_stops_between_them():
-    def fake_run(*, on_token, should_stop):
-        n = 0
-        while not should_stop() and n < 10_000:
-            on_token(n, f" t{n}", 10_000)
-            n += 1
-            time.sleep(0.001)
-        return make_trace(3, seed=n % 7)
-
-    job = RunJob(fake_run, 10_000)
-    while len(job.pieces) < 5:
-        time.sleep(0.01)
-    job.stop()
-    job.wait(10)
-    assert not job.running and job.trace is not None and 5 <= len(job.pieces) < 10_000
-
-
-def test_run_job_reports_errors_as_one_line():
-    def failing(**_):
-        raise ValueError("bad\nsettings")
-
-    job = RunJob(failing, 1)
-    job.wait(10)
-    assert job.trace is None and job.error == "ValueError: bad settings"
+    assert row["name"] == "t.o3trace.json" and row["source"] == "upload" and row["dataset"] == "—"
+    assert row["steps"] == sum(len(r.steps) for r in trace.rounds) == 9 + len(trace.rounds[0].steps)
+    assert row["verdict"] == "pass" and row["correct"] in {"✓", "✗", "—"}
+    assert store.row(key)["name"] == "t.o3trace.json"

@@ -76,15 +76,3 @@ def test_cancel_kills_the_worker_at_once():
         res = job.cancel()
     assert res.status == "cancelled"
     assert psutil.Process().children(recursive=True) == []
-
-
-def test_a_fifo_among_the_samples_is_one_error_not_a_hang(tmp_path):
-    import os
-
-    from o3viz.app.library import load_samples
-
-    make_trace(5, seed=1).save(tmp_path / "good.o3trace.json")
-    os.mkfifo(tmp_path / "pipe.o3trace.json")
-    res = load_samples(tmp_path)
-    assert [e.name for e in res.entries] == ["good.o3trace.json"]
-    assert len(res.errors) == 1 and "FIFO" in res.errors[0]

@@ -1,0 +1,56 @@
+"""Every session-state key the app uses, declared once with its default. ``app.py`` (the router)
+calls ``init_state`` on every run; pages read and write these keys and no others, besides their
+own widgets' ``key=`` (which Streamlit manages). ``tests/app/test_state.py`` reads the sources and
+fails on a key that is not declared here."""
+
+from __future__ import annotations
+
+import copy
+
+import streamlit as st
+
+STATE: dict[str, object] = {
+    # the session library and what it was built from
+    "library": {},  # key -> StoredEntry: the stored traces this session has (samples, uploads, runs, opened)
+    "samples_loaded": False,  # the samples are in the store and pinned
+    "sample_errors": [],  # one line per unreadable sample, shown on the Library page
+    "upload_results": {},  # upload content key -> (entries, errors), read once in a worker process
+    "staged_uploads": {},  # upload file id -> (path, records) of a dataset upload, or None
+    "added_uploads": set(),  # upload file ids already added to the library (a rerun adds nothing)
+    "_shown_load_errors": set(),  # (upload, error) pairs already shown: each error shows once
+    # what the pages show (they survive page switches; Inspect and Compare also write the URL)
+    "inspect_key": None,  # the trace shown on Inspect
+    "inspect_node": None,  # the node selected on Inspect (map, outline, search or URL)
+    "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
+    "map_focus": None,  # the node a search moved the map to
+    "compare_a": None,  # the traces shown on Compare
+    "compare_b": None,
+    "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
+    "ds_rest": None,
+    # background jobs (o3viz.app.jobs) and what they said when they ended (shown once)
+    "runs": 0,  # runs started in this session (names them: run 1, run 2, ...)
+    "run_job": None,  # the run in progress (RunJob)
+    "run_message": None,  # ("ok", name) or ("error", line)
+    "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
+    "importance_message": None,  # ("ok", name) or ("error", line)
+    "import_job": None,  # the dataset import in progress (ImportJob)
+    "import_message": None,  # the import's report (dict) or its error line
+    # the router and the URL
+    "_resume": None,  # (page script, query) to resume after pages._ui.require_router's detour
+    "_url_written": None,  # the query this session last wrote: a different one is a new link
+}
+
+
+def init_state() -> None:
+    """Give every declared key its default where the session has none yet (a fresh copy of
+    mutable defaults, so sessions never share one)."""
+    for key, value in STATE.items():
+        if key not in st.session_state:
+            st.session_state[key] = copy.copy(value)
+
+
+def take(key: str):
+    """A key's value, read once: it goes back to its default (messages, hand-overs)."""
+    value = st.session_state[key]
+    st.session_state[key] = copy.copy(STATE[key])
+    return value
