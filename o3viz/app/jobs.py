@@ -140,7 +140,12 @@ class RunJob(TraceJob):
     (default ``run · TASK``)."""
 
     def __init__(
-        self, fn: Callable[..., Trace], total: int, *, name: TraceName | None = None, store: Store | None = None
+        self,
+        fn: Callable[..., Trace],
+        total: int,
+        *,
+        name: TraceName | None = None,
+        store: Store | None = None,
     ) -> None:
         self.pieces: list[str] = []
 
@@ -234,7 +239,9 @@ class ImportJob:
         if not isinstance(found, dict) or not found:
             return Progress(0, 0, "starting the import…")
         done, total = int(found.get("done", 0)), int(found.get("total", 0))
-        label = f"{done:,} / {total:,} records · {found.get('traces', 0):,} traces · {found.get('bad', 0)} bad"
+        label = (
+            f"{done:,} / {total:,} records · {found.get('traces', 0):,} traces · {found.get('bad', 0)} bad"
+        )
         return Progress(done, total, label)
 
     def wait(self, timeout: float = 0.0) -> bool:
