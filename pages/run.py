@@ -12,6 +12,7 @@ from o3viz import (
     RunRequest,
     UsageError,
     execute,
+    one_line,
     parse_layers,
     run_name,
 )
@@ -65,7 +66,7 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         try:
             c1.text(task_prompt(task_id))
         except Exception as exc:  # a missing dataset or package: say which, one line
-            c1.error(escape_markdown(f"{task_id}: {exc}"))
+            c1.error(escape_markdown(f"{task_id}: {one_line(exc)}"))
             task_id = None
     with st.expander("Model, attention and DAA", expanded=False):
         m1, m2 = st.columns(2)
