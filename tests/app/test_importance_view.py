@@ -107,3 +107,29 @@ def _trace_names(at: AppTest) -> set[str]:
     import json
 
     return {d.get("name") for d in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+
+
+def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(samples):
+    """The embedded model reads the trace in the background (the page's one job runner); the
+    analysed copy enters the store once, under the name the page reports, and opens here."""
+    import time
+
+    from o3viz.figures import escape_markdown
+    from o3viz.store.query import Query
+    from o3viz.store.store import Store
+
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.run()
+    at = _importance_view(at, "b_without")
+    before = {r["key"] for r in Store().rows(Query(), ("key",))}
+    base = at.session_state["library"][at.session_state["inspect_key"]].name
+    next(b for b in at.button if b.label == "Analyse with the local model").click().run()
+    deadline = time.time() + 600
+    while time.time() < deadline and at.session_state["importance_job"] is not None:
+        time.sleep(1)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    new = [r for r in Store().rows(Query(), ("key", "name", "source")) if r["key"] not in before]
+    assert new == [{"key": at.session_state["inspect_key"], "name": f"{base} · importance", "source": "run"}]
+    assert any(escape_markdown(new[0]["name"]) in s.value for s in at.success)
+    assert len(at.get("plotly_chart")) >= 1  # the analysed copy shows its scores
