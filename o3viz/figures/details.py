@@ -98,11 +98,6 @@ def _step_attention(rnd, step_index: int) -> list[tuple[str, float]]:
     return sorted(pairs, key=lambda p: -p[1])
 
 
-def attention_bar(det: NodeDetails, top: int = 12) -> go.Figure:
-    """Where the node's step put its attention: the top targets (segments and earlier steps)."""
-    return share_bar(det.attention, f"Where step {det.step}'s attention went", top=top)
-
-
 def share_bar(pairs: list[tuple[str, float]], title: str, *, top: int = 12) -> go.Figure:
     """Top ``(target, share)`` pairs as horizontal bars, largest on top; prompt segments grey."""
     if not pairs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from o3viz.analysis.graph import build_graph, graph_from_json, graph_to_json, tree_layout
+from o3viz.analysis.graph import build_graph
 from o3viz.trace import (
     Alt,
     AttentionRecord,
@@ -114,14 +114,6 @@ def test_graph_is_a_pure_function_of_the_trace():
     assert t == two_round_trace()
 
 
-def test_graph_json_round_trip_uses_edges_key():
-    G = build_graph(two_round_trace())
-    data = graph_to_json(G)
-    assert "edges" in data and "links" not in data
-    H = graph_from_json(data)
-    assert set(H.nodes) == set(G.nodes) and set(H.edges) == set(G.edges)
-
-
 def test_backtracking_step_hangs_from_the_step_it_reconsiders():
     r = Round(
         text="a. b. Wait, a.",
@@ -134,19 +126,3 @@ def test_backtracking_step_hangs_from_the_step_it_reconsiders():
     G = build_graph(Trace(Task("q"), [r]))
     assert G.edges["step:0:0", "step:0:2"]["kind"] == "backtrack"
     assert not G.has_edge("step:0:1", "step:0:2")
-
-
-def test_tree_layout_places_every_node_and_children_to_the_right():
-    G = build_graph(two_round_trace())
-    pos = tree_layout(G)
-    assert set(pos) == set(G)
-    for u, v, kind in G.edges(data="kind"):
-        if kind in ("contains", "next", "decision", "alternative"):
-            assert pos[v][0] >= pos[u][0]
-
-
-def test_tree_layout_handles_a_3000_step_chain_without_recursion():
-    steps = [Step(i, "s", 0, 1) for i in range(3000)]
-    G = build_graph(Trace(Task("q"), [Round(text="s", steps=steps)]))
-    pos = tree_layout(G)
-    assert len(pos) == len(G) and max(x for x, _ in pos.values()) >= 3000
