@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from o3viz.figures._style import base_layout, clip_label, empty_figure
 from o3viz.figures.attention import step_labels
 from o3viz.trace import Trace
+from o3viz.trace.ids import parse_id
 
 MAX_DETAIL_TOKENS = 400
 
@@ -72,7 +73,7 @@ def node_details(trace: Trace, G: nx.DiGraph, node: str) -> NodeDetails:
         ]
         det.attention = _step_attention(rnd, step.index)
     if det.kind == "decision":
-        t = int(node.split(":")[2])
+        t = parse_id(node).index
         dp = next((p for p in rnd.decision_points if p.token_index == t), None)
         if dp is not None:
             det.alternatives = [{"token": a.text, "prob": a.prob} for a in dp.alternatives]

@@ -21,6 +21,7 @@ from o3viz.trace import (
     Token,
     Trace,
 )
+from o3viz.trace.ids import make_id, parse_id
 
 NODE_ATTRS = {"kind", "label", "text", "round", "step", "verdict", "score"}
 
@@ -105,6 +106,27 @@ def test_graph_edges_link_checks_revisions_branches_and_attention():
     assert G.edges["step:0:0", "seg:0:0"]["kind"] == "attends"
     assert abs(G.edges["step:0:0", "seg:0:0"]["weight"] - 0.7) < 1e-2
     assert G.edges["comp:0", "seg:0:1"]["kind"] == "compresses"
+
+
+def test_every_node_id_is_one_of_trace_ids_and_its_parts_match_the_node():
+    """The graph names nodes only through ``o3viz.trace.ids``: every id parses, and its round and
+    step agree with the node's attributes."""
+    G = build_graph(two_round_trace())
+    for n, data in G.nodes(data=True):
+        parts = parse_id(n)
+        assert parts is not None, n
+        assert make_id(parts.kind, parts.round, parts.index, parts.alt) == n
+        if parts.kind not in ("task", "comp"):
+            assert parts.round == data["round"], n
+        if parts.kind == "step":
+            assert parts.index == data["step"], n
+
+
+def test_a_hostile_allocation_label_links_nowhere_instead_of_failing():
+    t = two_round_trace()
+    t.rounds[0].attention.alloc_labels[0] = "seg x"
+    G = build_graph(t)
+    assert not G.has_edge("step:0:0", "seg:0:0")
 
 
 def test_graph_is_a_pure_function_of_the_trace():
