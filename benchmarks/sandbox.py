@@ -26,7 +26,8 @@ def _time(fn) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.verify.code import build_job, load_humaneval
+    from o3viz.tasks.code import load_humaneval
+    from o3viz.verify.code import build_job
     from o3viz.verify.sandbox.run import resolve_isolation, run_sandboxed
 
     mode = resolve_isolation(args.isolation)

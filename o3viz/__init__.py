@@ -62,6 +62,8 @@ _API: dict[str, str] = {
     "run_compressed": "o3viz.run.compressed",
     # importing other models' reasoning
     "import_trace": "o3viz.importers",
+    "register_format": "o3viz.importers",
+    "list_formats": "o3viz.importers",
     "enrich_trace": "o3viz.importers.enrich",
     # the persistent trace store (files + SQLite index) and analysis
     "Store": "o3viz.store.store",

@@ -7,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import o3viz
 
 
@@ -15,12 +17,27 @@ def test_every_public_name_resolves():
         assert getattr(o3viz, name) is not None, name
 
 
-def test_public_api_is_small_and_leaves_out_internals():
-    assert 30 <= len(o3viz.__all__) <= 41
-    for name in ("Recorder", "register_attention", "graph_to_json", "tree_layout", "relevance"):
-        assert name not in o3viz.__all__ and not hasattr(o3viz, name), name
+def test_each_public_name_is_the_object_its_module_defines():
+    """The lazy table is true: ``o3viz.NAME`` is the very object of the module ``_API`` names, and
+    ``__all__`` is that table (plus ``__version__``), so ``from o3viz import *`` gives the API."""
+    for name, target in o3viz._API.items():
+        module, _, attr = target.partition(":")
+        assert getattr(o3viz, name) is getattr(importlib.import_module(module), attr or name), name
+    assert sorted(o3viz.__all__) == sorted([*o3viz._API, "__version__"])
+    namespace: dict = {}
+    exec("from o3viz import *", namespace)  # noqa: S102 (the statement itself is what is tested)
+    assert set(namespace) - {"__builtins__"} == set(o3viz.__all__)
+
+
+def test_the_api_has_what_a_notebook_needs_and_leaves_out_internals():
     for name in ("RunRequest", "execute", "Trace", "load_trace", "save_trace", "capture", "solve"):
         assert name in o3viz.__all__
+    for name in ("register_format", "list_formats", "import_trace", "build_graph", "Store"):
+        assert name in o3viz.__all__
+    for name in ("Recorder", "register_attention", "relevance", "parse_trace_bytes", "build_job"):
+        assert name not in o3viz.__all__ and not hasattr(o3viz, name), name
+    with pytest.raises(AttributeError, match="no attribute 'Recorder'"):
+        o3viz.Recorder  # noqa: B018
 
 
 def test_names_the_pages_import_resolve():
@@ -35,8 +52,10 @@ def test_names_the_pages_import_resolve():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("o3viz"):
                 assert node.module in ("o3viz", "o3viz.figures"), f"{path.name} imports {node.module}"
                 module = importlib.import_module(node.module)
+                listed = set(module.__all__) | (set(o3viz._APP) if module is o3viz else set())
                 for alias in node.names:
                     assert getattr(module, alias.name) is not None, f"{path.name}: {alias.name}"
+                    assert alias.name in listed, f"{path.name}: {alias.name} is not exported by {node.module}"
 
 
 def test_the_pages_load_a_model_in_one_place_so_the_app_holds_one_copy():

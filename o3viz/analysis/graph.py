@@ -37,6 +37,7 @@ from typing import Any
 import networkx as nx
 
 from o3viz.trace import Round, Trace
+from o3viz.trace.ids import make_id
 
 LABEL_CHARS = 48
 ATTENDS_TOP = 2  # strongest allocation links drawn per step
@@ -76,9 +77,9 @@ def _step_of_token(rnd: Round, starts: list[int], t: int) -> int | None:
 
 
 def _add_steps(G: nx.DiGraph, rnd: Round) -> None:
-    r, prev = rnd.index, f"round:{rnd.index}"
+    r, prev = rnd.index, make_id("round", rnd.index)
     for s in rnd.steps:
-        node = f"step:{r}:{s.index}"
+        node = make_id("step", r, s.index)
         _add(
             G,
             node,
@@ -92,10 +93,11 @@ def _add_steps(G: nx.DiGraph, rnd: Round) -> None:
             token_end=s.token_end,
             score=_step_confidence(rnd, s.token_start, s.token_end),
         )
-        if s.parent is not None and f"step:{r}:{s.parent}" in G:
-            G.add_edge(f"step:{r}:{s.parent}", node, kind="backtrack")
+        parent = make_id("step", r, s.parent) if s.parent is not None else None
+        if parent in G:
+            G.add_edge(parent, node, kind="backtrack")
         else:
-            G.add_edge(prev, node, kind="contains" if prev.startswith("round") else "next")
+            G.add_edge(prev, node, kind="next" if G.nodes[prev]["kind"] == "step" else "contains")
         prev = node
 
 
@@ -105,7 +107,7 @@ def _add_decisions(G: nx.DiGraph, rnd: Round) -> None:
     starts = [s.token_start for s in rnd.steps]
     for dp in rnd.decision_points:
         tok = rnd.tokens[dp.token_index] if dp.token_index < len(rnd.tokens) else None
-        node, si = f"dp:{r}:{dp.token_index}", _step_of_token(rnd, starts, dp.token_index)
+        node, si = make_id("dp", r, dp.token_index), _step_of_token(rnd, starts, dp.token_index)
         _add(
             G,
             node,
@@ -117,20 +119,20 @@ def _add_decisions(G: nx.DiGraph, rnd: Round) -> None:
             margin=dp.margin,
             score=1.0 - dp.margin,
         )
-        G.add_edge(f"step:{r}:{si}" if si is not None else f"round:{r}", node, kind="decision")
+        G.add_edge(make_id("step", r, si) if si is not None else make_id("round", r), node, kind="decision")
         for k, alt in enumerate(dp.alternatives):
-            a = f"alt:{r}:{dp.token_index}:{k}"
+            a = make_id("alt", r, dp.token_index, k)
             _add(G, a, "alternative", alt.text, r, step=si, score=alt.prob)
             G.add_edge(node, a, kind="alternative")
         for bid in dp.branch_ids:
             b = branches.get(bid)
             if b is None:
                 continue
-            bn = f"branch:{r}:{bid}"
+            bn = make_id("branch", r, bid)
             _add(G, bn, "branch", b.text, r, step=si, verdict=b.verdict, score=b.mean_logprob)
             src = next(
                 (
-                    f"alt:{r}:{dp.token_index}:{k}"
+                    make_id("alt", r, dp.token_index, k)
                     for k, a in enumerate(dp.alternatives)
                     if a.id == b.forced.id
                 ),
@@ -140,16 +142,18 @@ def _add_decisions(G: nx.DiGraph, rnd: Round) -> None:
 
 
 def _add_checks(G: nx.DiGraph, rnd: Round) -> None:
-    r, last = rnd.index, (f"step:{rnd.index}:{rnd.steps[-1].index}" if rnd.steps else f"round:{rnd.index}")
+    r = rnd.index
+    last = make_id("step", r, rnd.steps[-1].index) if rnd.steps else make_id("round", r)
     for j, c in enumerate(rnd.checks):
-        node = f"check:{r}:{j}"
+        node = make_id("check", r, j)
         text = c.name + (f": {c.message}" if c.message else "")
         _add(G, node, "check", text, r, step=c.step, verdict=c.verdict, check_kind=c.kind, rule=c.rule)
-        src = f"step:{r}:{c.step}" if c.step is not None and f"step:{r}:{c.step}" in G else last
+        src = make_id("step", r, c.step) if c.step is not None else last
+        src = src if src in G else last
         G.add_edge(src, node, kind="checks")
     if rnd.answer is not None:
-        _add(G, f"answer:{r}", "answer", rnd.answer, r, verdict=rnd.verdict, score=rnd.confidence)
-        G.add_edge(last, f"answer:{r}", kind="answers")
+        _add(G, make_id("answer", r), "answer", rnd.answer, r, verdict=rnd.verdict, score=rnd.confidence)
+        G.add_edge(last, make_id("answer", r), kind="answers")
 
 
 def _add_attends(G: nx.DiGraph, rnd: Round) -> None:
@@ -160,9 +164,10 @@ def _add_attends(G: nx.DiGraph, rnd: Round) -> None:
     targets = []
     for label in att.alloc_labels:
         kind, _, idx = label.partition(" ")
-        targets.append(f"seg:{r}:{idx}" if kind == "seg" else f"step:{r}:{idx}")
+        ok = idx.isascii() and idx.isdigit()  # labels come from the file: a bad one links nowhere
+        targets.append(make_id("seg" if kind == "seg" else "step", r, int(idx)) if ok else None)
     for si in range(min(alloc.shape[0], len(rnd.steps))):
-        src = f"step:{r}:{rnd.steps[si].index}"
+        src = make_id("step", r, rnd.steps[si].index)
         for k in alloc[si].argsort()[::-1][:ATTENDS_TOP]:
             if alloc[si, k] >= ATTENDS_MIN and targets[k] in G and targets[k] != src:
                 G.add_edge(src, targets[k], kind="attends", weight=float(alloc[si, k]))
@@ -176,7 +181,7 @@ def build_graph(trace: Trace) -> nx.DiGraph:
         r = rnd.index
         _add(
             G,
-            f"round:{r}",
+            make_id("round", r),
             "round",
             f"round {r}" + (f" ({rnd.verdict})" if rnd.verdict else ""),
             r,
@@ -186,21 +191,23 @@ def build_graph(trace: Trace) -> nx.DiGraph:
             feedback=rnd.feedback,
         )
         if r == trace.rounds[0].index:
-            G.add_edge("task", f"round:{r}", kind="contains")
+            G.add_edge("task", make_id("round", r), kind="contains")
         for seg in rnd.segments:
-            _add(G, f"seg:{r}:{seg.index}", "segment", rnd.rendered_prompt[seg.start : seg.end], r)
-            G.add_edge("task", f"seg:{r}:{seg.index}", kind="contains")
+            _add(G, make_id("seg", r, seg.index), "segment", rnd.rendered_prompt[seg.start : seg.end], r)
+            G.add_edge("task", make_id("seg", r, seg.index), kind="contains")
         _add_steps(G, rnd)
         _add_decisions(G, rnd)
         _add_checks(G, rnd)
         _add_attends(G, rnd)
     for a, b in zip(trace.rounds, trace.rounds[1:], strict=False):
-        G.add_edge(f"round:{a.index}", f"round:{b.index}", kind="revision", label=a.feedback or "")
+        G.add_edge(
+            make_id("round", a.index), make_id("round", b.index), kind="revision", label=a.feedback or ""
+        )
     if trace.compression is not None:
         for e, ev in enumerate(trace.compression.events):
             _add(
                 G,
-                f"comp:{e}",
+                make_id("comp", index=e),
                 "compression",
                 f"{ev.kind} segment {ev.segment}: {ev.reason}",
                 None,
@@ -208,59 +215,7 @@ def build_graph(trace: Trace) -> nx.DiGraph:
                 event=ev.kind,
                 at_step=ev.step,
             )
-            seg = f"seg:{trace.rounds[0].index if trace.rounds else 0}:{ev.segment}"
+            seg = make_id("seg", trace.rounds[0].index if trace.rounds else 0, ev.segment)
             if seg in G:
-                G.add_edge(f"comp:{e}", seg, kind="compresses")
+                G.add_edge(make_id("comp", index=e), seg, kind="compresses")
     return G
-
-
-def graph_to_json(G: nx.DiGraph) -> dict:
-    """Node-link JSON (``edges="edges"``), the inverse of ``graph_from_json``."""
-    return nx.node_link_data(G, edges="edges")
-
-
-def graph_from_json(data: dict) -> nx.DiGraph:
-    return nx.node_link_graph(data, edges="edges", directed=True)
-
-
-def tree_layout(G: nx.DiGraph, root: str = "task") -> dict[str, tuple[float, float]]:
-    """A layered layout in O(n): x = depth along a spanning tree from ``root``, y = leaf order.
-
-    Only tree-shaped edges (not ``attends``/``revision``) shape the layout; nodes unreachable
-    that way hang under the root.
-
-    >>> G = nx.DiGraph([("task", "a"), ("a", "b"), ("task", "c")])
-    >>> nx.set_edge_attributes(G, "contains", "kind")
-    >>> tree_layout(G)["b"][0]
-    2.0
-    """
-    skip = {"attends", "revision"}
-    children: dict[str, list[str]] = {n: [] for n in G}
-    seen = {root}
-    order = [root] if root in G else []
-    for n in order:  # BFS, appending while iterating
-        for m in G.successors(n):
-            if m not in seen and G.edges[n, m].get("kind") not in skip:
-                seen.add(m)
-                children[n].append(m)
-                order.append(m)
-    for n in G:
-        if n not in seen and root in G:
-            children[root].append(n)
-            seen.add(n)
-    pos: dict[str, tuple[float, float]] = {}
-    next_y = 0.0
-    stack: list[tuple[str, int, bool]] = [(root, 0, False)] if root in G else []
-    while stack:  # iterative post-order: a parent sits at the mean height of its children
-        n, depth, done = stack.pop()
-        if done:
-            ys = [pos[c][1] for c in children[n]]
-            pos[n] = (float(depth), sum(ys) / len(ys))
-            continue
-        if not children[n]:
-            pos[n] = (float(depth), next_y)
-            next_y += 1.0
-            continue
-        stack.append((n, depth, True))
-        stack.extend((c, depth + 1, False) for c in reversed(children[n]))
-    return pos

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from o3viz.text.classify import TYPES, classify_step
 from o3viz.trace import Round, Trace
+from o3viz.trace.ids import make_id
 from o3viz.trace.importance import step_view
 
 UNTYPED = "untyped"
@@ -79,7 +80,7 @@ class OutlineRound:
 
     @property
     def answer_id(self) -> str:
-        return f"answer:{self.index}"
+        return make_id("answer", self.index)
 
 
 @dataclass
@@ -168,7 +169,9 @@ def _confidence(rnd: Round, t0: int, t1: int) -> float | None:
 
 
 def _round(rnd: Round) -> OutlineRound:
-    out = OutlineRound(f"round:{rnd.index}", rnd.index, rnd.verdict, rnd.answer, rnd.action, rnd.feedback)
+    out = OutlineRound(
+        make_id("round", rnd.index), rnd.index, rnd.verdict, rnd.answer, rnd.action, rnd.feedback
+    )
     n, indices = len(rnd.steps), {s.index for s in rnd.steps}
     dps = sorted(dp.token_index for dp in rnd.decision_points)
     imp, deps = step_view(rnd.importance, n)  # the round's importance records, scaled to [0, 1]
@@ -176,7 +179,7 @@ def _round(rnd: Round) -> OutlineRound:
         recorded = s.type if s.type in TYPES else None
         out.steps.append(
             OutlineStep(
-                f"step:{rnd.index}:{s.index}",
+                make_id("step", rnd.index, s.index),
                 rnd.index,
                 s.index,
                 s.text,
@@ -192,7 +195,7 @@ def _round(rnd: Round) -> OutlineRound:
         )
     by_index = {s.index: s for s in out.steps}
     for j, c in enumerate(rnd.checks):
-        oc = OutlineCheck(f"check:{rnd.index}:{j}", c.name, c.verdict, c.kind, c.message, c.step)
+        oc = OutlineCheck(make_id("check", rnd.index, j), c.name, c.verdict, c.kind, c.message, c.step)
         (by_index[c.step].checks if c.step in by_index else out.checks).append(oc)
     return out
 

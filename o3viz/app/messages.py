@@ -1,8 +1,10 @@
 """Load errors in the user's language: one short line that says what is wrong and what to do, and
 the technical detail kept apart (the app shows it in an expander). No streamlit here.
 
->>> explain_load_error("t.o3trace.json: (file): not valid JSON, perhaps truncated (Expecting value: line 1 column 1 (char 0))").line
+>>> explain_load_error("t.o3trace.json: (file): not valid JSON, perhaps truncated (Expecting ',' delimiter: line 9 column 2 (char 80))").line
 't.o3trace.json: not an o3viz trace or a known reasoning format (expected JSON, JSONL or text)'
+>>> explain_load_error("t.o3trace.json: (file): not valid JSON, perhaps truncated (Expecting value: line 1 column 1 (char 0))").line
+'t.o3trace.json: not an o3viz trace or a known reasoning format (expected JSON, JSONL or text) (the file is empty or not JSON)'
 """
 
 from __future__ import annotations

@@ -17,17 +17,17 @@ from o3viz.run.config import parse_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from o3viz.importers import FORMATS
+    from o3viz.importers import list_formats
 
     p = sub.add_parser(
         "import",
         help="import an external reasoning trace (R1, OpenAI, Anthropic, datasets)",
         description="Import a reasoning trace produced elsewhere: detect its format, split and type "
-        "its steps, build the reasoning tree, check its arithmetic and final answer, and save it "
+        "its steps, build the reasoning map, check its arithmetic and final answer, and save it "
         "as a trace file. --enrich teacher-forces it through a local model for attention.",
     )
     p.add_argument("file", type=Path, help="the trace to import (text, JSON or JSONL; .gz accepted)")
-    p.add_argument("--format", choices=FORMATS, help="skip detection and read the file as this format")
+    p.add_argument("--format", choices=list_formats(), help="skip detection and read the file as this format")
     p.add_argument("--record", type=int, help="record index in a JSON/JSONL dataset (default 0)")
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
     p.add_argument("--question", help="the question, when the file does not hold it")

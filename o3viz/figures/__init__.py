@@ -6,7 +6,6 @@ from o3viz.figures.attention import (
     MAX_TOKEN_ROWS,
     layer_head_heatmap,
     relevance_figure,
-    step_allocation_heatmap,
     token_heatmap,
 )
 from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
@@ -28,7 +27,6 @@ from o3viz.figures.dataset import (
 )
 from o3viz.figures.details import (
     NodeDetails,
-    attention_bar,
     node_details,
     share_bar,
     step_decisions,
@@ -58,7 +56,6 @@ from o3viz.figures.outline import outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
-from o3viz.figures.tree import ALL_KINDS, TreeView, default_shown, search_nodes, tree_figure, view_graph
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
@@ -100,33 +97,25 @@ __all__ = [
     "STEP_TYPE_COLORS",
     "STEP_TYPE_LABELS",
     "VERDICT_COLORS",
-    "ALL_KINDS",
     "build_compression_map",
     "build_memory_chart",
     "build_score_trace",
     "MAX_TOKEN_ROWS",
     "NodeDetails",
-    "TreeView",
     "alignment_figure",
-    "attention_bar",
     "check_rows",
     "checks_figure",
     "claims_html",
     "clip_label",
     "readable",
     "curves_figure",
-    "default_shown",
     "diff_heatmap",
     "escape_markdown",
     "figure_html",
     "layer_head_heatmap",
     "node_details",
     "relevance_figure",
-    "search_nodes",
-    "step_allocation_heatmap",
     "token_heatmap",
     "tokens_html",
-    "tree_figure",
     "verdicts_figure",
-    "view_graph",
 ]

@@ -8,18 +8,6 @@ import re
 
 import plotly.graph_objects as go
 
-KIND_COLORS = {
-    "task": "#334155",
-    "segment": "#94a3b8",
-    "round": "#6366f1",
-    "step": "#0ea5e9",
-    "decision": "#f59e0b",
-    "alternative": "#fcd34d",
-    "branch": "#a855f7",
-    "check": "#64748b",
-    "answer": "#14b8a6",
-    "compression": "#ec4899",
-}
 # Green is pass/correct and red is fail/wrong on every page; the pair is Okabe-Ito's bluish green
 # and vermillion, which colour-blind readers can still tell apart (and the marks differ in shape).
 GOOD_COLOR, BAD_COLOR = "#009E73", "#D55E00"

@@ -1,5 +1,5 @@
-"""Attention heatmaps: generated token × context (a window, never the full matrix), step × step
-allocation, the layer × head grid of a step, and DAA relevance with the before/after shift.
+"""Attention heatmaps: generated token × context (a window, never the full matrix), the layer ×
+head grid of a step, and DAA relevance with the before/after shift; readable step labels.
 
 Every builder slices before it converts, so a 10k-token trace costs only its window, and bins
 rows or columns (summing attention mass) when a window is still wider than the browser needs.
@@ -18,7 +18,6 @@ from o3viz.trace import AttentionRecord, Round
 
 MAX_TOKEN_ROWS = 256  # generated tokens in one token-level window
 MAX_COLS = 600  # context columns sent to the browser (binned beyond)
-MAX_STEP_CELLS = 300  # rows and columns of the step-level matrix (binned beyond)
 
 
 def bin_axis(m: np.ndarray, max_n: int, axis: int, reduce: str = "sum") -> tuple[np.ndarray, np.ndarray]:
@@ -155,58 +154,6 @@ def step_labels(rnd: Round) -> dict[str, str]:
     }
     names.update({f"step {s.index}": f"step {s.index} · {clip_label(s.text, 24)}" for s in rnd.steps})
     return {k: html.escape(v, quote=False) for k, v in names.items()}  # Plotly shows &quot; literally
-
-
-def step_allocation_heatmap(
-    rnd: Round, s0: int = 0, s1: int | None = None, *, title: str | None = None
-) -> go.Figure:
-    """Steps ``[s0, s1)`` × allocation targets (prompt segments, earlier steps); binned past MAX_STEP_CELLS."""
-    att = rnd.attention
-    if att is None or att.step_alloc is None:
-        return empty_figure("Step allocation", "This trace has no step-level allocation.")
-    S = att.step_alloc.shape[0]
-    s1 = min(S if s1 is None else s1, S)
-    n_seg = sum(1 for lab in att.alloc_labels if lab.startswith("seg "))
-    # Columns: every segment, and the steps up to the window's end (later steps get no attention).
-    keep = list(range(n_seg)) + [n_seg + i for i in range(s1) if n_seg + i < att.step_alloc.shape[1]]
-    m = att.step_alloc[s0:s1][:, keep].astype(np.float32)
-    rows, rstarts = bin_axis(m, MAX_STEP_CELLS, axis=0, reduce="mean")
-    cells, cstarts = bin_axis(rows, MAX_STEP_CELLS, axis=1)
-    names = step_labels(rnd)
-    labels = [att.alloc_labels[k] for k in keep]
-    xlab = [
-        f"{labels[c]}{'+' if len(cstarts) < len(labels) else ''}·{names.get(labels[c], '')[len(labels[c]) + 3 :]}"
-        for c in cstarts
-    ]
-    ylab = [
-        names.get(f"step {s0 + r}", f"step {s0 + r}") + ("+" if len(rstarts) < s1 - s0 else "")
-        for r in rstarts
-    ]
-    fig = go.Figure(
-        go.Heatmap(
-            z=cells,
-            x=xlab,
-            y=ylab,
-            colorscale=HEAT_SCALE,
-            zmin=0,
-            hovertemplate="%{y}<br>→ %{x}<br>share %{z:.3f}<extra></extra>",
-            colorbar={"title": "share", "thickness": 12},
-        )
-    )
-    if n_seg:
-        fig.add_vline(
-            x=_prompt_edge(np.asarray(cstarts), n_seg), line={"color": "white", "width": 2, "dash": "dot"}
-        )
-    fig.update_xaxes(type="category", tickfont={"size": 9}, nticks=40, tickangle=45)
-    fig.update_yaxes(type="category", tickfont={"size": 9}, nticks=40, autorange="reversed")
-    binned = " (binned)" if len(rstarts) < s1 - s0 or len(cstarts) < len(labels) else ""
-    return base_layout(
-        fig,
-        title
-        or f"Where each step's attention went: steps {s0}–{s1 - 1} × segments and earlier steps{binned}",
-        height=min(900, 260 + 14 * len(rstarts)),
-        margin={"l": 200, "r": 20, "t": 50, "b": 140},
-    )
 
 
 def layer_head_heatmap(rnd: Round, t0: int, t1: int, *, title: str | None = None) -> go.Figure:

@@ -22,6 +22,7 @@ from o3viz.figures._style import (
 )
 from o3viz.figures.reasoning_map import ANSWER, CHECKS, map_layout, reasoning_map_figure
 from o3viz.text.classify import TYPES
+from o3viz.trace.ids import make_id
 
 _TAG_COLORS = {"equal": "#94a3b8", "replace": "#f59e0b", "insert": B_COLOR, "delete": A_COLOR}
 
@@ -182,8 +183,8 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
     a, b = _final_only(a), _final_only(b)
     ra = a.rounds[0].index if a.rounds else 0
     rb = b.rounds[0].index if b.rounds else 0
-    xa = {f"step:{ra}:{s.a_index}": float(i) for i, s in enumerate(c.steps) if s.a_index is not None}
-    xb = {f"step:{rb}:{s.b_index}": float(i) for i, s in enumerate(c.steps) if s.b_index is not None}
+    xa = {make_id("step", ra, s.a_index): float(i) for i, s in enumerate(c.steps) if s.a_index is not None}
+    xb = {make_id("step", rb, s.b_index): float(i) for i, s in enumerate(c.steps) if s.b_index is not None}
     present = set(a.types()) | set(b.types())
     lanes = [t for t in (*TYPES, UNTYPED) if t in present] + [CHECKS, ANSWER]
     width = max(map_layout(a, lanes, xa).width, map_layout(b, lanes, xb).width)
@@ -200,7 +201,7 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
                 lanes=lanes,
                 x_of=x_of,
                 x_range=(-0.8, width + 0.8),
-                selected=f"step:{r}:{idx}" if idx is not None else None,
+                selected=make_id("step", r, idx) if idx is not None else None,
                 height=height,
                 title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
             )

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from o3viz.figures._style import base_layout, clip_label, empty_figure
 from o3viz.figures.attention import step_labels
 from o3viz.trace import Trace
+from o3viz.trace.ids import parse_id
 
 MAX_DETAIL_TOKENS = 400
 
@@ -72,7 +73,7 @@ def node_details(trace: Trace, G: nx.DiGraph, node: str) -> NodeDetails:
         ]
         det.attention = _step_attention(rnd, step.index)
     if det.kind == "decision":
-        t = int(node.split(":")[2])
+        t = parse_id(node).index
         dp = next((p for p in rnd.decision_points if p.token_index == t), None)
         if dp is not None:
             det.alternatives = [{"token": a.text, "prob": a.prob} for a in dp.alternatives]
@@ -96,11 +97,6 @@ def _step_attention(rnd, step_index: int) -> list[tuple[str, float]]:
         if v > 0
     ]
     return sorted(pairs, key=lambda p: -p[1])
-
-
-def attention_bar(det: NodeDetails, top: int = 12) -> go.Figure:
-    """Where the node's step put its attention: the top targets (segments and earlier steps)."""
-    return share_bar(det.attention, f"Where step {det.step}'s attention went", top=top)
 
 
 def share_bar(pairs: list[tuple[str, float]], title: str, *, top: int = 12) -> go.Figure:

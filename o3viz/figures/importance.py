@@ -176,15 +176,3 @@ def head_kurtosis_figure(rec: ImportanceRecord, *, height: int = 360) -> go.Figu
     fig.update_xaxes(title_text="layer", showgrid=False)
     fig.update_yaxes(title_text="head", showgrid=False)
     return fig
-
-
-def importance_table(records: list[ImportanceRecord], steps: list[Step]) -> list[dict]:
-    """One row per step: index, type, text, and each record's raw score (None where absent)."""
-    rows = []
-    for i, st in enumerate(steps):
-        row = {"step": i, "type": st.type or "—", "text": " ".join(st.text.split())[:200]}
-        for r in records:
-            v = r.scores[i] if i < len(r.scores) else None
-            row[record_label(r)] = None if v is None else round(v, 4)
-        rows.append(row)
-    return rows

@@ -25,6 +25,7 @@ from o3viz.figures._style import (
     readable,
 )
 from o3viz.figures.map_layout import ANSWER, CHECKS, ROUND_GAP, MapLayout, map_layout  # noqa: F401 (re-exported)
+from o3viz.trace.ids import make_id
 
 PLOT_PX = 640  # the width the marker sizes are planned for
 SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
@@ -89,7 +90,7 @@ def _edges(outline: Outline, lay: MapLayout, dep_min: float) -> list[go.Scatter]
         if s.importance is not None and s.importance < dep_min:
             continue
         for d in s.depends_on[:8]:
-            src = f"step:{s.round}:{d}"
+            src = make_id("step", s.round, d)
             if src in lay.pos:
                 (x0, y0), (x1, y1) = lay.pos[src], lay.pos[s.id]
                 ax, ay = _arc(x0, y0, x1, y1, 0.35)
@@ -98,8 +99,9 @@ def _edges(outline: Outline, lay: MapLayout, dep_min: float) -> list[go.Scatter]
         out.append(_line_trace(xs, ys, "rgba(90,100,120,0.45)", 1.0, "depends on"))
     xs, ys = [], []
     for s in steps:
-        if s.parent is not None and f"step:{s.round}:{s.parent}" in lay.pos:
-            (x0, y0), (x1, y1) = lay.pos[f"step:{s.round}:{s.parent}"], lay.pos[s.id]
+        parent = make_id("step", s.round, s.parent) if s.parent is not None else None
+        if parent in lay.pos:
+            (x0, y0), (x1, y1) = lay.pos[parent], lay.pos[s.id]
             ax, ay = _arc(x0, y0, x1, y1, 0.6)
             xs, ys = xs + ax, ys + ay
     if xs:

@@ -37,13 +37,6 @@ def installed(model, kind: str, make: Callable[[], list]) -> Iterator[None]:
                 del _INSTALLED[key]
 
 
-def hook_count(model, kind: str) -> int:
-    """How many runs currently hold ``kind`` hooks on ``model`` (0 when none are installed)."""
-    with _LOCK:
-        entry = _INSTALLED.get((id(model), kind))
-        return entry[0] if entry else 0
-
-
 def decoder_layers(model):
     """The model's ``ModuleList`` of decoder layers (the one as long as ``num_hidden_layers``)."""
     n = getattr(model.config, "num_hidden_layers", None)

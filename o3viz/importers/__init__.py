@@ -1,6 +1,7 @@
 """Importing reasoning traces that other models produced: ``import_trace`` and ``detect_format``.
 
-Formats (``FORMATS``), detected in this order unless ``format=`` names one:
+Formats live in one table (``o3viz.importers.registry``: ``register_format`` adds one,
+``list_formats`` names them); the built-in ones, detected in this order unless ``format=`` names one:
 
 - JSON: ``deepseek_chat`` / ``openai_chat`` (``choices[].message``), ``openai_responses``
   (``output`` items), ``anthropic_messages`` (``content`` blocks), ``chat_messages`` (a list of
@@ -20,48 +21,33 @@ import gc
 from collections.abc import Iterator
 from typing import Any
 
-from o3viz.errors import TraceError, UsageError
-from o3viz.importers.datasets import is_dataset, parse_record, pick_record
-from o3viz.importers.formats import (
-    JSON_PARSERS,
-    Imported,
-    RawInput,
-    detect_json_format,
-    has_think_tags,
-    parse_plain_text,
-    parse_think_text,
-    read_input,
+from o3viz.errors import TraceError
+from o3viz.importers.formats import RawInput, read_input
+from o3viz.importers.registry import (
+    UnknownFormatError,
+    detect_input,
+    get_format,
+    list_formats,
+    register_format,
+    unregister_format,
 )
 from o3viz.trace import Trace
 
-TEXT_FORMATS = ("think_tags", "plain_text")
-DATASET_FORMATS = ("json_dataset", "jsonl")
-FORMATS = tuple(JSON_PARSERS) + DATASET_FORMATS + TEXT_FORMATS
+__all__ = [
+    "FORMATS",
+    "UnknownFormatError",
+    "detect_format",
+    "import_trace",
+    "list_formats",
+    "register_format",
+    "unregister_format",
+]
 
-__all__ = ["FORMATS", "UnknownFormatError", "detect_format", "import_trace"]
 
-
-class UnknownFormatError(TraceError):
-    """An input that no importer can read; the message lists the formats tried."""
-
-
-def _detect(raw: RawInput) -> str:
-    if raw.kind == "text":
-        if not raw.data.strip():
-            raise UnknownFormatError(f"{raw.file or '(input)'}: empty input (tried {', '.join(FORMATS)})")
-        return "think_tags" if has_think_tags(raw.data) or "<｜User｜>" in raw.data else "plain_text"
-    if raw.kind == "jsonl":
-        return "jsonl"
-    fmt = detect_json_format(raw.data)
-    if fmt is not None:
-        return fmt
-    if is_dataset(raw.data):
-        return "json_dataset"
-    keys = ", ".join(list(raw.data)[:8]) if isinstance(raw.data, dict) else type(raw.data).__name__
-    raise UnknownFormatError(
-        f"{raw.file or '(input)'}: not a known trace format (JSON with {keys}; tried "
-        f"{', '.join(JSON_PARSERS)}, json_dataset)"
-    )
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # the table as it is now, formats registered later included
+        return list_formats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager
@@ -80,26 +66,7 @@ def _gc_paused() -> Iterator[None]:
 
 def detect_format(src: Any) -> str:
     """The format name of ``src`` (a path, bytes, str, dict or list); raises ``TraceError``."""
-    return _detect(src if isinstance(src, RawInput) else read_input(src))
-
-
-def _parse(raw: RawInput, fmt: str, opts: dict) -> Imported:
-    where = raw.file or "(input)"
-    fields = {k: opts.get(k) for k in ("text_field", "question_field", "answer_field", "reference_field")}
-    if fmt in TEXT_FORMATS:
-        if raw.text is None:
-            raise UsageError(f"format={fmt} needs text input, not a {type(raw.data).__name__}")
-        return parse_think_text(raw.text) if fmt == "think_tags" else parse_plain_text(raw.text)
-    if fmt in DATASET_FORMATS:
-        records = raw.data if isinstance(raw.data, list) else [raw.data]
-        n, rec = pick_record(records, opts.get("record"), where)
-        inner = detect_json_format(rec) if not any(fields.values()) else None
-        if inner is not None:  # a dataset of API responses: parse the record with its own parser
-            imp = JSON_PARSERS[inner](rec)
-            imp.format, imp.record = f"{fmt}:{inner}", n
-            return imp
-        return parse_record(rec, n, fmt, **fields)
-    return JSON_PARSERS[fmt](raw.data)
+    return detect_input(src if isinstance(src, RawInput) else read_input(src)).name
 
 
 def import_trace(
@@ -127,10 +94,10 @@ def import_trace(
     teacher-forces the text through a local model for attention (``o3viz.importers.enrich``).
     Raises ``TraceError`` for unreadable input, naming the formats tried.
     """
-    if format is not None and format not in FORMATS:
-        raise UsageError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    forced = get_format(format) if format is not None else None
     raw = src if isinstance(src, RawInput) else read_input(src)
-    fmt = format or _detect(raw)
+    parser = forced or detect_input(raw)
+    fmt = parser.name
     opts = {
         "record": record,
         "text_field": text_field,
@@ -139,7 +106,7 @@ def import_trace(
         "reference_field": reference_field,
     }
     try:
-        imp = _parse(raw, fmt, opts)
+        imp = parser.parse(raw, opts)
     except UnknownFormatError:
         raise
     except TraceError as exc:

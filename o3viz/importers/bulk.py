@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from o3viz.errors import TraceError, UsageError
+from o3viz.errors import TraceError, UsageError, one_line
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
 
@@ -187,10 +187,6 @@ def trace_name(line: int, part: str, about: str) -> str:
 FATAL = "fatal: "  # an error result that stops the whole import
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__
-
-
 def error_line(error: str) -> int:
     """The line (or record) number an error names, for sorting; 0 when it names none."""
     parts = error.split(maxsplit=2)
@@ -266,12 +262,12 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
             results.append((r.line, [], f"broken JSON ({exc.msg} at column {exc.colno})"))
         except ValueError as exc:
             too_long = "digits" in str(exc)
-            results.append((r.line, [], "a number too long to read" if too_long else _one_line(exc)))
+            results.append((r.line, [], "a number too long to read" if too_long else one_line(exc, 300)))
         except Exception as exc:  # noqa: BLE001 - one bad record never stops the others
             if getattr(exc, "fatal", False):  # the sink cannot take more (a full disk): stop
-                results.append((r.line, [], FATAL + _one_line(exc)))
+                results.append((r.line, [], FATAL + one_line(exc, 300)))
                 break
-            results.append((r.line, [], _one_line(exc).replace("(input): ", "")))
+            results.append((r.line, [], one_line(exc, 300).replace("(input): ", "")))
         finally:
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)

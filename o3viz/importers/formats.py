@@ -1,7 +1,8 @@
 """Reading importable inputs and recognising their format: plain thinking text, ``<think>`` text
 (chat-template dumps included), DeepSeek / OpenAI chat-completion JSON, OpenAI Responses JSON and
 Anthropic Messages JSON. Each parser returns an :class:`Imported`; datasets live in
-``o3viz.importers.datasets``.
+``o3viz.importers.datasets``, and the table that names and detects the formats in
+``o3viz.importers.registry``.
 
 Inputs are untrusted: sizes are checked before reading, nesting is bounded by the JSON parser's
 recursion guard, and nothing is ever executed or evaluated.
@@ -342,12 +343,3 @@ def _is_conversation(items: list) -> bool:
         and all(isinstance(m, dict) and "role" in m for m in items)
         and any(m.get("role") == "assistant" for m in items)
     )
-
-
-JSON_PARSERS = {
-    "deepseek_chat": parse_chat_completion,
-    "openai_chat": parse_chat_completion,
-    "openai_responses": parse_openai_responses,
-    "anthropic_messages": parse_anthropic,
-    "chat_messages": parse_chat_messages,
-}

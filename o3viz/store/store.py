@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from o3viz.errors import O3vizError
+from o3viz.errors import O3vizError, one_line
 from o3viz.paths import home_dir
 from o3viz.store.index import COLUMNS, IndexRow, column_sql, index_row, search_text
 from o3viz.store.query import Query, order_clause, page_clause, where_clause
@@ -99,7 +99,7 @@ class Store:
                 )
                 full.fatal = True  # a dataset import stops at once instead of failing every record
                 raise full from None
-            detail = " ".join(str(exc).split()) or type(exc).__name__
+            detail = one_line(exc)
             raise StoreError(f"trace store {self.root}: {doing} failed ({detail})") from None
 
     @property

@@ -18,6 +18,8 @@ from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_lis
 from o3viz.trace.compression import CompressionRecord
 from o3viz.trace.importance import ImportanceRecord, importance_list
 from o3viz.trace.internals import InternalsRecord
+from o3viz.trace.jsonfile import parse_bytes, read_source, save_dict
+from o3viz.trace.migrate import migrate
 from o3viz.trace.parts import Alt, Branch, Check, DecisionPoint, Segment, Step, Token
 
 __all__ = [  # the pieces of a round live in o3viz.trace.parts; they are re-exported for Round's users
@@ -221,7 +223,8 @@ class Provenance:
 
 @dataclass(eq=False)
 class Trace:
-    """The single source of truth for one run. ``save``/``load`` live in ``o3viz.trace.io``."""
+    """The single source of truth for one run; ``save``/``load`` (and ``o3viz.trace.io``) read and
+    write its file through ``o3viz.trace.jsonfile``."""
 
     task: Task
     rounds: list[Round] = field(default_factory=list)
@@ -256,17 +259,13 @@ class Trace:
         return isinstance(other, Trace) and self.to_dict() == other.to_dict()
 
     def save(self, path: str | os.PathLike, overwrite: bool = False) -> Path:
-        """Write atomically; refuses to overwrite unless asked (see ``o3viz.trace.io``)."""
-        from o3viz.trace.io import save_trace
-
-        return save_trace(self, path, overwrite=overwrite)
+        """Write atomically; refuses to overwrite unless asked (see ``o3viz.trace.jsonfile``)."""
+        return save_dict(self.to_dict(), path, Trace.from_dict, overwrite=overwrite)
 
     @staticmethod
     def load(source: str | os.PathLike | bytes) -> Trace:
         """The exact inverse of ``save``; raises ``TraceError`` on any bad input."""
-        from o3viz.trace.io import load_trace
-
-        return load_trace(source)
+        return parse_bytes(read_source(source), Trace.from_dict)
 
     def to_dict(self) -> dict:
         d = {
@@ -286,8 +285,6 @@ class Trace:
             raise fail("(top level)", "must be a JSON object")
         version = req(d, "schema_version", int, "")
         if version != SCHEMA_VERSION:
-            from o3viz.trace.migrate import migrate
-
             d = migrate(d, version, SCHEMA_VERSION)
         rounds = req_list(d, "rounds", "", dict, MAX_ROUNDS)
         comp = d.get("compression")

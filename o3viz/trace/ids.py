@@ -1,6 +1,8 @@
 """Node ids: the one place they are built and read. A node of a trace is named ``KIND:R:I`` (a
-step, a check, a decision point or a context segment of round R), ``round:R`` or ``task``. The
-graph, the outline, the figures, the pages and the URL (``?node=``) all use these names.
+step, a check, a decision point ``dp`` at generated token I, a context segment or an explored
+branch of round R), ``alt:R:T:K`` (the K-th alternative at the decision point on token T),
+``round:R`` / ``answer:R``, ``comp:E`` (compression event E) or ``task``. The graph, the
+outline, the figures, the pages and the URL (``?node=``) all use these names.
 """
 
 from __future__ import annotations
@@ -8,53 +10,58 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-NodeKind = Literal["task", "round", "step", "check", "decision", "seg"]
-KINDS: tuple[str, ...] = ("task", "round", "step", "check", "decision", "seg")
+NodeKind = Literal["task", "round", "answer", "comp", "step", "check", "dp", "seg", "branch", "alt"]
+# How many numbers follow each kind in an id.
+_ARITY: dict[str, int] = {"task": 0, "round": 1, "answer": 1, "comp": 1, "alt": 3}
+_ARITY |= dict.fromkeys(("step", "check", "dp", "seg", "branch"), 2)
+KINDS: tuple[str, ...] = tuple(_ARITY)
 MAX_ID_CHARS = 64  # a longer string (e.g. a hostile ``?node=``) is not an id
 
 
 @dataclass(frozen=True)
 class NodeId:
     kind: NodeKind
-    round: int | None = None
-    index: int | None = None
+    round: int | None = None  # R; None for ``task`` and ``comp``
+    index: int | None = None  # I: the step, check, segment or branch; a decision's token; comp's event
+    alt: int | None = None  # K, for ``alt`` only
 
 
-def make_id(kind: NodeKind, round: int | None = None, index: int | None = None) -> str:
+def make_id(
+    kind: NodeKind, round: int | None = None, index: int | None = None, alt: int | None = None
+) -> str:
     """The id of a node.
 
     >>> make_id("step", 0, 3)
     'step:0:3'
-    >>> make_id("round", 2)
-    'round:2'
-    >>> make_id("task")
-    'task'
+    >>> make_id("round", 2), make_id("task"), make_id("comp", index=4), make_id("alt", 1, 7, 0)
+    ('round:2', 'task', 'comp:4', 'alt:1:7:0')
     """
-    if kind == "task":
-        return "task"
-    if kind == "round":
-        return f"round:{int(round)}"
-    return f"{kind}:{int(round)}:{int(index)}"
+    if kind not in _ARITY:
+        raise ValueError(f"unknown node kind {kind!r}; one of {', '.join(KINDS)}")
+    nums = {0: [], 1: [index if kind == "comp" else round], 2: [round, index], 3: [round, index, alt]}
+    return ":".join([kind, *(str(int(n)) for n in nums[_ARITY[kind]])])  # int(None) raises: a part is missing
 
 
 def parse_id(node: str | None) -> NodeId | None:
     """The parts of a node id, or None for anything that is not one (no exception).
 
     >>> parse_id("step:0:3")
-    NodeId(kind='step', round=0, index=3)
+    NodeId(kind='step', round=0, index=3, alt=None)
     >>> parse_id("round:1")
-    NodeId(kind='round', round=1, index=None)
+    NodeId(kind='round', round=1, index=None, alt=None)
+    >>> parse_id("comp:2").index, parse_id("alt:0:5:1").alt
+    (2, 1)
     >>> parse_id("step:x:3") is None, parse_id("") is None, parse_id(None) is None
     (True, True, True)
     """
     if not isinstance(node, str) or not node or len(node) > MAX_ID_CHARS:
         return None
-    parts = node.split(":")
-    kind = parts[0]
-    if kind not in KINDS or not all(p.isascii() and p.isdigit() for p in parts[1:]):
+    kind, *parts = node.split(":")
+    if kind not in _ARITY or len(parts) != _ARITY[kind]:
         return None
-    want = {"task": 1, "round": 2}.get(kind, 3)
-    if len(parts) != want:
+    if not all(p.isascii() and p.isdigit() for p in parts):
         return None
-    nums = [int(p) for p in parts[1:]] + [None, None]
-    return NodeId(kind, nums[0], nums[1])  # type: ignore[arg-type]
+    nums = [int(p) for p in parts]
+    if kind == "comp":
+        return NodeId("comp", None, nums[0])
+    return NodeId(kind, *nums)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """The verification layer for code: run a candidate against tests in the sandbox, one verdict per test.
 
 Owns ``verify_code`` / ``verify_many``, the ``CodeVerdict`` and ``TestResult`` dataclasses (with
-their untrusted-file contract ``from_dict``), and the HumanEval / MBPP+ task loaders. Tests come
+their untrusted-file contract ``from_dict``); the HumanEval / MBPP+ tasks it verifies are loaded by
+``o3viz.tasks.code``. Tests come
 in two shapes: HumanEval's ``def check(candidate): ...`` (split into one result per top-level
 ``assert`` in its body where that is safe, else one result for the whole check), or MBPP's list of
 ``assert`` statements. Generated code never runs in this process, nor in the tests' process: see
@@ -16,7 +17,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from o3viz.errors import TraceError, UsageError
 from o3viz.verify.sandbox.run import ISOLATION_MODES, SandboxLimits, SandboxRun, run_sandboxed
@@ -307,8 +308,18 @@ def _results_from(run: SandboxRun, steps: list[dict], limits: SandboxLimits) -> 
     return results, load_error
 
 
+class CodeTaskLike(Protocol):
+    """What ``verify_many`` reads of a task: ``o3viz.tasks.code.CodeTask`` has it (the tasks layer
+    sits above this one, so it is not imported here)."""
+
+    tests: str | tuple[str, ...]
+    entry_point: str
+    canonical_solution: str
+    context: str
+
+
 def verify_many(
-    tasks: Sequence[CodeTask], codes: Sequence[str] | None = None, *, workers: int = 2, **options: Any
+    tasks: Sequence[CodeTaskLike], codes: Sequence[str] | None = None, *, workers: int = 2, **options: Any
 ) -> list[CodeVerdict]:
     """Verify many tasks (their canonical solutions unless ``codes`` is given) on a thread pool;
     each task's ``context`` (HumanEval's prompt) runs with its tests."""
@@ -316,7 +327,7 @@ def verify_many(
     if len(codes) != len(tasks):
         raise UsageError(f"codes: {len(codes)} given for {len(tasks)} tasks")
 
-    def one(pair: tuple[CodeTask, str]) -> CodeVerdict:
+    def one(pair: tuple[CodeTaskLike, str]) -> CodeVerdict:
         task = pair[0]
         return verify_code(pair[1], task.tests, entry_point=task.entry_point, context=task.context, **options)
 
@@ -324,17 +335,10 @@ def verify_many(
         return list(pool.map(one, zip(tasks, codes, strict=True)))
 
 
-# Task data lives in o3viz.tasks.code; re-exported here so callers keep one import.
-from o3viz.tasks.code import MBPPPLUS_PATH, CodeTask, load_humaneval, load_mbppplus  # noqa: E402
-
 __all__ = [
-    "CodeTask",
     "CodeVerdict",
-    "MBPPPLUS_PATH",
     "TestResult",
     "build_job",
-    "load_humaneval",
-    "load_mbppplus",
     "verify_code",
     "verify_many",
 ]

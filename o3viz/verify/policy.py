@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from o3viz.text.answers import AnswerSpan, answers_equivalent, extract_answer
+from o3viz.text.answers import AnswerSpan, answers_equivalent
 from o3viz.trace import Check
 
 FAILING = ("fail", "error", "timeout", "wrong")
@@ -62,11 +62,6 @@ def code_verdict_to_checks(verdict: Any) -> list[Check]:
     return [
         Check(kind="test", name=r.name, verdict=r.status, message=r.message or "") for r in verdict.results
     ]
-
-
-def final_answer(text: str) -> AnswerSpan | None:
-    """The final answer of a text (``o3viz.text.answers.extract_answer``)."""
-    return extract_answer(text)
 
 
 def numbers_equal(a: str | None, b: str | None) -> bool:

@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 
 from o3viz.analysis.graph import build_graph
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
-    VERDICT_COLORS,
-    attention_bar,
     check_rows,
     checks_figure,
     claims_html,
-    default_shown,
     escape_markdown,
     figure_html,
     layer_head_heatmap,
     node_details,
     relevance_figure,
-    search_nodes,
-    step_allocation_heatmap,
     token_heatmap,
     tokens_html,
-    tree_figure,
-    view_graph,
 )
-from o3viz.figures.attention import MAX_COLS, MAX_STEP_CELLS, bin_axis
-from o3viz.figures.tree import LARGE_SHOWN, LARGE_TREE
+from o3viz.figures.attention import MAX_COLS, bin_axis
 from o3viz.testing.synthetic import HOSTILE, make_trace
 
 
@@ -42,78 +33,6 @@ def long_trace():
     return make_trace(700, seed=1)
 
 
-def test_tree_figure_marks_every_node_with_its_id_for_click_events(trace):
-    G = build_graph(trace)
-    view = view_graph(G, default_shown(G))
-    fig = tree_figure(view)
-    ids = [n for tr in fig.data if tr.customdata is not None for n in tr.customdata]
-    assert set(ids) == set(view.graph.nodes)
-    assert {tr.name for tr in fig.data} >= {"step", "decision", "check", "round", "task", "answer"}
-
-
-def test_tree_colours_wrong_checks_red_and_sizes_steps_by_confidence(trace):
-    G = build_graph(trace)
-    fig = tree_figure(view_graph(G, default_shown(G)))
-    colour = {n: tr.marker.color for tr in fig.data if tr.name == "check" for n in tr.customdata}
-    wrong = [n for n in colour if G.nodes[n]["verdict"] == "wrong"]
-    assert wrong and all(colour[n] == VERDICT_COLORS["wrong"] for n in wrong)
-    assert all(colour[n] == VERDICT_COLORS["correct"] for n in colour if G.nodes[n]["verdict"] == "correct")
-    sizes = {
-        n: s
-        for tr in fig.data
-        if tr.name == "step"
-        for n, s in zip(tr.customdata, tr.marker.size, strict=True)
-    }
-    assert max(sizes, key=sizes.get) == max(sizes, key=lambda n: G.nodes[n]["score"])
-
-
-def test_steps_with_a_failing_check_are_outlined_even_when_checks_are_collapsed(trace):
-    G = build_graph(trace)
-    fig = tree_figure(view_graph(G, LARGE_SHOWN))
-    outlined = {
-        n for tr in fig.data if tr.name == "step" and tr.marker.line.width == 3 for n in tr.customdata
-    }
-    failing = {
-        next(iter(G.predecessors(n)))
-        for n, d in G.nodes(data=True)
-        if d["kind"] == "check" and d["verdict"] == "wrong"
-    }
-    assert outlined and outlined == {n for n in failing if G.nodes[n]["kind"] == "step"}
-
-
-def test_collapsing_hides_kinds_but_expanding_a_step_shows_its_decisions(trace):
-    G = build_graph(trace)
-    dp = next(n for n, k in G.nodes(data="kind") if k == "decision")
-    step = next(iter(G.predecessors(dp)))
-    collapsed = view_graph(G, LARGE_SHOWN)
-    assert dp not in collapsed.graph and collapsed.hidden["decision"] >= 1
-    expanded = view_graph(G, LARGE_SHOWN, expand={step})
-    assert dp in expanded.graph and all(a in expanded.graph for a in G.successors(dp))
-
-
-def test_large_tree_collapses_by_default_uses_webgl_and_stays_small(long_trace):
-    G = build_graph(long_trace)
-    assert G.number_of_nodes() >= LARGE_TREE
-    fig = tree_figure(view_graph(G, default_shown(G)))
-    markers = [tr for tr in fig.data if tr.mode and "markers" in tr.mode]
-    assert markers and all(isinstance(tr, go.Scattergl) for tr in markers)
-    assert len(fig.to_json()) < 1_500_000
-
-
-def test_tree_hover_escapes_hostile_text(trace):
-    fig = tree_figure(view_graph(build_graph(trace), default_shown(build_graph(trace))))
-    hovers = " ".join(h for tr in fig.data if tr.hovertext is not None for h in tr.hovertext)
-    assert "&lt;script&gt;" in hovers and "<script>" not in hovers and "<img" not in hovers
-
-
-def test_search_finds_nodes_by_text_and_id(trace):
-    G = build_graph(trace)
-    assert "step:1:0" in search_nodes(G, "step:1:0")
-    hits = search_nodes(G, "alert(1)")
-    assert hits and all("alert(1)" in G.nodes[n]["text"] or "alert(1)" in n for n in hits)
-    assert search_nodes(G, "   ") == []
-
-
 def test_node_details_of_a_step_list_tokens_checks_and_attention(trace):
     G = build_graph(trace)
     rnd = trace.final
@@ -123,7 +42,6 @@ def test_node_details_of_a_step_list_tokens_checks_and_attention(trace):
     assert [t["#"] for t in det.tokens] == list(range(s.token_start, s.token_end))
     assert any(c["verdict"] == wrong.verdict for c in det.checks)
     assert det.attention and abs(sum(v for _, v in det.attention) - 1) < 0.02
-    assert attention_bar(det).data[0].orientation == "h"
 
 
 def test_node_details_of_a_decision_point_list_its_alternatives(trace):
@@ -150,11 +68,6 @@ def test_token_heatmap_for_one_head_uses_that_heads_rows(trace):
     np.testing.assert_allclose(np.asarray(fig.data[0].z), want, atol=1e-6)
 
 
-def test_step_allocation_heatmap_bins_long_traces(long_trace):
-    z = np.asarray(step_allocation_heatmap(long_trace.final).data[0].z)
-    assert z.shape[0] <= MAX_STEP_CELLS and z.shape[1] <= MAX_STEP_CELLS
-
-
 def test_bin_axis_keeps_attention_mass():
     m = np.random.default_rng(0).random((3, 1001))
     out, starts = bin_axis(m, 100, axis=1)
@@ -175,7 +88,7 @@ def test_layer_head_and_relevance_figures_have_model_shapes(trace):
 def test_figures_without_attention_say_why():
     t = make_trace(5, seed=0)
     t.final.attention = None
-    for fig in (token_heatmap(t.final), step_allocation_heatmap(t.final), relevance_figure(t.final)):
+    for fig in (token_heatmap(t.final), relevance_figure(t.final)):
         assert "no" in fig.layout.annotations[0].text.lower()
 
 

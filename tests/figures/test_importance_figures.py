@@ -7,7 +7,6 @@ import numpy as np
 from o3viz.figures.importance import (
     head_kurtosis_figure,
     importance_scores_figure,
-    importance_table,
     ranked,
     step_matrix_figure,
 )
@@ -74,9 +73,3 @@ def test_kurtosis_figure_rings_the_receiver_heads():
     _, recv = _recs()
     fig = head_kurtosis_figure(recv)
     assert list(fig.data[1].x) == [2] and list(fig.data[1].y) == [1]
-
-
-def test_table_has_a_column_per_record_with_raw_scores():
-    sup, recv = _recs()
-    rows = importance_table([sup, recv], STEPS)
-    assert rows[1]["attention suppression"] == 3.0 and rows[2]["receiver heads · proxy reader"] is None

@@ -9,16 +9,8 @@ import json
 import pytest
 
 from o3viz.errors import TraceError, UsageError
-from o3viz.verify.code import (
-    MBPPPLUS_PATH,
-    CodeVerdict,
-    TestResult,
-    build_job,
-    load_humaneval,
-    load_mbppplus,
-    verify_code,
-    verify_many,
-)
+from o3viz.tasks.code import MBPPPLUS_PATH, load_humaneval, load_mbppplus
+from o3viz.verify.code import CodeVerdict, TestResult, build_job, verify_code, verify_many
 from o3viz.verify.sandbox.run import ISOLATION_MODES
 
 ADD = "def add(a, b):\n    return a + b\n"

@@ -7,12 +7,12 @@ import pytest
 from o3viz.errors import UsageError
 from o3viz.run.solve import candidate_program, extract_code, revision_prompt
 from o3viz.tasks.spec import gsm8k_reference, load_task, prompt_task
+from o3viz.text.answers import extract_answer as final_answer
 from o3viz.trace import Check
 from o3viz.verify.policy import (
     answer_check,
     choose_action,
     feedback_for,
-    final_answer,
     numbers_equal,
     round_verdict,
 )

@@ -28,14 +28,6 @@ class TooLarge(Exception):
     """An exact result would exceed ``MAX_BITS``; estimated before computing it."""
 
 
-def parse_number(text: str, pct_as_number: bool = False) -> Fraction:
-    """``"1,000"`` -> 1000, ``"20%"`` -> 1/5 (or 20 with ``pct_as_number``), ``".5"`` -> 1/2."""
-    t = text.replace(",", "").replace("$", "").strip()
-    pct = t.endswith("%")
-    val = Fraction(t.rstrip("%").strip())
-    return val if not pct or pct_as_number else val / 100
-
-
 def readings(text: str) -> list[tuple[Fraction, int]]:
     """A stated number read every way it can be, with its decimals as written:
     ``"42%"`` -> [(21/50, 2), (42, 0)]; ``"3.5"`` -> [(7/2, 1)]; ``"3/4"`` -> [(3/4, 12)]."""

@@ -1,0 +1,160 @@
+"""A trace file's bytes and the JSON object they hold: the limits a file must meet, gzip inflation
+that stops a bomb at the limit, bounded nesting, strict JSON, and the checked atomic write.
+
+Files are untrusted: nothing in one is ever executed (no pickle, no ``torch.load``), and every
+problem raises ``TraceError``. This module knows nothing of ``Trace``: the caller passes the
+function that builds its object from the JSON (``Trace.from_dict``), so ``o3viz.trace.core`` can
+use it and ``o3viz.trace.io`` stays a plain layer above both.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from o3viz.errors import TraceError
+from o3viz.trace.files import read_bounded, write_atomic
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # compressed or plain, as stored on disk or uploaded
+# After decompression. Kept small enough that a gzip bomb is refused in well under a second.
+MAX_JSON_BYTES = 128 * 1024 * 1024
+MAX_NESTING = 64  # deepest legitimate trace nesting is about 10
+SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+T = TypeVar("T")
+
+
+def _gunzip(data: bytes) -> bytes:
+    """Inflate every gzip member, stopping as soon as the output passes ``MAX_JSON_BYTES``."""
+    parts: list[bytes] = []
+    total, rest = 0, data
+    try:
+        while rest:
+            d = zlib.decompressobj(wbits=31)
+            chunk = rest
+            while chunk:
+                part = d.decompress(chunk, MAX_JSON_BYTES + 1 - total)
+                parts.append(part)
+                total += len(part)
+                if total > MAX_JSON_BYTES:  # a bomb is never expanded fully
+                    raise TraceError(f"(file): decompresses to more than the limit of {MAX_JSON_BYTES} bytes")
+                chunk = d.unconsumed_tail
+            if not d.eof:
+                raise TraceError("(file): not a valid gzip stream (truncated)")
+            rest = d.unused_data.lstrip(b"\0")
+    except zlib.error as exc:
+        raise TraceError(f"(file): not a valid gzip stream ({exc})") from None
+    return b"".join(parts)
+
+
+def _max_depth(text: bytes) -> int:
+    """Bracket depth outside strings, without recursion (the stdlib parser would recurse)."""
+    import numpy as np
+
+    buf = np.frombuffer(text, dtype=np.uint8)
+    quote = buf == ord('"')
+    if quote.any():
+        esc = buf == ord("\\")
+        # A quote is escaped when preceded by an odd run of backslashes; runs are rare, so only
+        # resolve them where a backslash precedes a quote.
+        idx = np.flatnonzero(quote[1:] & esc[:-1]) + 1
+        for i in idx:
+            j = i - 1
+            while j >= 0 and buf[j] == ord("\\"):
+                j -= 1
+            if (i - 1 - j) % 2 == 1:
+                quote[i] = False
+        inside = np.cumsum(quote) % 2 == 1  # true from an opening quote up to its closing quote
+        inside &= ~quote
+    else:
+        inside = np.zeros(len(buf), dtype=bool)
+    opens = ((buf == ord("[")) | (buf == ord("{"))) & ~inside
+    closes = ((buf == ord("]")) | (buf == ord("}"))) & ~inside
+    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
+    return int(depth.max()) if len(depth) else 0
+
+
+def _reject_constant(name: str) -> None:
+    raise TraceError(f"(file): {name} is not allowed; numbers must be finite")
+
+
+def _decode(data: bytes) -> Any:
+    """The JSON value in raw file bytes (plain or gzip), within every limit."""
+    if len(data) > MAX_FILE_BYTES:
+        raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(data)
+    if len(data) > MAX_JSON_BYTES:
+        raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_JSON_BYTES} bytes")
+    if _max_depth(data) > MAX_NESTING:
+        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}")
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
+    except TraceError:
+        raise
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TraceError(f"(file): not valid JSON, perhaps truncated ({exc})") from None
+    except RecursionError:
+        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}") from None
+
+
+def parse_bytes(data: bytes, build: Callable[[Any], T]) -> T:
+    """``build`` (a validating ``from_dict``) applied to the JSON in ``data``; raises ``TraceError``."""
+    obj = _decode(data)
+    try:
+        return build(obj)
+    except TraceError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        # Defence in depth: validation should have named the field; never let a raw error out.
+        raise TraceError(f"(file): malformed trace ({type(exc).__name__}: {exc})") from None
+
+
+def read_source(source: str | os.PathLike | bytes) -> bytes:
+    """A file's bytes from a path (read with the size limit) or from the bytes themselves (an upload)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    return read_bounded(source, MAX_FILE_BYTES)
+
+
+def json_bytes(d: dict, *, gzipped: bool = False) -> bytes:
+    """The file's bytes for a JSON object: compact UTF-8, no NaN, gzip with a fixed mtime."""
+    raw = json.dumps(d, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return gzip.compress(raw, compresslevel=6, mtime=0) if gzipped else raw
+
+
+def check_limits(data: bytes, build: Callable[[Any], Any]) -> None:
+    """Raise ``TraceError`` naming the limit when ``parse_bytes(data, build)`` would refuse these bytes.
+
+    Called before anything is written or handed on, so o3viz never makes a file it cannot read back.
+    """
+    if len(data) > MAX_FILE_BYTES:
+        hint = "" if data[:2] == _GZIP_MAGIC else "; save as .o3trace.json.gz to compress it"
+        raise TraceError(
+            f"the trace would be {len(data)} bytes, over the file limit MAX_FILE_BYTES = {MAX_FILE_BYTES}{hint}"
+        )
+    try:
+        parse_bytes(data, build)
+    except TraceError as exc:
+        raise TraceError(f"the trace would not load back: {exc}") from None
+
+
+def save_dict(
+    d: dict, path: str | os.PathLike, build: Callable[[Any], Any], *, overwrite: bool = False
+) -> Path:
+    """Write ``d`` atomically as a trace file (gzip for ``.gz``), once ``check_limits`` passes;
+    refuse to clobber an existing file unless ``overwrite``."""
+    path = Path(path)
+    if not path.name.endswith(SUFFIXES):
+        raise TraceError(f"{path.name}: trace files end in .o3trace.json or .o3trace.json.gz")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+    data = json_bytes(d, gzipped=path.name.endswith(".gz"))
+    check_limits(data, build)
+    return write_atomic(path, data, overwrite=overwrite)
