@@ -164,15 +164,19 @@ def pump(
     deadline, next_watch = start + timeout_s, start + watch_every_s
     out = Pumped(Capture(results_cap))
     loop = _register(children, results_fd, out.results)
-    stop_at, idle = None, False
+    stop_at, idle, next_exit_check = None, False, start + _POLL_S
     while loop.sel.get_map():
         now = time.monotonic()
         if stop_at is None and watch is not None and now >= next_watch:
             next_watch = now + watch_every_s
             out.stopped_for = watch()
-        # Only an idle pipe prompts the exit check: strays still holding a pipe after the judge
-        # exited would keep it open forever, so they are killed and the pipes drained briefly.
-        judge_done = idle and _has_exited(children[0].popen.pid)
+        # An idle pipe, or every _POLL_S however busy the pipes are, prompts the exit check:
+        # strays still holding a pipe after the judge exited (one flooding stdout, say) would keep
+        # it open forever, so they are killed and the pipes drained briefly.
+        judge_done = False
+        if idle or now >= next_exit_check:
+            next_exit_check = now + _POLL_S
+            judge_done = _has_exited(children[0].popen.pid)
         if stop_at is None and (now >= deadline or judge_done or out.stopped_for):
             out.timed_out = now >= deadline and not judge_done
             kill_all(children)
