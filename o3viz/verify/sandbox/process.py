@@ -17,7 +17,7 @@ from typing import Any
 
 _POLL_S = 0.1  # how often to check whether the judge has exited while pipes stay open
 _DRAIN_GRACE_S = 2.0  # after a kill, how long to wait for the pipes to close
-_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
+SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
 
 
 class Capture:
@@ -70,14 +70,17 @@ def spawn(
     pass_fds: tuple,
     payload: bytes,
     cap: int,
+    prefix: list[str] | None = None,
 ) -> Child:
-    """Start one process in its own session (so one killpg reaches all it forks)."""
+    """Start one process in its own session (so one killpg reaches all it forks). ``prefix`` runs
+    first, as the app's user (the memory guard's join of a cgroup), and then execs the rest."""
     user: dict[str, Any] = {}
-    if uid is not None and _SETPRIV:
+    if uid is not None and SETPRIV:
         # setpriv keeps Popen on its vfork path (user= forces a full fork of a possibly huge app).
-        argv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
+        argv = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
     elif uid is not None:
         user = {"user": uid, "group": uid, "extra_groups": []}
+    argv = [*(prefix or []), *argv]
     popen = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -116,9 +119,11 @@ def kill(child: Child) -> None:
         _kill_uid(child.uid)
 
 
-def kill_all(children: list[Child]) -> None:
+def kill_all(children: list[Child], also: Callable[[], None] | None = None) -> None:
     for child in children:  # the judge first: it must not report a candidate killed by us
         kill(child)
+    if also is not None:
+        also()
 
 
 def _has_exited(pid: int) -> bool:
@@ -157,9 +162,11 @@ def pump(
     results_cap: int,
     timeout_s: float,
     watch: Callable[[], str] | None = None,
+    also_kill: Callable[[], None] | None = None,
     watch_every_s: float = 0.05,
 ) -> Pumped:
-    """Run until the judge (``children[0]``) exits, the deadline passes or ``watch`` returns a reason."""
+    """Run until the judge (``children[0]``) exits, the deadline passes or ``watch`` returns a reason.
+    ``also_kill`` reaches processes that left the process groups (the memory guard's members)."""
     start = time.monotonic()
     deadline, next_watch = start + timeout_s, start + watch_every_s
     out = Pumped(Capture(results_cap))
@@ -179,7 +186,7 @@ def pump(
             judge_done = _has_exited(children[0].popen.pid)
         if stop_at is None and (now >= deadline or judge_done or out.stopped_for):
             out.timed_out = now >= deadline and not judge_done
-            kill_all(children)
+            kill_all(children, also_kill)
             stop_at = now + _DRAIN_GRACE_S
         if stop_at is not None and now >= stop_at:
             break
@@ -192,7 +199,7 @@ def pump(
             else:
                 _write_some(loop.sel, loop.writers[key.fd])
     loop.sel.close()
-    kill_all(children)  # also reaches processes that hold no pipe
+    kill_all(children, also_kill)  # also reaches processes that hold no pipe
     for child in children:
         child.exit_code = child.popen.wait()
     out.duration_s = time.monotonic() - start
