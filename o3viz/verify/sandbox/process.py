@@ -1,10 +1,13 @@
 """Starting sandboxed processes and watching them: feed each its job on stdin, drain every pipe as
 it comes (keeping only the first bytes), and kill them all on the deadline, when the judge exits,
 or when a watchdog (the disk limit) says so. Killing reaches the whole process group, and as root
-every process of the run's fresh uids."""
+every process of the run's fresh uids. ``verify_records`` keeps the judge's records whose HMAC
+verifies."""
 
 from __future__ import annotations
 
+import hmac
+import marshal
 import os
 import selectors
 import shutil
@@ -228,3 +231,24 @@ def _write_some(sel: selectors.BaseSelector, child: Child) -> None:
     if not child.pending:
         sel.unregister(stdin.fileno())
         stdin.close()
+
+
+def verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
+    """Parse result lines, keeping only those whose HMAC verifies; count the rest."""
+    records: list[dict[str, Any]] = []
+    forged = 0
+    for line in raw.split(b"\n"):
+        if not line:
+            continue
+        body_hex, _, tag = line.partition(b" ")
+        try:
+            body = bytes.fromhex(body_hex.decode("ascii"))
+            good = hmac.compare_digest(hmac.new(key, body, "sha256").hexdigest().encode(), tag)
+        except (ValueError, UnicodeDecodeError):
+            good = False
+        record = marshal.loads(body) if good else None  # only bytes our judge wrote get unmarshalled
+        if isinstance(record, dict) and record.get("n") == len(records):
+            records.append(record)
+        else:
+            forged += 1
+    return records, forged

@@ -18,7 +18,6 @@ watchdog on the folder elsewhere), and a clean-up that handles any directory dep
 from __future__ import annotations
 
 import functools
-import hmac
 import marshal
 import math
 import os
@@ -48,7 +47,7 @@ from o3viz.verify.sandbox.isolation import (
     mode_prerequisite,
 )
 from o3viz.verify.sandbox.memory import GUARDS, MemoryGuard, open_guard
-from o3viz.verify.sandbox.process import SETPRIV, Child, kill, pump, spawn
+from o3viz.verify.sandbox.process import SETPRIV, Child, kill, pump, spawn, verify_records
 
 __all__ = [
     "ISOLATION_MODES",
@@ -131,27 +130,6 @@ class SandboxRun:
     stopped_for: str = ""  # a limit that ended the run early (the disk cap), else ""
     candidate_exit_code: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def _verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Parse result lines, keeping only those whose HMAC verifies; count the rest."""
-    records: list[dict[str, Any]] = []
-    forged = 0
-    for line in raw.split(b"\n"):
-        if not line:
-            continue
-        body_hex, _, tag = line.partition(b" ")
-        try:
-            body = bytes.fromhex(body_hex.decode("ascii"))
-            good = hmac.compare_digest(hmac.new(key, body, "sha256").hexdigest().encode(), tag)
-        except (ValueError, UnicodeDecodeError):
-            good = False
-        record = marshal.loads(body) if good else None  # only bytes our judge wrote get unmarshalled
-        if isinstance(record, dict) and record.get("n") == len(records):
-            records.append(record)
-        else:
-            forged += 1
-    return records, forged
 
 
 def run_sandboxed(
@@ -345,7 +323,7 @@ def _watch(disk: Any, guard: MemoryGuard) -> Any:
 
 
 def _collect(children: list[Child], pumped: Any, key: bytes, mode: str, python: Python) -> SandboxRun:
-    records, forged = _verify_records(bytes(pumped.results.data), key)
+    records, forged = verify_records(bytes(pumped.results.data), key)
     judge, shown = children[0], children[-1]
     stderr = shown.stderr.text()
     if len(children) > 1 and judge.stderr.data:
