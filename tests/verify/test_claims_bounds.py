@@ -34,6 +34,13 @@ ADVERSARIAL = {
     "open_parens": "(" * 200000 + "1 = 1",
     "currency_run": "$ " * 200000 + "1 + 1 = 3",
     "final_answer_lines": "Answer:\n" * 100000,
+    # issue 23's verbal forms: each starts at a fixed word, and a failed operand never rescans
+    "sum_of_long_number": "the sum of " + "1" * 300000 + " x",
+    "sum_of_repeated": "the sum of 1 and " * 60000,
+    "difference_repeated": "the difference between 3 and " * 40000,
+    "squared_repeated": "2 squared " * 100000,
+    "percent_of_repeated": "5 percent of " * 80000,
+    "number_words_divided": "twenty divided by " * 60000,
 }
 
 

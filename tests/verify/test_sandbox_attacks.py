@@ -134,3 +134,54 @@ def test_deep_nesting_is_refused_without_recursion_errors():
         deep = ["l", deep]
     with pytest.raises(PlainDataError, match="nested deeper"):
         decode(deep)
+
+
+# Issue 23, finding 1: an exception raised by the candidate arrives in the judge; a StopIteration
+# there used to end the judge's own map/filter/next early, so the rest of the test never ran.
+ITERATION_TESTS = [
+    "assert all(map(lambda x: candidate(x) == 2 * x, [1, 2, 3]))",
+    "assert not list(filter(lambda x: candidate(x) != 2 * x, [1, 2, 3]))",
+    "assert next(map(candidate, [1]), 2) == 2",
+    "assert sum(1 for _ in map(candidate, [1, 2])) == 0",
+    "assert [y for y in iter(lambda: candidate(1), 0)] == []",
+]
+RAISERS = {
+    "StopIteration": "def f(x):\n    raise StopIteration\n",
+    "StopIteration-with-value": "def f(x):\n    raise StopIteration(2 * x)\n",
+    "StopAsyncIteration": "def f(x):\n    raise StopAsyncIteration\n",
+    "StopIteration-subclass": "class Done(StopIteration):\n    pass\ndef f(x):\n    raise Done\n",
+    "GeneratorExit": "def f(x):\n    raise GeneratorExit\n",
+    "KeyboardInterrupt": "def f(x):\n    raise KeyboardInterrupt\n",
+    "SystemExit": "def f(x):\n    raise SystemExit(0)\n",
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("raiser", list(RAISERS))
+def test_an_exception_from_the_candidate_never_ends_an_iteration_in_the_judge(mode, raiser):
+    check = "def check(candidate):\n" + "".join(f"    {t}\n" for t in ITERATION_TESTS)
+    verdict = verify_code(RAISERS[raiser], check, entry_point="f", isolation=mode, timeout_s=10)
+    assert not verdict.passed, verdict.results
+    assert len(verdict.results) == len(ITERATION_TESTS)
+    assert all(r.status == "error" for r in verdict.results), verdict.results
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_crossing_stopiteration_says_what_the_candidate_raised(mode):
+    check = "def check(candidate):\n    " + ITERATION_TESTS[0] + "\n"
+    verdict = verify_code(RAISERS["StopIteration-with-value"], check, entry_point="f", isolation=mode)
+    assert verdict.results[0].status == "error"
+    assert "the candidate raised StopIteration" in verdict.results[0].message
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_builtin_exceptions_other_than_iteration_ends_still_arrive_as_their_type(mode):
+    code = "def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x\n"
+    check = (
+        "def check(candidate):\n"
+        "    try:\n        candidate(-1)\n        raised = False\n"
+        "    except ValueError as exc:\n        raised = str(exc) == 'negative'\n"
+        "    assert raised\n"
+    )
+    verdict = verify_code(code, check, entry_point="f", isolation=mode)
+    assert verdict.passed, verdict.results

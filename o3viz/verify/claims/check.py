@@ -191,7 +191,7 @@ def check_pair(
         return None
     if link == "is" and not right.is_simple:
         return None  # "50% of 8 is 1.5*8": words around "is" make weak equations
-    if link == "is" and left.is_simple and not left.is_bare:
+    if link == "is" and left.is_simple and not left.is_bare and not left.divides:
         return None  # "1/5 is 6.4 hectares": a fraction *of something* is that quantity
     if _bare_symbol(left) or _bare_symbol(right):
         return None  # "x = 3 + 4" defines x; the pair "3 + 4 = 7" is checked on its own

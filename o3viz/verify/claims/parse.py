@@ -162,7 +162,7 @@ class _RunState:
             if self.toks[j + 1].text.lower() not in FUNCS and len(self.toks[j + 1].text) > 1:
                 return None
         if t.text == "÷":
-            self.saw_div = True
+            self.saw_div = self.run.divides = True
             t = Tok("OP", "/", t.start, t.end)
         if t.text == "−":  # the spoken "minus": if it starts a run, its left side is elsewhere
             self.run.guarded = self.run.guarded or self.last != "operand"

@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from o3viz.verify.claims.words import NUMBER_PHRASE, PERCENT_ON, RESULT_WORDS, VERBAL, phrase_value, to_digits
+from o3viz.verify.claims.words import (
+    DIFFERENCE,
+    NUMBER_PHRASE,
+    PERCENT_ON,
+    RESULT_WORDS,
+    VERBAL,
+    difference,
+    phrase_value,
+    to_digits,
+)
 
 
 @dataclass
@@ -89,6 +98,9 @@ _SIMPLE: dict[str, str] = {
     "–": "-",
     "√": "sqrt",
     "**": "^",
+    " squared": "^2",
+    " cubed": "^3",
+    " percent of": "% of",
     "$$": " ",
     "{,}": ",",
     "\u2009": "",
@@ -109,7 +121,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\b(?:twice|double)(?= \$?\d)", "2 *"),
     (r"\b(?:triple|thrice)(?= \$?\d)", "3 *"),
     (r"\b(?:multiplied by|times)(?= \$?[\d(])", "*"),
-    (r"\bdivided by(?= \$?[\d(])", "/"),
+    (r"\bdivided by(?= \$?[\d(])", "÷"),  # spoken: a division, never a fraction "of something"
     (r"\bplus(?= \$?[\d(])", "+"),
     (r"\bminus(?= \$?[\d(])", "−"),  # U+2212: the parser knows it was spoken
 ]
@@ -185,10 +197,11 @@ def _rewrite_at(text: str, i: int, out: NormText, stack: list[str]) -> int:
     if sup:  # "2¹⁸" -> "2^18"
         out.add("^" + sup.group().translate(_SUP), i, sup.end())
         return sup.end()
-    words = _rewrite_words(text, i, out)
+    phrase = _PHRASE_RE.match(text, i) if _starts_word(text, i) else None
+    words = None if phrase else _rewrite_words(text, i, out)  # "two thirds of" before "two"
     if words is not None:
         return words
-    m = _SIMPLE_RE.match(text, i) or _PHRASE_RE.match(text, i)
+    m = _SIMPLE_RE.match(text, i) or phrase
     if m and (m.re is _SIMPLE_RE or _starts_word(text, i)):
         rep = _SIMPLE[m.group()] if m.re is _SIMPLE_RE else _phrase_for(m)
         out.add(rep, i, m.end())
@@ -210,7 +223,8 @@ def _rewrite_words(text: str, i: int, out: NormText) -> int | None:
     for rx, fmt in _VERBAL_RES:
         m = rx.match(text, i)
         if m:
-            out.add(fmt.format(*(to_digits(g) for g in m.groups())), i, m.end())
+            operands = [to_digits(g) for g in m.groups()]
+            out.add(difference(*operands) if fmt == DIFFERENCE else fmt.format(*operands), i, m.end())
             return m.end()
     m = _NUMBER_WORDS_RE.match(text, i)
     value = phrase_value(m.group()) if m else None

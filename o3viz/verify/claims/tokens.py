@@ -106,6 +106,7 @@ class Run:
     guarded: bool = False  # may be the tail of a larger expression: a mismatch is not "wrong"
     ambiguous: bool = False  # used implicit multiplication
     has_of: bool = False  # "20% of 50", "1/2 of 18"
+    divides: bool = False  # "÷" or "divided by": a division, not a fraction naming a quantity
 
     @property
     def n_ops(self) -> int:

@@ -47,12 +47,20 @@ def phrase_value(phrase: str) -> int | None:
 
 _NUM = rf"\$?\d[\d,]*(?:\.\d+)?|{NUMBER_PHRASE}"
 _S = r"[^\S\n]{1,3}"  # bounded blanks: no pattern here can rescan a run of spaces
+DIFFERENCE = "difference"  # a format of its own: the operands in decreasing order
 # Verbal arithmetic, rewritten to operators (the groups are the operands, in the order written)
 VERBAL: list[tuple[str, str]] = [
     (rf"\b(?:multiply|multiplying){_S}({_NUM}){_S}by{_S}({_NUM})", "{0} * {1}"),
-    (rf"\b(?:divide|dividing){_S}({_NUM}){_S}by{_S}({_NUM})", "{0} / {1}"),
+    (rf"\b(?:divide|dividing){_S}({_NUM}){_S}by{_S}({_NUM})", "{0} ÷ {1}"),
     (rf"\b(?:add|adding){_S}({_NUM}){_S}(?:and|to){_S}({_NUM})", "{0} + {1}"),
     (rf"\b(?:subtract|subtracting){_S}({_NUM}){_S}from{_S}({_NUM})", "{1} - {0}"),
+    (rf"\bthe{_S}sum{_S}of{_S}({_NUM}){_S}and{_S}({_NUM})", "({0} + {1})"),
+    (rf"\bthe{_S}product{_S}of{_S}({_NUM}){_S}and{_S}({_NUM})", "({0} * {1})"),
+    (rf"\bthe{_S}quotient{_S}of{_S}({_NUM}){_S}and{_S}({_NUM})", "({0} ÷ {1})"),
+    # "the difference between 4 and 10 is 6": a difference is read as the larger minus the smaller
+    (rf"\bthe{_S}difference{_S}between{_S}({_NUM}){_S}and{_S}({_NUM})", DIFFERENCE),
+    (rf"\bthe{_S}square{_S}of{_S}({_NUM})", "{0}^2"),
+    (rf"\bthe{_S}cube{_S}of{_S}({_NUM})", "{0}^3"),
 ]
 # Words that state a result ("5 + 6, which is 12", "to get 43"): read like "is"
 RESULT_WORDS = (
@@ -69,3 +77,16 @@ def to_digits(operand: str) -> str:
         return operand
     value = phrase_value(operand)
     return str(value) if value is not None else operand
+
+
+def difference(a: str, b: str) -> str:
+    """ "the difference between a and b" as larger minus smaller (both already digits)."""
+
+    def value(x: str) -> float | None:
+        try:
+            return float(x.lstrip("$").replace(",", ""))
+        except ValueError:
+            return None
+
+    va, vb = value(a), value(b)
+    return f"({b} - {a})" if va is not None and vb is not None and vb > va else f"({a} - {b})"

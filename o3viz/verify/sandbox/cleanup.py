@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _MAX_OPEN = 64  # directory descriptors held at once while removing
@@ -177,3 +178,31 @@ def remove_path(path: str) -> int:
     except OSError:
         return 1
     return 0
+
+
+def disk_watch(
+    work: str, cap_mb: int, shared: tuple[tuple[str, ...], int] | None = None
+) -> Callable[[], str]:
+    """The disk cap outside bubblewrap: ``work`` (and, with ``shared`` = (folders, uid), what that uid
+    owns in those folders) measured on each call; a reason to stop, else ""."""
+    cap = cap_mb << 20
+
+    def check() -> str:
+        used = tree_usage(work)
+        total, entries = used.bytes, used.entries
+        for path in owned_entries(*shared) if shared else ():
+            extra = tree_usage(path) if os.path.isdir(path) else None
+            total += extra.bytes if extra else _size(path)
+            entries += extra.entries + 1 if extra else 1
+        if total > cap or entries > 200_000:
+            return f"the code used more than the disk limit of {cap_mb} MB (or 200,000 files)"
+        return ""
+
+    return check
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0

@@ -1,10 +1,13 @@
 """Starting sandboxed processes and watching them: feed each its job on stdin, drain every pipe as
 it comes (keeping only the first bytes), and kill them all on the deadline, when the judge exits,
 or when a watchdog (the disk limit) says so. Killing reaches the whole process group, and as root
-every process of the run's fresh uids."""
+every process of the run's fresh uids. ``verify_records`` keeps the judge's records whose HMAC
+verifies."""
 
 from __future__ import annotations
 
+import hmac
+import marshal
 import os
 import selectors
 import shutil
@@ -17,7 +20,7 @@ from typing import Any
 
 _POLL_S = 0.1  # how often to check whether the judge has exited while pipes stay open
 _DRAIN_GRACE_S = 2.0  # after a kill, how long to wait for the pipes to close
-_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
+SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
 
 
 class Capture:
@@ -70,14 +73,17 @@ def spawn(
     pass_fds: tuple,
     payload: bytes,
     cap: int,
+    prefix: list[str] | None = None,
 ) -> Child:
-    """Start one process in its own session (so one killpg reaches all it forks)."""
+    """Start one process in its own session (so one killpg reaches all it forks). ``prefix`` runs
+    first, as the app's user (the memory guard's join of a cgroup), and then execs the rest."""
     user: dict[str, Any] = {}
-    if uid is not None and _SETPRIV:
+    if uid is not None and SETPRIV:
         # setpriv keeps Popen on its vfork path (user= forces a full fork of a possibly huge app).
-        argv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
+        argv = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
     elif uid is not None:
         user = {"user": uid, "group": uid, "extra_groups": []}
+    argv = [*(prefix or []), *argv]
     popen = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -116,9 +122,11 @@ def kill(child: Child) -> None:
         _kill_uid(child.uid)
 
 
-def kill_all(children: list[Child]) -> None:
+def kill_all(children: list[Child], also: Callable[[], None] | None = None) -> None:
     for child in children:  # the judge first: it must not report a candidate killed by us
         kill(child)
+    if also is not None:
+        also()
 
 
 def _has_exited(pid: int) -> bool:
@@ -157,25 +165,31 @@ def pump(
     results_cap: int,
     timeout_s: float,
     watch: Callable[[], str] | None = None,
+    also_kill: Callable[[], None] | None = None,
     watch_every_s: float = 0.05,
 ) -> Pumped:
-    """Run until the judge (``children[0]``) exits, the deadline passes or ``watch`` returns a reason."""
+    """Run until the judge (``children[0]``) exits, the deadline passes or ``watch`` returns a reason.
+    ``also_kill`` reaches processes that left the process groups (the memory guard's members)."""
     start = time.monotonic()
     deadline, next_watch = start + timeout_s, start + watch_every_s
     out = Pumped(Capture(results_cap))
     loop = _register(children, results_fd, out.results)
-    stop_at, idle = None, False
+    stop_at, idle, next_exit_check = None, False, start + _POLL_S
     while loop.sel.get_map():
         now = time.monotonic()
         if stop_at is None and watch is not None and now >= next_watch:
             next_watch = now + watch_every_s
             out.stopped_for = watch()
-        # Only an idle pipe prompts the exit check: strays still holding a pipe after the judge
-        # exited would keep it open forever, so they are killed and the pipes drained briefly.
-        judge_done = idle and _has_exited(children[0].popen.pid)
+        # An idle pipe, or every _POLL_S however busy the pipes are, prompts the exit check:
+        # strays still holding a pipe after the judge exited (one flooding stdout, say) would keep
+        # it open forever, so they are killed and the pipes drained briefly.
+        judge_done = False
+        if idle or now >= next_exit_check:
+            next_exit_check = now + _POLL_S
+            judge_done = _has_exited(children[0].popen.pid)
         if stop_at is None and (now >= deadline or judge_done or out.stopped_for):
             out.timed_out = now >= deadline and not judge_done
-            kill_all(children)
+            kill_all(children, also_kill)
             stop_at = now + _DRAIN_GRACE_S
         if stop_at is not None and now >= stop_at:
             break
@@ -188,7 +202,7 @@ def pump(
             else:
                 _write_some(loop.sel, loop.writers[key.fd])
     loop.sel.close()
-    kill_all(children)  # also reaches processes that hold no pipe
+    kill_all(children, also_kill)  # also reaches processes that hold no pipe
     for child in children:
         child.exit_code = child.popen.wait()
     out.duration_s = time.monotonic() - start
@@ -217,3 +231,24 @@ def _write_some(sel: selectors.BaseSelector, child: Child) -> None:
     if not child.pending:
         sel.unregister(stdin.fileno())
         stdin.close()
+
+
+def verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
+    """Parse result lines, keeping only those whose HMAC verifies; count the rest."""
+    records: list[dict[str, Any]] = []
+    forged = 0
+    for line in raw.split(b"\n"):
+        if not line:
+            continue
+        body_hex, _, tag = line.partition(b" ")
+        try:
+            body = bytes.fromhex(body_hex.decode("ascii"))
+            good = hmac.compare_digest(hmac.new(key, body, "sha256").hexdigest().encode(), tag)
+        except (ValueError, UnicodeDecodeError):
+            good = False
+        record = marshal.loads(body) if good else None  # only bytes our judge wrote get unmarshalled
+        if isinstance(record, dict) and record.get("n") == len(records):
+            records.append(record)
+        else:
+            forged += 1
+    return records, forged

@@ -18,7 +18,6 @@ watchdog on the folder elsewhere), and a clean-up that handles any directory dep
 from __future__ import annotations
 
 import functools
-import hmac
 import marshal
 import math
 import os
@@ -47,7 +46,8 @@ from o3viz.verify.sandbox.isolation import (
     landlock_abi,
     mode_prerequisite,
 )
-from o3viz.verify.sandbox.process import Child, pump, spawn
+from o3viz.verify.sandbox.memory import GUARDS, MemoryGuard, open_guard
+from o3viz.verify.sandbox.process import SETPRIV, Child, kill, pump, spawn, verify_records
 
 __all__ = [
     "ISOLATION_MODES",
@@ -82,8 +82,24 @@ class SandboxLimits:
     max_procs: int = 32  # RLIMIT_NPROC: processes and threads together
     max_open_files: int = 256  # RLIMIT_NOFILE
     output_cap: int = 32_768  # bytes kept from each of stdout and stderr; the rest is read and dropped
+    # RAM for the whole verdict: every process of both sides, anonymous, shared, memfd and SysV
+    # pages together (memory.py); None: memory_mb + disk_mb + 64 (the judge, the interpreters).
+    total_memory_mb: int | None = None
+    memory_guard: str = (
+        "auto"  # auto (a leaf cgroup where one can be made, else the watchdog), cgroup, watchdog
+    )
+
+    @property
+    def verdict_memory_bytes(self) -> int:
+        return (self.total_memory_mb or self.memory_mb + self.disk_mb + 64) << 20
 
     def __post_init__(self) -> None:
+        if self.total_memory_mb is not None and not self.total_memory_mb > 0:
+            raise UsageError(f"limits.total_memory_mb: must be > 0 (got {self.total_memory_mb!r})")
+        if self.memory_guard not in GUARDS:
+            raise UsageError(
+                f"limits.memory_guard: use one of {', '.join(GUARDS)} (got {self.memory_guard!r})"
+            )
         for name in (
             "timeout_s",
             "memory_mb",
@@ -114,27 +130,6 @@ class SandboxRun:
     stopped_for: str = ""  # a limit that ended the run early (the disk cap), else ""
     candidate_exit_code: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def _verify_records(raw: bytes, key: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Parse result lines, keeping only those whose HMAC verifies; count the rest."""
-    records: list[dict[str, Any]] = []
-    forged = 0
-    for line in raw.split(b"\n"):
-        if not line:
-            continue
-        body_hex, _, tag = line.partition(b" ")
-        try:
-            body = bytes.fromhex(body_hex.decode("ascii"))
-            good = hmac.compare_digest(hmac.new(key, body, "sha256").hexdigest().encode(), tag)
-        except (ValueError, UnicodeDecodeError):
-            good = False
-        record = marshal.loads(body) if good else None  # only bytes our judge wrote get unmarshalled
-        if isinstance(record, dict) and record.get("n") == len(records):
-            records.append(record)
-        else:
-            forged += 1
-    return records, forged
 
 
 def run_sandboxed(
@@ -240,13 +235,20 @@ def _run_in_mode(job: dict[str, Any], mode: str, limits: SandboxLimits) -> Sandb
     python = find_python()
     root = tempfile.mkdtemp(prefix="o3viz-sbx-")  # 0700: the code cannot reach its siblings
     sides: list[_Side] = []
+    guard: MemoryGuard | None = None
     try:
         if os.geteuid() == 0:
             os.chmod(root, 0o711)  # fresh uids may pass through to their folder, not list or write here
         sides = _sides(job, mode, limits, python, root)
-        return _start_and_collect(sides, mode, limits, python)
+        uids = frozenset(side.uid for side in sides if side.uid is not None)
+        try:
+            guard = open_guard(limits.verdict_memory_bytes, limits.memory_guard, uids, not uids or SETPRIV)
+        except ValueError as exc:
+            raise UsageError(f"limits.memory_guard: {exc}") from None
+        return _start_and_collect(sides, mode, limits, python, guard)
     finally:
-        left = cleanup.remove_tree(root)
+        left = guard.close() if guard is not None else 0
+        left += cleanup.remove_tree(root)
         for side in sides:
             if side.uid is not None and mode == "rlimits":
                 for path in cleanup.owned_entries(SHARED_WRITABLE, side.uid):
@@ -257,37 +259,9 @@ def _run_in_mode(job: dict[str, Any], mode: str, limits: SandboxLimits) -> Sandb
 _CLEANUP_LEFT = [0]  # entries clean-up could not remove, over this process's life (tests read it)
 
 
-def _watchdog(sides: list[_Side], mode: str) -> Any:
-    """The disk cap outside bubblewrap: the candidate's folder (and, as root in rlimits mode, what
-    its uid left in /tmp and /dev/shm) measured every 0.05 s; a reason to stop, else ""."""
-    if mode == "bubblewrap" or len(sides) < 2:
-        return None
-    cand = sides[1]
-    cap = cand.disk_mb << 20
-
-    def check() -> str:
-        used = cleanup.tree_usage(cand.work)
-        total, entries = used.bytes, used.entries
-        if cand.uid is not None and mode == "rlimits":
-            for path in cleanup.owned_entries(SHARED_WRITABLE, cand.uid):
-                extra = cleanup.tree_usage(path) if os.path.isdir(path) else None
-                total += extra.bytes if extra else _size(path)
-                entries += extra.entries + 1 if extra else 1
-        if total > cap or entries > 200_000:
-            return f"the code used more than the disk limit of {cand.disk_mb} MB (or 200,000 files)"
-        return ""
-
-    return check
-
-
-def _size(path: str) -> int:
-    try:
-        return os.lstat(path).st_blocks * 512
-    except OSError:
-        return 0
-
-
-def _start_and_collect(sides: list[_Side], mode: str, limits: SandboxLimits, python: Python) -> SandboxRun:
+def _start_and_collect(
+    sides: list[_Side], mode: str, limits: SandboxLimits, python: Python, guard: MemoryGuard
+) -> SandboxRun:
     key = secrets.token_bytes(32)
     res_r, res_w = os.pipe()
     sides[0].payload.update(key=key, fd=res_w)
@@ -298,13 +272,21 @@ def _start_and_collect(sides: list[_Side], mode: str, limits: SandboxLimits, pyt
         for side in sides:
             argv, env = command(mode, python, side.work, side.source, side.disk_mb << 20)
             payload = marshal.dumps(side.payload, 2)
-            children.append(
-                spawn(side.name, argv, env, side.work, side.uid, side.fds, payload, limits.output_cap)
+            child = spawn(
+                side.name,
+                argv,
+                env,
+                side.work,
+                side.uid,
+                side.fds,
+                payload,
+                limits.output_cap,
+                guard.prefix(),
             )
+            children.append(child)
+            guard.roots.add(child.popen.pid)
     except BaseException:
         for child in children:
-            from o3viz.verify.sandbox.process import kill
-
             kill(child)
             child.popen.wait()
         os.close(res_r)
@@ -312,19 +294,36 @@ def _start_and_collect(sides: list[_Side], mode: str, limits: SandboxLimits, pyt
     finally:
         for fd in to_close:
             os.close(fd)
+    disk = None if mode == "bubblewrap" or len(sides) < 2 else _disk_watch(sides[1], mode)
     try:
-        pumped = pump(children, res_r, _RESULTS_CAP, limits.timeout_s, _watchdog(sides, mode))
+        pumped = pump(children, res_r, _RESULTS_CAP, limits.timeout_s, _watch(disk, guard), guard.kill)
     finally:
         os.close(res_r)
         for child in children:
             for stream in (child.popen.stdin, child.popen.stdout, child.popen.stderr):
                 if stream and not stream.closed:
                     stream.close()
+    pumped.stopped_for = pumped.stopped_for or guard.check()  # an OOM kill in the last moments
+    pumped.extra = {
+        "memory_guard": guard.kind,
+        "memory_limit_mb": guard.limit >> 20,
+        "memory_peak_mb": round((guard.cgroup_peak() if guard.leaf else guard.peak) / 2**20, 1),
+    }
     return _collect(children, pumped, key, mode, python)
 
 
+def _disk_watch(cand: _Side, mode: str) -> Any:
+    extra = (SHARED_WRITABLE, cand.uid) if cand.uid is not None and mode == "rlimits" else None
+    return cleanup.disk_watch(cand.work, cand.disk_mb, extra)
+
+
+def _watch(disk: Any, guard: MemoryGuard) -> Any:
+    """The pump's check every 0.05 s: the disk cap outside bubblewrap, then the memory bound."""
+    return lambda: (disk() if disk else "") or guard.check()
+
+
 def _collect(children: list[Child], pumped: Any, key: bytes, mode: str, python: Python) -> SandboxRun:
-    records, forged = _verify_records(bytes(pumped.results.data), key)
+    records, forged = verify_records(bytes(pumped.results.data), key)
     judge, shown = children[0], children[-1]
     stderr = shown.stderr.text()
     if len(children) > 1 and judge.stderr.data:
@@ -347,6 +346,7 @@ def _collect(children: list[Child], pumped: Any, key: bytes, mode: str, python: 
             "uid_switched": judge.uid is not None,
             "results_truncated": pumped.results.truncated,
             "processes": len(children),
+            **pumped.extra,
         },
     )
 

@@ -3,10 +3,19 @@
 # this file in the judge's one ``python -c`` source and only then starts running)
 """The judge's end of the pipe to the candidate's process: ``candidate`` in the tests is a proxy
 from here. Arguments go out as plain data; what comes back is a decoded plain value, a builtin
-exception raised again here, a timeout, or ``CandidateGone``. Nothing else is accepted."""
+exception raised again here, a timeout, or ``CandidateGone``. Nothing else is accepted.
+
+An exception that crosses must never end an iteration here: a ``StopIteration`` raised inside the
+judge's ``map``, ``filter``, ``next(it, default)`` or ``iter(f, sentinel)`` would read as the end of
+input and skip the rest of the test (a false pass). So ``StopIteration`` and ``StopAsyncIteration``
+arrive as ``RuntimeError`` (as PEP 479 does for a generator), and only ``Exception`` subclasses
+arrive at all: ``BaseException`` ones (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``)
+and every non-builtin type become ``CandidateGone``. What arrives is a fresh instance built here
+from a type name and a string, so its ``__eq__``, ``__bool__`` and ``__str__`` are the builtin's."""
 
 import builtins
 
+_ITERATION_ENDS = (StopIteration, StopAsyncIteration)
 _EXCEPTIONS = {
     k: v
     for k, v in vars(builtins).items()
@@ -88,6 +97,8 @@ class _Candidate:
         kind = _EXCEPTIONS.get(msg.get("raise"))
         if kind is None:
             raise CandidateGone("the candidate raised " + text)
+        if issubclass(kind, _ITERATION_ENDS):
+            raise RuntimeError("the candidate raised " + text)
         try:
             exc = kind(text.partition(": ")[2] if text.startswith(_str(msg.get("raise")) + ":") else text)
         except _BaseException:  # a builtin that needs more arguments (UnicodeDecodeError)
