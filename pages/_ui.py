@@ -21,6 +21,7 @@ from o3viz import (
     store_entry,
     stored_entries,
 )
+from o3viz.analysis.provenance import trace_label
 from o3viz.figures import escape_markdown, figure_html
 
 
@@ -107,9 +108,19 @@ def library() -> StoreLibrary:
     return StoreLibrary(store(), list(st.session_state.library))
 
 
-def entry_label(lib, key: str) -> str:
-    e = lib.get(key)
-    return f"{e.name}  ({e.source})" if e else str(key)
+def trace_labels(keys: list[str]) -> dict[str, str]:
+    """Each key's picker label (name · source · steps · date · key head), from one index query.
+    Streamlit's selectbox sends the chosen option's *label* back and maps it to the first option
+    with that label, so two traces with one name would swap silently: labels must be unique, and
+    the key's head makes them so."""
+    from o3viz.store.query import MAX_PAGE, Query
+
+    rows = {}
+    for i in range(0, len(keys), MAX_PAGE):
+        chunk = keys[i : i + MAX_PAGE]
+        for r in store().rows(Query(keys=chunk, limit=len(chunk)), ("key", "name", "source", "steps", "added_at")):
+            rows[r["key"]] = r
+    return {k: trace_label(rows.get(k, {"key": k})) for k in keys}
 
 
 def show_figure(fig, key: str, *, download: bool = True, **kwargs):
@@ -227,11 +238,14 @@ def pick_trace(
     keys = list(lib)
     if st.session_state.get(state_key) not in lib:
         st.session_state[state_key] = keys[0]
+    if st.session_state[state_key] not in keys:  # a linked trace beyond the shelf: offer it too
+        keys.insert(0, st.session_state[state_key])
+    labels = trace_labels(keys)
     st.session_state[widget_key] = st.session_state[state_key]
     container.selectbox(
         label,
         keys,
-        format_func=lambda k: entry_label(lib, k),
+        format_func=labels.__getitem__,
         key=widget_key,
         on_change=_copy_pick,
         args=(widget_key, state_key, reset),

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields
 
+from o3viz.analysis.provenance import grading
 from o3viz.text.classify import TYPES as STEP_TYPES
 from o3viz.trace import Trace
 from o3viz.trace.importance import step_view
@@ -25,7 +26,8 @@ QUESTION_CHARS = 300
 class IndexRow:
     """One trace in the index (one SQLite row). Counts are over all rounds; verdict and answer are
     the final round's. ``correct`` is 1/0/None: the source's own grading where it has one, else
-    o3viz's answer check against the reference (``correct_by`` says which)."""
+    o3viz's answer check against the reference (``correct_by`` says which); ``source_correct`` and
+    ``check_correct`` keep both, so a page can say where they disagree."""
 
     key: str
     name: str = ""
@@ -48,6 +50,8 @@ class IndexRow:
     answer: str | None = None
     correct: int | None = None
     correct_by: str | None = None  # file | check
+    source_correct: int | None = None  # the source's own grade (an import's is_correct), 1/0/None
+    check_correct: int | None = None  # o3viz's answer check against the reference, 1/0/None
     self_checks: int = 0  # steps of kind self_check
     backtracks: int = 0  # steps of kind backtrack
     claims: int = 0
@@ -93,16 +97,11 @@ def column_sql() -> str:
 
 
 def _correct(trace: Trace) -> tuple[int | None, str | None]:
-    file_says = trace.info.get("file_is_correct")
-    if isinstance(file_says, bool):
-        return int(file_says), "file"
-    answer = (
-        next((c for c in reversed(trace.final.checks) if c.kind == "answer"), None) if trace.rounds else None
-    )
-    if answer is not None and answer.verdict in ("correct", "wrong"):
-        return int(answer.verdict == "correct"), "check"
-    if trace.rounds and trace.final.verdict in ("pass", "fail") and trace.task.kind == "code":
-        return int(trace.final.verdict == "pass"), "check"
+    g = grading(trace)
+    if g.source is not None:
+        return g.source, "file"
+    if g.check is not None:
+        return g.check, "check"
     return None, None
 
 
@@ -184,6 +183,7 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
     all_steps = [st for r in rounds for st in r.steps]
     claims = [c for r in rounds for c in r.checks if c.kind == "claim"]
     correct, by = _correct(trace)
+    graded = grading(trace)
     first, pos = _first_wrong(trace)
     imp = importance_by_type(trace)
     types = dict.fromkeys(STEP_TYPES, 0)
@@ -205,6 +205,8 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         answer=(s.answer or None) and s.answer[:200],
         correct=correct,
         correct_by=by,
+        source_correct=graded.source,
+        check_correct=graded.check,
         self_checks=sum(st.kind == "self_check" for st in all_steps),
         backtracks=sum(st.kind == "backtrack" for st in all_steps),
         claims=len(claims),

@@ -16,6 +16,9 @@ from typing import Literal
 from o3viz.store.index import COLUMNS, TYPE_COLUMNS
 
 Correctness = Literal["any", "correct", "wrong", "ungraded"]
+GradedBy = Literal["either", "source", "check"]
+GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
+DISAGREE_SQL = "(source_correct IS NOT NULL AND check_correct IS NOT NULL AND source_correct != check_correct)"
 SORTABLE = ("id",) + tuple(c for c in COLUMNS if c not in ("key", "importance", "line_hash"))
 MAX_PAGE = 1000
 MAX_SEARCH_CHARS = 500
@@ -32,6 +35,8 @@ class Query:
     source: list[str] = field(default_factory=list)
     verdict: list[str] = field(default_factory=list)
     correct: Correctness = "any"
+    graded_by: GradedBy = "either"  # which grade ``correct`` filters on (either: the source's, else the check's)
+    disagree: bool = False  # only traces whose two gradings disagree
     step_types: list[str] = field(default_factory=list)  # traces with at least one step of each type
     keys: list[str] = field(default_factory=list)
     sort: str = "id"  # a column; "id" is the order traces entered the store
@@ -61,11 +66,14 @@ def where_clause(q: Query) -> tuple[str, list]:
         if values:
             parts.append(f"{col} IN ({', '.join('?' * len(values))})")
             params.extend(values)
+    col = GRADE_COLUMNS[q.graded_by]
     parts += {
-        "correct": ["correct = 1"],
-        "wrong": ["correct = 0"],
-        "ungraded": ["correct IS NULL"],
+        "correct": [f"{col} = 1"],
+        "wrong": [f"{col} = 0"],
+        "ungraded": [f"{col} IS NULL"],
     }.get(q.correct, [])
+    if q.disagree:
+        parts.append(DISAGREE_SQL)
     for t in q.step_types:
         col = f"t_{t}"
         if col not in TYPE_COLUMNS:

@@ -36,7 +36,8 @@ from o3viz.trace import Trace
 from o3viz.trace.files import read_bounded, write_atomic
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
 
-STORE_SCHEMA = 1  # the index's schema version; a store written by a newer o3viz is refused
+STORE_SCHEMA = 2  # the index's schema version; a store written by a newer o3viz is refused
+# 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
 SUFFIX = ".o3trace.json.gz"
 META_SUFFIX = ".meta.json"
 BUSY_TIMEOUT_S = 60.0
@@ -126,6 +127,8 @@ class Store:
                 f"{found[0]}, this o3viz reads {STORE_SCHEMA}); upgrade o3viz or set O3VIZ_HOME elsewhere"
             )
         if found is not None:
+            if int(found[0]) < STORE_SCHEMA:
+                self._add_columns(conn)
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -136,6 +139,24 @@ class Store:
             for col in ("steps", "backtracks", "claim_errors", "name"):  # the Library's sort orders
                 conn.execute(f"CREATE INDEX IF NOT EXISTS traces_by_{col} ON traces ({col}, id)")
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _add_columns(self, conn: sqlite3.Connection) -> None:
+        """Bring an older index up to ``STORE_SCHEMA`` in place: add the columns it lacks and fill
+        the gradings from what it has (``correct_by`` says which grade ``correct`` is). The check
+        grade of an import graded by its file is unknown until ``reindex(store, full=True)``."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            have = {r[1] for r in conn.execute("PRAGMA table_info(traces)")}
+            for name, kind in (("source_correct", "INTEGER"), ("check_correct", "INTEGER")):
+                if name not in have:
+                    conn.execute(f"ALTER TABLE traces ADD COLUMN {name} {kind}")
+            conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
+            conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
+            conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
