@@ -8,6 +8,8 @@ from __future__ import annotations
 import streamlit as st
 
 from o3viz import Trace, parse_id
+from o3viz.analysis.provenance import grading
+from o3viz.analysis.wrong_step import first_wrong_step
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -18,7 +20,7 @@ from o3viz.figures import (
     step_targets,
     token_attention,
 )
-from pages._ui import fmt, show_figure, verdict_md
+from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
 
 PANEL_HEIGHT = 430
 
@@ -27,12 +29,12 @@ def _round(trace: Trace, r: int):
     return next((x for x in trace.rounds if x.index == r), None)
 
 
-def _checks(checks) -> None:
+def _checks(checks, trace: Trace) -> None:
     for c in checks:
-        st.markdown(
-            f"{verdict_md(c.verdict)} **{escape_markdown(c.name)}** "
-            + (f"· {escape_markdown(c.message[:300])}" if c.message else "")
-        )
+        nid = parse_id(getattr(c, "id", None))  # an outline's check: read its trace check (its rule)
+        if nid is not None and nid.kind == "check" and (rnd := _round(trace, nid.round)) is not None:
+            c = rnd.checks[nid.index] if nid.index < len(rnd.checks) else c
+        st.markdown(check_md(c) + (f" · {escape_markdown(c.message[:300])}" if c.message else ""))
 
 
 def _step(trace: Trace, s) -> None:
@@ -42,6 +44,9 @@ def _step(trace: Trace, s) -> None:
         f'<div style="font-weight:600;font-size:15px"><span style="color:{color}">●</span> '
         f"Step {s.index} · {label}</div>"
     )
+    wrong = first_wrong_step(trace)
+    if wrong is not None and (wrong.round, wrong.step) == (s.round, s.index):
+        st.markdown(f":red-badge[first wrong step] {escape_markdown(wrong.reason)}")
     st.text(s.text)
     rnd = _round(trace, s.round)
     step = next(x for x in rnd.steps if x.index == s.index)
@@ -55,7 +60,7 @@ def _step(trace: Trace, s) -> None:
     if s.depends_on:
         facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
     st.caption(escape_markdown(" · ".join(facts)))
-    _checks(s.checks)
+    _checks(s.checks, trace)
     decisions = step_decisions(rnd, step)
     target = None
     if decisions:
@@ -68,6 +73,7 @@ def _step(trace: Trace, s) -> None:
             format_func=lambda t: "the whole step" if t is None else f"token #{t} (a decision point)",
             key=f"details_att_{s.id}",
         )
+    proxy_note(trace)
     if target is None:
         pairs = step_targets(rnd, s.index)
         show_figure(share_bar(pairs, f"Where step {s.index}'s attention went"), f"details_att_fig_{s.id}")
@@ -90,7 +96,13 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
             if final is not None:
                 st.markdown(f"**Final answer** {verdict_md(final.verdict)}")
                 st.text(final.answer or "(no answer)")
-                _checks(final.checks)
+                g = grading(trace)
+                for line in g.lines():
+                    st.caption(escape_markdown(line))
+                wrong = first_wrong_step(trace)
+                if wrong is not None:
+                    st.markdown(f"**First wrong step:** step {wrong.step} · {escape_markdown(wrong.reason)}")
+                _checks(final.checks, trace)
             return
         item = outline.find(node)
         nid = parse_id(node)
@@ -98,17 +110,22 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
         if kind == "step" and item is not None:
             _step(trace, item)
         elif kind == "check" and item is not None:
-            st.markdown(f"**Check · {escape_markdown(item.kind)}** {verdict_md(item.verdict)}")
-            st.text(item.name)
+            c = _round(trace, nid.round).checks[nid.index]
+            st.markdown(f"**Check · {escape_markdown(item.kind)}**")
+            st.markdown(check_md(c))
             if item.message:
                 st.text(item.message)
-            c = _round(trace, nid.round).checks[nid.index]
             st.caption(
                 escape_markdown(
                     " · ".join(
                         f"{k} {fmt(v)}"
                         for k, v in (
-                            ("rule", c.rule),
+                            (
+                                "rule",
+                                None
+                                if c.verdict == "correct" and (c.rule or "").endswith("_mismatch")
+                                else c.rule,
+                            ),
                             ("expression", c.expression),
                             ("stated", c.stated),
                             ("computed", c.computed),
@@ -121,14 +138,14 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
         elif kind == "answer" and item is not None:
             st.markdown(f"**Answer of round {item.index}** {verdict_md(item.verdict)}")
             st.text(item.answer or "")
-            _checks(item.checks)
+            _checks(item.checks, trace)
         elif kind == "round" and item is not None:
             st.markdown(f"**Round {item.index}** {verdict_md(item.verdict)}")
             st.caption(escape_markdown(f"{len(item.steps)} steps · action {fmt(item.action)}"))
             if item.feedback:
                 st.markdown("**Feedback to the next round**")
                 st.text(item.feedback)
-            _checks(item.checks)
+            _checks(item.checks, trace)
         else:  # other graph nodes (segments, decision points, …) opened by a link
             det = node_details(trace, G(), node)
             st.markdown(f"**{escape_markdown(det.kind)} · {escape_markdown(node)}**")

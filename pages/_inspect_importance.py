@@ -117,11 +117,14 @@ def _message() -> None:
 def _proxy_note(records) -> None:
     for r in records:
         if r.model.get("proxy"):
+            reader = str(r.model.get("model_id") or "a local model").split(" (")[0]
+            writer = r.model.get("writer")
             st.caption(
-                escape_markdown(
-                    f"{record_label(r)}: read by {r.model.get('model_id') or 'a local model'}, a proxy for "
-                    f"{r.model.get('writer') or 'the model that wrote the trace'}; its attention is not the "
-                    "writer's own."
+                ":material/info: "
+                + escape_markdown(
+                    f"{record_label(r)}: attention read by {reader}, not by the model that wrote this trace"
+                    + (f" ({writer})" if writer else "")
+                    + "."
                 )
             )
             return

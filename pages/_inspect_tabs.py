@@ -27,7 +27,7 @@ from o3viz.figures import (
     token_heatmap,
     tokens_html,
 )
-from pages._ui import fmt, selected_node, show_figure
+from pages._ui import fmt, proxy_note, selected_node, show_figure
 
 
 def _selected() -> tuple[int | None, int | None]:
@@ -104,6 +104,7 @@ def attention_tab(key: str, trace: Trace) -> None:
         )
         return
     S, G = len(rnd.steps), att.num_generated
+    proxy_note(trace)
     _step_level(key, rnd)
     st.markdown("##### Token level: a window of generated tokens × the context")
     c1, c2, c3, c4 = st.columns(4)
@@ -206,6 +207,7 @@ def tokens_tab(key: str, trace: Trace) -> None:
         )
         st.text(rnd.text)
         return
+    proxy_note(trace, "token probabilities")
     c1, c2 = st.columns([1, 3])
     mode = c1.radio("Colour by", ["probability", "entropy"], key="tok_mode", horizontal=True)
     n = len(rnd.tokens)

@@ -118,7 +118,9 @@ def trace_labels(keys: list[str]) -> dict[str, str]:
     rows = {}
     for i in range(0, len(keys), MAX_PAGE):
         chunk = keys[i : i + MAX_PAGE]
-        for r in store().rows(Query(keys=chunk, limit=len(chunk)), ("key", "name", "source", "steps", "added_at")):
+        for r in store().rows(
+            Query(keys=chunk, limit=len(chunk)), ("key", "name", "source", "steps", "added_at")
+        ):
             rows[r["key"]] = r
     return {k: trace_label(rows.get(k, {"key": k})) for k in keys}
 
@@ -293,3 +295,41 @@ def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False)
         st.error(escape_markdown(msg.line), icon=":material/error:")
         with st.expander("Technical detail"):
             st.code(msg.detail, language=None)
+
+
+CHECK_BADGE = {
+    "holds": "green",
+    "correct": "green",
+    "pass": "green",
+    "consistent": "blue",
+    "wrong": "red",
+    "fail": "red",
+}
+
+
+def check_md(check) -> str:
+    """A check as markdown: a badge that says what its verdict means for its rule, its name, and
+    what it tested ("consistent with the arithmetic chain" is not "correct")."""
+    from o3viz.verify.trace_checks import check_label
+
+    badge, tested = check_label(check)
+    return f":{CHECK_BADGE.get(badge, 'gray')}-badge[{badge}] **{escape_markdown(check.name)}** · {escape_markdown(tested)}"
+
+
+def disagreement_note(source, check) -> None:
+    """The one sentence every page shows where the two gradings disagree (nothing where they agree)."""
+    from o3viz.analysis.provenance import disagreement_line
+
+    line = disagreement_line(source, check)
+    if line:
+        st.warning(escape_markdown(line), icon=":material/rule:")
+
+
+def proxy_note(trace, what: str = "attention") -> None:
+    """The label of a borrowed signal (a proxy reader's attention or token probabilities), where
+    it is drawn; nothing for the writer's own."""
+    from o3viz.analysis.provenance import proxy_line
+
+    line = proxy_line(trace, what)
+    if line:
+        st.caption(":material/info: " + escape_markdown(line[0].upper() + line[1:]) + ".")

@@ -11,12 +11,25 @@ from collections.abc import Callable
 import streamlit as st
 
 from o3viz import Trace, summarize
+from o3viz.analysis.provenance import disagreement_line, grading, limit_line
+from o3viz.analysis.wrong_step import first_wrong_step
 from o3viz.figures import clip_label, escape_markdown, readable
 from pages._inspect_importance import importance_view
 from pages._inspect_internals import internals_view
 from pages._inspect_map import map_view
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
-from pages._ui import fmt, library, need_traces, pick_trace, require_router, sync_url, url_state, verdict_md
+from pages._ui import (
+    disagreement_note,
+    fmt,
+    library,
+    need_traces,
+    pick_trace,
+    require_router,
+    select_node,
+    sync_url,
+    url_state,
+    verdict_md,
+)
 
 View = Callable[[str, Trace], None]
 VIEWS: list[tuple[str, View]] = [
@@ -30,9 +43,45 @@ VIEWS: list[tuple[str, View]] = [
 ]
 
 
+def _answer_md(trace: Trace, answer: str) -> str:
+    """The final answer, its verdict (or that the run stopped at its limit: not graded as if
+    complete) and the reference next to it ("expected 18")."""
+    g = grading(trace)
+    shown = escape_markdown(clip_label(answer, 40)) if answer else "—"
+    verdict = (
+        f":gray-badge[{limit_line(g.limit)}]"
+        if g.limit is not None
+        else verdict_md(trace.final.verdict if trace.rounds else None)
+    )
+    ref = readable(" ".join((trace.task.reference or "").split())).replace("`", "ˋ")
+    expected = f" · expected {escape_markdown(clip_label(ref, 24))}" if ref else ""
+    return f"**Final answer** · {shown} {verdict}{expected}"
+
+
+def _where_it_went_wrong(trace: Trace) -> None:
+    """Both gradings, each named, the disagreement sentence, and the first wrong step (a button
+    that selects it)."""
+    g = grading(trace)
+    lines = [ln for ln in g.lines() if ln != disagreement_line(g.source, g.check)]
+    wrong = first_wrong_step(trace)
+    if lines or wrong is not None:
+        cols = st.columns([3, 2], vertical_alignment="center")
+        cols[0].caption(escape_markdown(" · ".join(lines)) or " ")
+        if wrong is not None:
+            cols[1].button(
+                f"First wrong step: {wrong.step}",
+                key="go_first_wrong",
+                help=wrong.reason,
+                icon=":material/error:",
+                on_click=select_node,
+                args=(wrong.node,),
+            )
+    disagreement_note(g.source, g.check)
+
+
 def _header(trace: Trace, question_col) -> None:
-    """The question and the final answer with its verdict (one line each, full text on hover),
-    then the totals, labelled as totals."""
+    """The question and the final answer with its verdict and the reference (one line each, full
+    text on hover), then the totals, labelled as totals."""
     s = summarize(trace)
     q = readable(" ".join(trace.task.question.split())).replace("`", "ˋ")
     question_col.markdown(
@@ -42,10 +91,7 @@ def _header(trace: Trace, question_col) -> None:
     rounds = " → ".join(r.verdict or "—" for r in trace.rounds)
     conf = trace.final.confidence if trace.rounds else None
     c1, c2 = st.columns([2, 3])
-    c1.markdown(
-        f"**Final answer** · {escape_markdown(clip_label(answer, 48)) if answer else '—'} {verdict_md(s.final_verdict)}",
-        help=answer[:2000] if len(answer) > 48 else None,
-    )
+    c1.markdown(_answer_md(trace, answer), help=answer[:2000] if len(answer) > 40 else None)
     c2.caption(
         escape_markdown(
             f"Totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
@@ -53,6 +99,7 @@ def _header(trace: Trace, question_col) -> None:
             f"final confidence {fmt(conf)}"
         )
     )
+    _where_it_went_wrong(trace)
 
 
 def _remember_view() -> None:

@@ -139,4 +139,6 @@ def proxy_line(trace: Trace, what: str = "attention") -> str | None:
     if reader is None:
         return None
     writer = trace.provenance.model_id or trace.provenance.source.get("source_model")
-    return f"{what} read by {reader}, not by the model that wrote this trace" + (f" ({writer})" if writer else "")
+    return f"{what} read by {reader}, not by the model that wrote this trace" + (
+        f" ({writer})" if writer else ""
+    )

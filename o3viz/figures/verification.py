@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from o3viz.figures._style import VERDICT_COLORS, VERDICT_ORDER, base_layout, clip_label, empty_figure
 from o3viz.trace import Trace
+from o3viz.verify.trace_checks import check_label
 
 _CODE = {v: i for i, v in enumerate(VERDICT_ORDER)}
 
@@ -72,11 +73,13 @@ def check_rows(trace: Trace) -> list[dict]:
             "kind": c.kind,
             "name": c.name,
             "verdict": c.verdict,
+            "tested": check_label(c)[1],
             "step": c.step,
             "expression": c.expression,
             "stated": c.stated,
             "computed": c.computed,
-            "rule": c.rule,
+            # a rule named for a mismatch does not label a claim that matched
+            "rule": None if c.verdict == "correct" and (c.rule or "").endswith("_mismatch") else c.rule,
             "message": c.message,
         }
         for r in trace.rounds

@@ -18,7 +18,9 @@ from o3viz.store.index import COLUMNS, TYPE_COLUMNS
 Correctness = Literal["any", "correct", "wrong", "ungraded"]
 GradedBy = Literal["either", "source", "check"]
 GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
-DISAGREE_SQL = "(source_correct IS NOT NULL AND check_correct IS NOT NULL AND source_correct != check_correct)"
+DISAGREE_SQL = (
+    "(source_correct IS NOT NULL AND check_correct IS NOT NULL AND source_correct != check_correct)"
+)
 SORTABLE = ("id",) + tuple(c for c in COLUMNS if c not in ("key", "importance", "line_hash"))
 MAX_PAGE = 1000
 MAX_SEARCH_CHARS = 500
@@ -35,14 +37,17 @@ class Query:
     source: list[str] = field(default_factory=list)
     verdict: list[str] = field(default_factory=list)
     correct: Correctness = "any"
-    graded_by: GradedBy = "either"  # which grade ``correct`` filters on (either: the source's, else the check's)
-    disagree: bool = False  # only traces whose two gradings disagree
     step_types: list[str] = field(default_factory=list)  # traces with at least one step of each type
     keys: list[str] = field(default_factory=list)
     sort: str = "id"  # a column; "id" is the order traces entered the store
     descending: bool = True  # newest first
     limit: int = 50
     offset: int = 0
+    # which grade ``correct`` filters on ("either": the source's where it has one, else the check's)
+    graded_by: GradedBy = "either"
+    disagree: bool = False  # only traces whose two gradings disagree
+    graded_by: GradedBy = "either"  # which grade ``correct`` filters on (either: the source's, else the check's)
+    disagree: bool = False  # only traces whose two gradings disagree
 
 
 def fts_expression(text: str) -> str:

@@ -29,3 +29,43 @@ def ensure_claim_checks(trace) -> int:
         rnd.checks = checks + rnd.checks
         done += 1
     return done
+
+
+# What each check tested, in words: the badge says what the verdict means for *this* rule, so a
+# final answer that merely agrees with the chain before it never wears "correct".
+_TESTED = {
+    "final_answer_mismatch": (
+        "consistent with the arithmetic chain",
+        "contradicts the last result before it",
+    ),
+    "inconsistent_quantity": ("one value for the quantity", "one quantity stated with two values"),
+    "chain_mismatch": ("both sides of the chain agree", "the two sides of the chain disagree"),
+    "rounding": ("the arithmetic holds after rounding", "the arithmetic is wrong"),
+}
+_BADGE = {"correct": "holds", "wrong": "wrong", "pass": "pass", "fail": "fail"}
+
+
+def check_label(check) -> tuple[str, str]:
+    """(badge word, what the check tested) for one check, e.g. ``("consistent", "consistent with
+    the arithmetic chain")`` for a final answer that agrees with the last result before it."""
+    v, rule = check.verdict, getattr(check, "rule", None) or ""  # a Check, or an outline's check
+    if v in ("unverifiable", "error", "timeout"):
+        return v if v != "unverifiable" else "unchecked", {
+            "unverifiable": "could not be checked",
+            "error": "the test raised an error",
+            "timeout": "the test ran out of time",
+        }[v]
+    if check.kind == "answer":
+        return (
+            ("correct", "matches the reference")
+            if v == "correct"
+            else ("wrong", "differs from the reference")
+        )
+    if check.kind == "test":
+        return v, f"test {'passed' if v == 'pass' else 'failed'}"
+    if check.kind == "claim":
+        right, wrong = _TESTED.get(rule, ("the arithmetic holds", "the arithmetic is wrong"))
+        if v == "correct":
+            return ("consistent" if rule == "final_answer_mismatch" else "holds"), right
+        return "wrong", wrong
+    return _BADGE.get(v, v), v

@@ -24,10 +24,18 @@ def test_pilot_record_5_keeps_both_gradings_and_the_disagreement_filter_finds_it
     store = Store(tmp_path / "home")
     keys = [store.add(t, source="import", dataset="pilot", record=i + 1) for i, t in enumerate(pilot)]
     row = store.row(keys[4])
-    assert (row["source_correct"], row["check_correct"], row["correct"], row["correct_by"]) == (0, 1, 0, "file")
+    assert (row["source_correct"], row["check_correct"], row["correct"], row["correct_by"]) == (
+        0,
+        1,
+        0,
+        "file",
+    )
     found = {r["record"] for r in store.rows(Query(disagree=True), ("record",))}
-    assert 5 in found and all(store.row(k)["source_correct"] != store.row(k)["check_correct"] for k in keys
-                              if store.row(k)["record"] in found)
+    assert 5 in found and all(
+        store.row(k)["source_correct"] != store.row(k)["check_correct"]
+        for k in keys
+        if store.row(k)["record"] in found
+    )
     by_check = store.count(Query(correct="wrong", graded_by="check"))
     by_source = store.count(Query(correct="wrong", graded_by="source"))
     assert by_source >= 1 and by_check != by_source
