@@ -8,6 +8,8 @@ from __future__ import annotations
 import streamlit as st
 
 from o3viz import compare_traces
+from o3viz.analysis.compare import same_question, shown_delta
+from o3viz.analysis.provenance import proxy_line
 from o3viz.figures import (
     alignment_figure,
     clip_label,
@@ -62,9 +64,10 @@ def _tile(col, m) -> None:
             st.markdown(f"A {verdict_md(m.a)} → B {verdict_md(m.b)}")
             return
         delta = ""
-        if m.delta:
-            sign = "+" if m.delta > 0 else "−"
-            delta = f" · :gray[{sign}{fmt(abs(m.delta))}]"
+        d = shown_delta(m.a, m.b)  # from the rounded values shown, so A → B and the difference add up
+        if d:
+            sign = "+" if d > 0 else "−"
+            delta = f" · :gray[{sign}{fmt(abs(d))}]"
         st.markdown(f"A **{fmt(m.a)}** → B **{fmt(m.b)}**{delta}")
 
 
@@ -129,14 +132,26 @@ if not need_traces(2):
 lib = library()
 keys = list(lib)
 url_state({"trace": "compare_a", "b": "compare_b"}, traces=("trace", "b"))
-if st.session_state.compare_b not in lib or st.session_state.compare_b == st.session_state.compare_a:
+if st.session_state.compare_b not in lib:
     st.session_state.compare_b = next(k for k in keys if k != (st.session_state.compare_a or keys[0]))
 c1, c2, c3 = st.columns([5, 1.2, 5], vertical_alignment="bottom")
 ka = pick_trace("Trace A", "compare_a", "compare_pick_a", reset=(), container=c1)
 c2.button("Swap", on_click=_swap, icon=":material/swap_horiz:")
 kb = pick_trace("Trace B", "compare_b", "compare_pick_b", reset=(), container=c3)
 sync_url(trace=ka, b=kb)
+if ka == kb:
+    st.error("Trace B is the same trace as A: pick another trace for B.", icon=":material/block:")
+    st.stop()
 a, b = lib[ka].trace, lib[kb].trace
+if not same_question(a, b):
+    st.warning(
+        "A and B answer different questions: their steps are compared as text, so a divergence says "
+        "little about the reasoning.",
+        icon=":material/warning:",
+    )
+for side, t in (("A", a), ("B", b)):
+    if line := proxy_line(t):
+        st.caption(escape_markdown(f"{side}: {line}."))
 comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
 
 _summary(comp)
@@ -153,7 +168,10 @@ show_figure(alignment_figure(comp), "cmp_align")
 
 st.subheader("All metrics")
 st.dataframe(
-    [{"metric": m.name, "A": fmt(m.a), "B": fmt(m.b), "B − A": fmt(m.delta)} for m in comp.metrics],
+    [
+        {"metric": m.name, "A": fmt(m.a), "B": fmt(m.b), "B − A": fmt(shown_delta(m.a, m.b))}
+        for m in comp.metrics
+    ],
     hide_index=True,
 )
 

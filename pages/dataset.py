@@ -15,6 +15,7 @@ from o3viz import DATASET_COLUMNS as COLUMNS
 from o3viz import Query, dataset_summary
 from o3viz import dataset_frame as frame
 from o3viz import select_rows as select
+from o3viz.analysis.dataset import GRADES, OUTLIER_RULE, rate_text
 from o3viz.figures import (
     claim_rates_figure,
     escape_markdown,
@@ -31,9 +32,9 @@ MAX_TRACES = 200_000
 
 
 @st.cache_data(max_entries=8, show_spinner="Aggregating…")
-def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query):
+def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query, grade: str):
     rows = store().select(replace(_query, limit=MAX_TRACES, offset=0), COLUMNS, max_rows=MAX_TRACES)
-    df = frame(rows)
+    df = frame(rows, grade=grade)
     return df, dataset_summary(df)
 
 
@@ -48,24 +49,45 @@ def scope() -> Query:
         st.session_state.ds_rest = replace(given, dataset=[], model=[], search="")
     elif "ds_datasets" not in st.session_state:
         st.session_state.ds_datasets = datasets[:1]
-    c = st.columns([2, 2, 2], vertical_alignment="bottom")
+    c = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
     ds = c[0].multiselect("Dataset (none: every trace)", datasets, key="ds_datasets")
     models = c[1].multiselect("Model", [v for v, _ in s.distinct("model")], key="ds_models")
     search = c[2].text_input("Search the steps", key="ds_search")
+    c[3].selectbox(
+        "Correct according to",
+        list(GRADES),
+        format_func=lambda g: {
+            "either": "source, else o3viz",
+            "source": "the source",
+            "check": "o3viz's check",
+        }[g],
+        key="ds_grade",
+        help="Which grading the figures use: the imported file's own label, o3viz's answer check "
+        "against the reference, or the source's where it has one and o3viz's otherwise.",
+    )
+    only = st.toggle("Only traces whose two gradings disagree", key="ds_disagree")
     rest = st.session_state.ds_rest or Query()
-    return replace(rest, dataset=ds, model=models, search=search, limit=MAX_TRACES, offset=0)
+    return replace(rest, dataset=ds, model=models, search=search, limit=MAX_TRACES, offset=0, disagree=only)
+
+
+def _traces(n: int) -> str:
+    return f"{n:,} trace{'s' if n != 1 else ''}"
 
 
 def headline(df: pd.DataFrame, summary) -> None:
-    cols = st.columns(6)
+    """The headline numbers, each with its n (and a Wilson interval where it is a proportion)."""
+    cols = st.columns([1, 1, 2.2, 1, 2])
     cols[0].metric("Traces", f"{summary.n:,}")
     cols[1].metric("Graded", f"{summary.graded:,}")
     acc = summary.accuracy
-    cols[2].metric("Correct", "—" if acc is None else f"{acc:.0%}")
+    cols[2].metric(
+        "Correct", "—" if acc is None else f"{acc:.0%}", help=rate_text(summary.correct, summary.graded)
+    )
+    cols[2].caption(rate_text(summary.correct, summary.graded) if summary.graded else "no graded traces")
     cols[3].metric("Median steps", f"{df['steps'].median():.0f}" if len(df) else "—")
-    cols[4].metric("With a backtrack", f"{(df['backtracks'] > 0).mean():.0%}" if len(df) else "—")
-    claims = df["claims"].sum()
-    cols[5].metric("Wrong claims", f"{df['claim_errors'].sum() / claims:.1%}" if claims else "—")
+    k = int((df["backtracks"] > 0).sum())
+    cols[4].metric("With a backtrack", f"{k / len(df):.0%}" if len(df) else "—")
+    cols[4].caption(rate_text(k, len(df)) if len(df) else "")
 
 
 def clicked(event) -> str | None:
@@ -82,7 +104,7 @@ def clicked(event) -> str | None:
 
 def trace_list(df: pd.DataFrame, sel: str) -> None:
     part = select(df, sel)
-    st.subheader(f"{len(part):,} traces behind that bar")
+    st.subheader(f"{_traces(len(part))} behind that bar")
     shown = part.head(500)
     table = st.dataframe(
         shown[
@@ -104,6 +126,15 @@ def trace_list(df: pd.DataFrame, sel: str) -> None:
 def outlier_table(summary) -> None:
     st.subheader("Outliers: the traces furthest from the rest")
     out = summary.outliers
+    st.caption(escape_markdown(f"Rule: {OUTLIER_RULE}."))
+    if out.empty:
+        st.info(
+            "No outliers: fewer than 3 traces in this scope."
+            if summary.n < 3
+            else "No trace stands out by this rule.",
+            icon=":material/info:",
+        )
+        return
     table = st.dataframe(
         out.drop(columns=["key"]),
         hide_index=True,
@@ -142,7 +173,8 @@ st.title("Dataset")
 q = scope()
 s = store()
 stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0])
-df, summary = _aggregate(str(s.root), repr(q), stamp, q)
+grade = st.session_state.get("ds_grade") or "either"
+df, summary = _aggregate(str(s.root), repr(q), stamp, q, grade)
 if summary.n == 0:
     st.info("No traces in this scope. Pick a dataset, or import one on the Library page.")
     st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
@@ -150,10 +182,18 @@ if summary.n == 0:
 headline(df, summary)
 st.caption(
     escape_markdown(
-        f"Correct = the source's own grading where it has one, else o3viz's answer check; "
-        f"{summary.n - summary.graded:,} ungraded traces count in the totals only. Click a bar to list its traces."
+        f"Correct = {GRADES[grade][1]}; {_traces(summary.n - summary.graded)} without that grade count "
+        "in the totals only. Click a bar to list its traces."
     )
 )
+if summary.disagree:
+    st.warning(
+        escape_markdown(
+            f"{_traces(summary.disagree)} here where the source's grade and o3viz's answer check disagree "
+            "(the two gradings disagree); switch on the toggle above to see only those."
+        ),
+        icon=":material/rule:",
+    )
 figures = [
     ("ds_length", length_figure(summary.length)),
     ("ds_types", type_mix_figure(summary.type_mix)),

@@ -316,3 +316,27 @@ def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") 
         _check_diffs(a.final, b.final),
         _compression_rows(a, b),
     )
+
+
+def shown_delta(a: float | None, b: float | None, digits: int = 2) -> float | None:
+    """B − A from the values as shown (rounded to ``digits``), so "0.75 → 0.88 · +0.13" adds up.
+
+    >>> shown_delta(0.7449, 0.8849)
+    0.14
+    >>> shown_delta(0.751, 0.879)  # shown as 0.75 → 0.88, not +0.128 rounded to 0.13 by chance
+    0.13
+    """
+    if (
+        not isinstance(a, int | float)
+        or not isinstance(b, int | float)
+        or isinstance(a, bool)
+        or isinstance(b, bool)
+    ):
+        return None
+    return round(round(b, digits) - round(a, digits), digits)
+
+
+def same_question(a, b) -> bool:
+    """Whether two traces answer one question (whitespace and case aside)."""
+    norm = lambda t: " ".join(t.task.question.split()).casefold()  # noqa: E731
+    return norm(a) == norm(b)

@@ -1,8 +1,11 @@
 """What holds across many traces: aggregates of index rows (``o3viz.store.index.IndexRow``) for the
 Dataset page, and which traces each bar stands for (``select``), so every bar leads to its traces.
 
-Groups are the traces' correctness ("correct" / "wrong"); ungraded traces count in totals only.
-Lengths are in steps (every trace has them; imported traces have no tokens).
+Groups are the traces' correctness ("correct" / "wrong") under one named grade (``GRADES``: the
+source's, o3viz's answer check, or the source's where it has one, else the check's); ungraded traces
+count in totals only. Lengths are in steps (every trace has them; imported traces have no tokens).
+Every proportion carries its n and a 95% Wilson interval; length bins with fewer than
+``MIN_BIN`` traces are merged with their neighbour.
 """
 
 from __future__ import annotations
@@ -17,11 +20,46 @@ from o3viz.text.classify import TYPES as STEP_TYPES
 
 COLUMNS = (
     "key", "name", "dataset", "model", "steps", "chars", "correct", "verdict", "backtracks",
-    "self_checks", "claims", "claim_errors", "first_wrong_pos", "importance",
+    "self_checks", "claims", "claim_errors", "first_wrong_pos", "importance", "source_correct",
+    "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 GROUPS = ("correct", "wrong")
 MAX_BINS = 10
-OUTLIERS = 25
+MIN_BIN = 5  # a length bin holds at least this many traces (smaller ones merge with a neighbour)
+OUTLIERS = 20
+OUTLIER_Z = 3.5  # the stated rule: robust z-score (median, MAD) of at least this on one measure
+OUTLIER_RULE = f"robust z-score ≥ {OUTLIER_Z} in length, backtracks per step or wrong claims per claim (at most {OUTLIERS})"
+GRADES = {
+    "either": ("correct", "the source's grade where it has one, else o3viz's answer check"),
+    "source": ("source_correct", "the source's grade (the imported file's own label)"),
+    "check": ("check_correct", "o3viz's answer check against the reference"),
+}
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The 95% Wilson score interval of k successes in n trials (None for n = 0).
+
+    >>> [round(v, 3) for v in wilson(2, 2)]
+    [0.342, 1.0]
+    """
+    if n <= 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def rate_text(k: int, n: int) -> str:
+    """A proportion for people, with its n and interval: "80% (8 of 10; 95% CI 49–94%)".
+
+    >>> rate_text(1, 1)
+    '100% (1 of 1; 95% CI 21–100%)'
+    """
+    if n <= 0:
+        return "— (no traces)"
+    lo, hi = wilson(k, n)
+    return f"{k / n:.0%} ({k:,} of {n:,}; 95% CI {lo * 100:.0f}–{hi * 100:.0f}%)"
 
 
 @dataclass
@@ -29,6 +67,7 @@ class DatasetSummary:
     """Aggregates of a set of traces; every frame has a ``sel`` column (JSON) naming its traces."""
 
     n: int
+    disagree: int  # traces whose two gradings disagree
     graded: int
     correct: int
     length: pd.DataFrame  # bin, lo, hi, correct, wrong, ungraded, accuracy, sel
@@ -44,13 +83,20 @@ class DatasetSummary:
         return self.correct / self.graded if self.graded else None
 
 
-def frame(rows: list[tuple] | list[dict], columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+def frame(
+    rows: list[tuple] | list[dict], columns: tuple[str, ...] = COLUMNS, grade: str = "either"
+) -> pd.DataFrame:
+    """Index rows as a frame; ``group`` is each trace's correctness under ``grade`` (``GRADES``)."""
     df = (
         pd.DataFrame.from_records(rows, columns=list(columns))
         if rows
         else pd.DataFrame(columns=list(columns))
     )
-    df["group"] = df["correct"].map({1: "correct", 0: "wrong"}).fillna("ungraded")
+    col = GRADES[grade][0] if GRADES[grade][0] in df.columns else "correct"
+    df["group"] = df[col].map({1: "correct", 0: "wrong"}).fillna("ungraded")
+    if {"source_correct", "check_correct"} <= set(df.columns):
+        s, c = df["source_correct"], df["check_correct"]
+        df["disagree"] = s.notna() & c.notna() & (s != c)
     return df
 
 
@@ -68,11 +114,28 @@ def _edges(values: pd.Series) -> np.ndarray:
     return edges
 
 
+def _merge_small(edges: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Drop inner edges until every bin holds at least ``MIN_BIN`` traces (or one bin is left)."""
+    edges = list(edges)
+    while len(edges) > 2:
+        counts = np.histogram(steps, bins=edges)[0]
+        small = int(np.argmin(counts))
+        if counts[small] >= MIN_BIN:
+            break
+        # merge the smallest bin with its smaller neighbour: remove the edge between them
+        left = counts[small - 1] if small > 0 else np.inf
+        right = counts[small + 1] if small + 1 < len(counts) else np.inf
+        edges.pop(small if left <= right else small + 1)
+    return np.array(edges)
+
+
 def length_bins(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
-        return pd.DataFrame(columns=["bin", "lo", "hi", *GROUPS, "ungraded", "accuracy", "sel"])
+        return pd.DataFrame(
+            columns=["bin", "lo", "hi", *GROUPS, "ungraded", "graded", "accuracy", "ci_lo", "ci_hi", "sel"]
+        )
     steps = df["steps"].to_numpy(dtype=float)
-    edges = _edges(df["steps"])
+    edges = _merge_small(_edges(df["steps"]), steps)
     idx = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, len(edges) - 2)
     group = df["group"].to_numpy()
     nb = len(edges) - 1
@@ -90,7 +153,10 @@ def length_bins(df: pd.DataFrame) -> pd.DataFrame:
                 "correct": c,
                 "wrong": w,
                 "ungraded": int(total[b]) - c - w,
+                "graded": c + w,
                 "accuracy": c / (c + w) if c + w else None,
+                "ci_lo": wilson(c, c + w)[0] if c + w else None,
+                "ci_hi": wilson(c, c + w)[1] if c + w else None,
                 "sel": _sel(steps=[lo, max(lo, hi)]),
             }
         )
@@ -125,11 +191,16 @@ def behaviour_rates(df: pd.DataFrame) -> pd.DataFrame:
         for g in GROUPS:
             part = df[df["group"] == g]
             steps = part["steps"].sum()
+            k, n = int((part[col] > 0).sum()), len(part)
+            ci = wilson(k, n)
             out.append(
                 {
                     "behaviour": label,
                     "group": g,
-                    "traces_with": float((part[col] > 0).mean()) if len(part) else None,
+                    "traces_with": k / n if n else None,
+                    "with_n": k,
+                    "ci_lo": ci[0] if ci else None,
+                    "ci_hi": ci[1] if ci else None,
                     "per_100_steps": float(100 * part[col].sum() / steps) if steps else None,
                     "traces": len(part),
                     "sel": _sel(group=g, has=col),
@@ -206,20 +277,32 @@ def _robust_z(x: pd.Series) -> pd.Series:
 
 
 def outliers(df: pd.DataFrame, n: int = OUTLIERS) -> pd.DataFrame:
-    """The traces furthest from the others (robust z-score) in length, backtracking per step or
-    wrong claims per claim, with the reason in words."""
-    if df.empty:
-        return pd.DataFrame(columns=["name", "why", "correct", "key"])
-    steps = df["steps"].clip(lower=1)
+    """The traces furthest from the others by ``OUTLIER_RULE`` (robust z-score, median and MAD, in
+    length, backtracking per step or wrong claims per claim), at most ``n``, with the reason in
+    words. Fewer than 3 traces have no outliers (nothing to stand out from)."""
+    cols = [
+        "name",
+        "why",
+        "correct",
+        "steps",
+        "backtracks",
+        "self-checks",
+        "claim errors",
+        "model",
+        "dataset",
+    ]
+    if len(df) < 3:
+        return pd.DataFrame(columns=[*cols, "score", "key"])
+    steps = df["steps"].astype(float).clip(lower=1)
     scores = pd.DataFrame(
         {
             "length": _robust_z(np.log(steps)),
-            "backtracking": _robust_z(df["backtracks"] / steps),
-            "claims": _robust_z(df["claim_errors"] / df["claims"].clip(lower=1)),
+            "backtracking": _robust_z(df["backtracks"].astype(float) / steps),
+            "claims": _robust_z(df["claim_errors"].astype(float) / df["claims"].astype(float).clip(lower=1)),
         }
-    )
+    ).fillna(0.0)
     score = scores.abs().max(axis=1)
-    top = score.sort_values(ascending=False, kind="stable").index[:n]
+    top = score[score >= OUTLIER_Z].sort_values(ascending=False, kind="stable").index[:n]
     out = df.loc[top].copy()
 
     def why(i) -> str:
@@ -232,11 +315,10 @@ def outliers(df: pd.DataFrame, n: int = OUTLIERS) -> pd.DataFrame:
 
     out["why"] = [why(i) for i in top]
     out["score"] = score[top].round(2)
-    cols = ["name", "why", "group", "steps", "backtracks", "self_checks", "claim_errors", "model", "dataset"]
-    out = out[[*cols, "score", "key"]].rename(
+    out = out.rename(
         columns={"group": "correct", "self_checks": "self-checks", "claim_errors": "claim errors"}
     )
-    return out.reset_index(drop=True)
+    return out[[*cols, "score", "key"]].reset_index(drop=True)
 
 
 def dataset_summary(df: pd.DataFrame) -> DatasetSummary:
@@ -244,6 +326,7 @@ def dataset_summary(df: pd.DataFrame) -> DatasetSummary:
     graded = int(df["group"].isin(GROUPS).sum())
     return DatasetSummary(
         n=len(df),
+        disagree=int(df["disagree"].sum()) if "disagree" in df.columns else 0,
         graded=graded,
         correct=int((df["group"] == "correct").sum()),
         length=length_bins(df),
@@ -262,6 +345,8 @@ def select(df: pd.DataFrame, sel: str) -> pd.DataFrame:
     mask = pd.Series(True, index=df.index)
     if "group" in s:
         mask &= df["group"] == s["group"]
+    if s.get("disagree") and "disagree" in df.columns:
+        mask &= df["disagree"]
     if "steps" in s:
         mask &= df["steps"].between(*s["steps"])
     if "type" in s:

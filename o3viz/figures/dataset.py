@@ -52,14 +52,23 @@ def length_figure(length: pd.DataFrame) -> go.Figure:
             hovertemplate=f"%{{x}} steps: %{{y}} {g}<extra></extra>",
         )
     acc = [_pct(v) for v in length["accuracy"]]
+    has_ci = {"ci_lo", "ci_hi", "graded"} <= set(length.columns)
+    up = [(_pct(h) or 0) - (a or 0) for h, a in zip(length["ci_hi"], acc, strict=True)] if has_ci else None
+    down = (
+        [(a or 0) - (_pct(lo) or 0) for lo, a in zip(length["ci_lo"], acc, strict=True)] if has_ci else None
+    )
     fig.add_scatter(
         x=length["bin"],
         y=acc,
-        name="accuracy",
+        name="correct (95% CI)",
         yaxis="y2",
         mode="lines+markers",
         line={"color": "#334155"},
-        hovertemplate="%{x} steps: %{y:.0f}% correct<extra></extra>",
+        error_y={"type": "data", "array": up, "arrayminus": down, "thickness": 1} if has_ci else None,
+        customdata=list(length["graded"]) if has_ci else None,
+        hovertemplate="%{x} steps: %{y:.0f}% correct of %{customdata} graded<extra></extra>"
+        if has_ci
+        else "%{x} steps: %{y:.0f}% correct<extra></extra>",
     )
     fig.update_layout(
         barmode="stack",
@@ -119,11 +128,30 @@ def rates_figure(rates: pd.DataFrame) -> go.Figure:
             name=g,
             marker_color=GROUP_COLORS[g],
             customdata=list(part["sel"]),
-            text=[f"{v:.1f}" if v is not None and not pd.isna(v) else "—" for v in part["per_100_steps"]],
-            hovertemplate=f"%{{x}}: %{{y:.0f}}% of {g} traces; %{{text}} per 100 steps<extra></extra>",
-            textposition="none",
+            text=[
+                f"{int(k)} of {int(n)}"
+                for k, n in zip(part.get("with_n", part["traces"] * 0), part["traces"], strict=True)
+            ],
+            hovertemplate=f"%{{x}}: %{{y:.0f}}% of {g} traces (%{{text}})<extra></extra>",
+            textposition="outside",
+            error_y={
+                "type": "data",
+                "array": [
+                    (_pct(h) or 0) - (_pct(v) or 0)
+                    for h, v in zip(part["ci_hi"], part["traces_with"], strict=True)
+                ],
+                "arrayminus": [
+                    (_pct(v) or 0) - (_pct(lo) or 0)
+                    for lo, v in zip(part["ci_lo"], part["traces_with"], strict=True)
+                ],
+                "thickness": 1,
+            }
+            if "ci_lo" in part
+            else None,
         )
-    fig.update_layout(barmode="group", yaxis={"title": "traces with at least one (%)", "range": [0, 100]})
+    fig.update_layout(
+        barmode="group", yaxis={"title": "traces with at least one (%, 95% Wilson CI)", "range": [0, 115]}
+    )
     return base_layout(fig, title, height=HEIGHT)
 
 
