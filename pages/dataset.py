@@ -87,7 +87,7 @@ def headline(df: pd.DataFrame, summary) -> None:
     cols[3].metric("Median steps", f"{df['steps'].median():.0f}" if len(df) else "—")
     k = int((df["backtracks"] > 0).sum())
     cols[4].metric("With a backtrack", f"{k / len(df):.0%}" if len(df) else "—")
-    cols[4].caption(rate_text(k, len(df)) if len(df) else "")
+    cols[4].caption(rate_text(k, len(df)).split(" ", 1)[1] if len(df) else "")
 
 
 def clicked(event) -> str | None:
@@ -182,8 +182,13 @@ if summary.n == 0:
 headline(df, summary)
 st.caption(
     escape_markdown(
-        f"Correct = {GRADES[grade][1]}; {_traces(summary.n - summary.graded)} without that grade count "
-        "in the totals only. Click a bar to list its traces."
+        f"Correct = {GRADES[grade][1]}"
+        + (
+            f"; {_traces(summary.n - summary.graded)} without that grade count in the totals only"
+            if summary.n > summary.graded
+            else ""
+        )
+        + ". Bars over fewer than 5 traces are drawn hollow. Click a bar to list its traces."
     )
 )
 if summary.disagree:

@@ -19,7 +19,6 @@ from pages._inspect_internals import internals_view
 from pages._inspect_map import map_view
 from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
 from pages._ui import (
-    disagreement_note,
     fmt,
     library,
     need_traces,
@@ -62,11 +61,14 @@ def _where_it_went_wrong(trace: Trace) -> None:
     """Both gradings, each named, the disagreement sentence, and the first wrong step (a button
     that selects it)."""
     g = grading(trace)
-    lines = [ln for ln in g.lines() if ln != disagreement_line(g.source, g.check)]
+    disagree = disagreement_line(g.source, g.check)
+    lines = [escape_markdown(ln) for ln in g.lines() if ln != disagree]
+    if disagree:  # one compact line, in the page's warning colour, not a banner over the map
+        lines.append(f":orange[:material/rule: **{escape_markdown(disagree)}**]")
     wrong = first_wrong_step(trace)
     if lines or wrong is not None:
-        cols = st.columns([3, 2], vertical_alignment="center")
-        cols[0].caption(escape_markdown(" · ".join(lines)) or " ")
+        cols = st.columns([4, 1], vertical_alignment="center")
+        cols[0].caption(" · ".join(lines) or " ")
         if wrong is not None:
             cols[1].button(
                 f"First wrong step: {wrong.step}",
@@ -76,7 +78,6 @@ def _where_it_went_wrong(trace: Trace) -> None:
                 on_click=select_node,
                 args=(wrong.node,),
             )
-    disagreement_note(g.source, g.check)
 
 
 def _header(trace: Trace, question_col) -> None:

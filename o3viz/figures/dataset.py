@@ -42,12 +42,17 @@ def length_figure(length: pd.DataFrame) -> go.Figure:
     if length.empty:
         return empty_figure(title, "No traces match.")
     fig = go.Figure()
+    total = (length["correct"] + length["wrong"] + length["ungraded"]).tolist()
     for g in ("correct", "wrong"):
         fig.add_bar(
             x=length["bin"],
             y=length[g],
             name=g,
-            marker_color=GROUP_COLORS[g],
+            # a bin of fewer than 5 traces is drawn hollow: too few to read a rate from
+            marker={
+                "color": [GROUP_COLORS[g] if n >= 5 else "rgba(0,0,0,0)" for n in total],
+                "line": {"color": GROUP_COLORS[g], "width": 2},
+            },
             customdata=[_with_group(s, g) for s in length["sel"]],
             hovertemplate=f"%{{x}} steps: %{{y}} {g}<extra></extra>",
         )
