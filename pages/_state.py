@@ -14,7 +14,7 @@ STATE: dict[str, object] = {
     "library": {},  # key -> StoredEntry: the stored traces this session has (samples, uploads, runs, opened)
     "samples_loaded": False,  # the samples are in the store and pinned
     "sample_errors": [],  # one line per unreadable sample, shown on the Library page
-    "upload_results": {},  # upload content key -> (entries, errors), read once in a worker process
+    "upload_results": {},  # upload content key -> o3viz.app.uploads.Upload, taken once in a worker process
     "staged_uploads": {},  # upload file id -> (path, records) of a dataset upload, or None
     "added_uploads": set(),  # upload file ids already added to the library (a rerun adds nothing)
     "_shown_load_errors": set(),  # (upload, error) pairs already shown: each error shows once

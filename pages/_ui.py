@@ -13,13 +13,15 @@ from o3viz import (
     O3vizError,
     Store,
     StoreLibrary,
+    Upload,
     content_key,
     ensure_samples,
     home_dir,
-    load_upload_in_worker,
     samples_dir,
+    short_label,
     store_entry,
     stored_entries,
+    take_upload_in_worker,
 )
 from o3viz.figures import escape_markdown, figure_html
 
@@ -61,20 +63,21 @@ def cached_samples() -> tuple[list[LibraryEntry], list[str]]:
     return [], errors
 
 
-def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
-    """Read an upload once per session, in a worker process with a time budget, showing progress:
-    a pathological file cannot stall the server, and leaving the page cancels the work."""
+def load_upload(name: str, data: bytes) -> Upload:
+    """Take an upload once per session, in a worker process with a time budget, showing progress:
+    the worker recognises it, stages a dataset or stores the trace itself (the server never parses
+    it), and leaving the page cancels the work."""
     done = st.session_state.upload_results
     key = content_key(data)
     if key not in done:
-        bar = st.progress(0.0, text=f"Reading {name}…")
+        bar = st.progress(0.0, text=f"Reading {label(name)}…")
 
         def show(elapsed: float, budget: float, stage: str) -> None:
-            bar.progress(min(elapsed / budget, 1.0), text=f"{stage} · {elapsed:.0f} s of {budget:.0f} s")
+            text = f"{label(stage, 80)} · {elapsed:.0f} s of {budget:.0f} s"
+            bar.progress(min(elapsed / budget, 1.0), text=escape_markdown(text))
 
-        res = load_upload_in_worker(name, data, on_progress=show)
+        done[key] = take_upload_in_worker(store(), name, data, on_progress=show)
         bar.empty()
-        done[key] = (res.entries, res.errors)
     return done[key]
 
 
@@ -109,7 +112,7 @@ def library() -> StoreLibrary:
 
 def entry_label(lib, key: str) -> str:
     e = lib.get(key)
-    return f"{e.name}  ({e.source})" if e else str(key)
+    return f"{label(e.name)}  ({e.source})" if e else str(key)
 
 
 def show_figure(fig, key: str, *, download: bool = True, **kwargs):
@@ -179,11 +182,7 @@ def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = 
     st.session_state._url_written = wanted
     missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
     if missing:
-        st.warning(
-            f"The linked trace {missing[0][:16]} is not in this session's library; upload it on the "
-            "Library page to open it.",
-            icon=":material/link_off:",
-        )
+        st.warning(linked_missing(missing[0]), icon=":material/link_off:")
         return
     for name, value in wanted.items():
         state = params[name]
@@ -279,3 +278,24 @@ def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False)
         st.error(escape_markdown(msg.line), icon=":material/error:")
         with st.expander("Technical detail"):
             st.code(msg.detail, language=None)
+
+
+# ----- labels: hostile or huge names are cut and escaped wherever they are drawn ----------------
+
+LABEL_CHARS = 60  # a name in a picker, a tile or a message; the full text is in the table
+
+
+def label(text: object, limit: int = LABEL_CHARS) -> str:
+    """``text`` on one line, at most ``limit`` characters (cut with "…"): the one cap for names
+    drawn by the pages (a 1 MB model name froze a browser tab). Not escaped: pass it through
+    ``escape_markdown`` where markdown renders."""
+    return short_label(text, limit)
+
+
+def linked_missing(key: str) -> str:
+    """The one line for a ``?trace=`` / ``?b=`` key that is not in the library, escaped: the URL is
+    anyone's text, and markdown in it must not become a link or an image the browser fetches."""
+    return escape_markdown(
+        f"The linked trace {label(key, 16)} is not in this session's library; upload it on the "
+        "Library page to open it."
+    )

@@ -18,13 +18,12 @@ from o3viz import (
     O3vizError,
     Query,
     import_dataset,
-    stage_dataset,
     store_rows,
 )
 from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
 from pages._jobs import follow_job, start_job
 from pages._state import take
-from pages._ui import add_entries, load_upload, pin, require_router, show_load_errors, store
+from pages._ui import load_upload, pin, require_router, show_load_errors, store
 
 COUNT_CAP = 10_000  # a search counts its matches up to here ("10,000+")
 SORTS = {
@@ -88,25 +87,19 @@ def uploads_section(where) -> None:
         help="Trace files (.o3trace.json, .o3trace.json.gz), reasoning to import (.txt, .json, .md), "
         "or a whole dataset (.jsonl or a JSON array: one trace per record, grouped under a dataset name).",
     )
-    staged = st.session_state.staged_uploads
     for f in uploads or []:
-        if f.file_id not in staged:
-            try:
-                staged[f.file_id] = stage_dataset(store(), f.name, f.getvalue())
-            except O3vizError as exc:
-                st.error(escape_markdown(f"{f.name}: {exc}"), icon=":material/error:")
-                continue
-        if staged[f.file_id] is not None:
-            dataset_panel(f.name, *staged[f.file_id])
+        data = f.getvalue()
+        up = load_upload(f.name, data)  # recognised, staged or stored by the worker
+        if up.dataset is not None:
+            dataset_panel(f.name, up.dataset, up.records)
             continue
-        entries, errors = load_upload(f.name, f.getvalue())
         added = st.session_state.added_uploads
-        if f.file_id not in added:
-            add_entries(entries)
+        if up.key and f.file_id not in added:
             added.add(f.file_id)
-            for e in entries:
-                st.success(escape_markdown(f"Added {e.name} ({e.source})"), icon=":material/check_circle:")
-        show_load_errors(errors, f.file_id, empty=not f.getvalue())
+            pin([up.key])
+            done = st.success if up.added else st.info
+            done(escape_markdown(up.message()), icon=":material/check_circle:" if up.added else ":material/info:")
+        show_load_errors([up.error] if up.error else [], f.file_id, empty=not data)
 
 
 def filters() -> Query:

@@ -147,16 +147,24 @@ def _read_array(path: Path) -> Iterator[Record]:
         yield Record(i, json.dumps(rec, ensure_ascii=False, sort_keys=True))
 
 
-def count_records(path: str | os.PathLike) -> int:
-    """Non-empty lines of a JSONL file (records of a JSON array), for a progress bar."""
+def count_records(path: str | os.PathLike, *, max_bytes: int | None = None) -> int:
+    """Non-empty lines of a JSONL file (records of a JSON array), for a progress bar. With
+    ``max_bytes``, a file that expands (gunzipped) past it is refused in one line, so a small
+    ``.gz`` cannot cost minutes of counting."""
     path = Path(path)
     with _open(path) as f:
         if f.read(4096).lstrip().startswith(b"["):
             return sum(1 for _ in _read_array(path))
-    n = 0
+    n = seen = 0
     with _open(path) as f:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
             n += bool(raw.strip())
+            seen += len(raw)
+            if max_bytes is not None and seen > max_bytes:
+                raise TraceError(
+                    f"{path.name}: expands to more than {max_bytes:,} bytes (the limit for a dataset "
+                    "upload); import it with the CLI (python -m o3viz import) instead"
+                )
     return n
 
 

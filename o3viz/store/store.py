@@ -307,6 +307,15 @@ class Store:
         found = self.rows(Query(keys=[key], limit=1))
         return found[0] if found else None
 
+    def row_by_line_hash(self, line_hash: str) -> dict | None:
+        """The oldest row made from the source (a dataset record, an upload's bytes) ``line_hash``:
+        what "already in the library" names."""
+        with self.guard("querying"):
+            found = self.conn.execute(
+                "SELECT * FROM traces WHERE line_hash = ? ORDER BY id LIMIT 1", (line_hash,)
+            ).fetchone()
+        return dict(found) if found is not None else None
+
     def distinct(self, column: str) -> list[tuple[str, int]]:
         """Values of a text column with their counts, most common first (filter options)."""
         if column not in ("dataset", "model", "source", "verdict", "task_kind"):
