@@ -98,7 +98,10 @@ def uploads_section(where) -> None:
             added.add(f.file_id)
             pin([up.key])
             done = st.success if up.added else st.info
-            done(escape_markdown(up.message()), icon=":material/check_circle:" if up.added else ":material/info:")
+            done(
+                escape_markdown(up.message()),
+                icon=":material/check_circle:" if up.added else ":material/info:",
+            )
         show_load_errors([up.error] if up.error else [], f.file_id, empty=not data)
 
 
