@@ -20,7 +20,7 @@ from o3viz import (
     import_dataset,
     store_rows,
 )
-from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
+from o3viz.figures import STEP_TYPE_LABELS, VERDICT_COLORS, escape_markdown
 from pages._jobs import follow_job, start_job
 from pages._state import take
 from pages._ui import load_upload, pin, require_router, show_load_errors, store
@@ -35,6 +35,46 @@ SORTS = {
     "most claim errors": ("claim_errors", True),
     "name": ("name", False),
 }
+
+
+COLUMNS = {
+    "name": st.column_config.TextColumn("name", width=230, help="hover a cell for the whole name"),
+    "match": st.column_config.TextColumn("match", width=260, help="the words around the search's match"),
+    "dataset": st.column_config.TextColumn("dataset", width=100),
+    "model": st.column_config.TextColumn("model", width=120),
+    "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
+    "steps": st.column_config.NumberColumn("steps", width=56),
+    "backtracks": st.column_config.NumberColumn("backtracks", width=82),
+    "claim errors": st.column_config.NumberColumn("claim errors", width=92, help="wrong arithmetic claims"),
+    "verdict": st.column_config.TextColumn("verdict", width=70),
+    "source": st.column_config.TextColumn("source", width=64),
+    "tokens": st.column_config.TextColumn("tokens", help="— where the trace has no tokens (an import)"),
+}
+_MARK_STYLE = {
+    "✓": f"color: {VERDICT_COLORS['correct']}; font-weight: 700",
+    "✗": f"color: {VERDICT_COLORS['wrong']}; font-weight: 700",
+}
+
+
+def library_table(rows: list[dict], search: str):
+    """The page of rows as the table shows it: ✓/✗ in the palette's green/red and, for a search,
+    the words around each match."""
+    frame = pd.DataFrame(store_rows(rows))
+    if search:
+        found = store().snippets(search, [r["key"] for r in rows])
+        frame.insert(1, "match", [" ".join(found.get(r["key"], "").split()) for r in rows])
+    return frame.style.map(lambda v: _MARK_STYLE.get(v, ""), subset=["correct"])
+
+
+def selection_hint(picked: list[str]) -> str:
+    """What the buttons do with the selection (they are disabled until it fits)."""
+    if not picked:
+        return "Select one row to inspect it, two to compare them."
+    if len(picked) == 1:
+        return "1 selected: Inspect it, or select one more to compare."
+    if len(picked) == 2:
+        return "2 selected: Compare them."
+    return f"{len(picked)} selected: select one to inspect, two to compare."
 
 
 def dataset_panel(name: str, path, n: int) -> None:
@@ -157,35 +197,30 @@ rows = store().rows(q, STORE_COLUMNS)
 keys = [r["key"] for r in rows]
 actions = st.container()
 table = st.dataframe(
-    pd.DataFrame(store_rows(rows)),
+    library_table(rows, q.search),
     hide_index=True,
     key="library_table",
     on_select="rerun",
     selection_mode="multi-row",
     width="stretch",
     height=min(38 + 35 * len(rows), 390),
-    column_config={
-        "name": st.column_config.TextColumn("name", width=190),
-        "dataset": st.column_config.TextColumn("dataset", width=110),
-        "model": st.column_config.TextColumn("model", width=130),
-        "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
-        "steps": st.column_config.NumberColumn("steps", width=56),
-        "backtracks": st.column_config.NumberColumn("backtracks", width=82),
-        "claim errors": st.column_config.NumberColumn(
-            "claim errors", width=92, help="wrong arithmetic claims"
-        ),
-        "verdict": st.column_config.TextColumn("verdict", width=86),
-        "source": st.column_config.TextColumn("source", width=64),
-    },
+    column_config=COLUMNS,
 )
 picked = [keys[i] for i in table.selection.rows] if table and table.selection else []
 
+actions.caption(selection_hint(picked))
 c = actions.columns([1.15, 1.25, 1.5, 1.1, 1.6, 0.9], vertical_alignment="center")
-if c[0].button("Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:"):
+inspect_help = "open the selected trace" if len(picked) == 1 else "select exactly one row to inspect it"
+compare_help = (
+    "compare the two selected traces" if len(picked) == 2 else "select exactly two rows to compare them"
+)
+if c[0].button(
+    "Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:", help=inspect_help
+):
     pin(picked)
     st.session_state.inspect_key, st.session_state.inspect_node = picked[0], None
     st.switch_page("pages/inspect.py")
-if c[1].button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:"):
+if c[1].button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:", help=compare_help):
     pin(picked)
     st.session_state.compare_a, st.session_state.compare_b = picked[0], picked[1]
     st.switch_page("pages/compare.py")

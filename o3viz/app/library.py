@@ -111,9 +111,6 @@ def store_rows(rows: list[dict]) -> list[dict]:
     at ``NAME_CHARS``), correctness as ✓/✗/—, "—" for a missing value, the date it was added."""
     from datetime import datetime
 
-    def dash(v):
-        return "—" if v is None or v == "" else v
-
     out = []
     for r in rows:
         out.append(
@@ -129,7 +126,7 @@ def store_rows(rows: list[dict]) -> list[dict]:
                 "source": r["source"],
                 "added": datetime.fromtimestamp(r["added_at"] or 0).strftime("%Y-%m-%d %H:%M"),
                 "self-checks": r["self_checks"],
-                "tokens": dash(r["tokens"] or None),  # an import has no tokens: "—", never "None"
+                "tokens": f"{r['tokens']:,}" if r["tokens"] else "—",  # an import has none: "—", never "None"
             }
         )
     return out
