@@ -32,8 +32,7 @@ def _app() -> AppTest:
 
 
 def _frame(at: AppTest):
-    value = at.dataframe[0].value
-    return value.data if hasattr(value, "data") else value  # a Styler holds its frame in .data
+    return at.dataframe[0].value
 
 
 @pytest.mark.parametrize("page", ["pages/inspect.py", "pages/compare.py"])
