@@ -15,7 +15,7 @@ STATE: dict[str, object] = {
     "samples_loaded": False,  # the samples are in the store and pinned
     "sample_errors": [],  # one line per unreadable sample, shown on the Library page
     "upload_results": {},  # upload content key -> o3viz.app.uploads.Upload, taken once in a worker process
-    "staged_uploads": {},  # upload file id -> (path, records) of a dataset upload, or None
+    "staged_uploads": {},  # staged dataset file name -> records, once its "Import all" was clicked
     "added_uploads": set(),  # upload file ids already added to the library (a rerun adds nothing)
     "_shown_load_errors": set(),  # (upload, error) pairs already shown: each error shows once
     # what the pages show (they survive page switches; Inspect and Compare also write the URL)

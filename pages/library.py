@@ -38,18 +38,26 @@ SORTS = {
 
 
 COLUMNS = {
-    "name": st.column_config.TextColumn("name", width=230, help="hover a cell for the whole name"),
+    "name": st.column_config.TextColumn("name", width=250, help="hover a cell for the whole name"),
     "match": st.column_config.TextColumn("match", width=260, help="the words around the search's match"),
     "dataset": st.column_config.TextColumn("dataset", width=100),
-    "model": st.column_config.TextColumn("model", width=120),
+    "model": st.column_config.TextColumn("model", width=150),
     "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
     "steps": st.column_config.NumberColumn("steps", width=56),
     "backtracks": st.column_config.NumberColumn("backtracks", width=82),
     "claim errors": st.column_config.NumberColumn("claim errors", width=92, help="wrong arithmetic claims"),
-    "verdict": st.column_config.TextColumn("verdict", width=70),
+    "verdict": st.column_config.TextColumn("verdict", width=90),
     "source": st.column_config.TextColumn("source", width=64),
-    "tokens": st.column_config.TextColumn("tokens", help="— where the trace has no tokens (an import)"),
+    "tokens": st.column_config.TextColumn(
+        "tokens", width=64, help="— where the trace has no tokens (an import)"
+    ),
 }
+# What a first look needs at 1280x720 comes first (the answer's grade, its size); where it came
+# from and when scroll in from the right.
+ORDER = (
+    "name", "match", "dataset", "model", "correct", "steps", "tokens", "verdict",
+    "backtracks", "claim errors", "self-checks", "source", "added",
+)  # fmt: skip
 _MARK_STYLE = {
     "✓": f"color: {VERDICT_COLORS['correct']}; font-weight: 700",
     "✗": f"color: {VERDICT_COLORS['wrong']}; font-weight: 700",
@@ -78,7 +86,16 @@ def selection_hint(picked: list[str]) -> str:
 
 
 def dataset_panel(name: str, path, n: int) -> None:
-    """A multi-record upload: import all records as a dataset, or pick one."""
+    """A multi-record upload: import all records as a dataset, or pick one. Once imported it folds
+    to one line, so the table stays on the first screen."""
+    started = st.session_state.staged_uploads
+    if path.name in started:
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        c1.caption(escape_markdown(f"{name}: its {n} records were imported (shown below)."))
+        if c2.button("Import again", key=f"ds_again_{path.name}", help="adds only what is not there yet"):
+            started.pop(path.name)
+            st.rerun()
+        return
     st.info(escape_markdown(f"{name} holds {n} records."), icon=":material/dataset:")
     c1, c2, c3, c4 = st.columns([2.2, 1.6, 1, 1.4], vertical_alignment="bottom")
     ds = c1.text_input("Dataset name", value=name.split(".")[0], key=f"ds_name_{path.name}")
@@ -86,6 +103,7 @@ def dataset_panel(name: str, path, n: int) -> None:
         f"Import all {n} records", type="primary", key=f"ds_all_{path.name}", icon=":material/upload:"
     ):
         opts = ImportOptions(ds.strip() or name)
+        started[path.name] = n
         start_job("import_job", lambda: ImportJob(path, store(), opts, workers=2, file_name=name))
     line = c3.number_input("Line", min_value=1, max_value=n, value=1, key=f"ds_line_{path.name}")
     if c4.button("Import this record", key=f"ds_one_{path.name}"):
@@ -205,6 +223,7 @@ table = st.dataframe(
     width="stretch",
     height=min(38 + 35 * len(rows), 390),
     column_config=COLUMNS,
+    column_order=[c for c in ORDER if c != "match" or q.search],
 )
 picked = [keys[i] for i in table.selection.rows] if table and table.selection else []
 
