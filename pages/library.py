@@ -112,7 +112,12 @@ def dataset_panel(name: str, path, n: int) -> None:
         pin(rep.keys)
         for err in rep.errors:
             st.error(escape_markdown(f"{name}: {err}"), icon=":material/error:")
-        if rep.keys or rep.duplicates:
+        if rep.duplicates and not rep.traces:
+            st.info(
+                escape_markdown(f"{name} line {line} is already in the library; nothing was added."),
+                icon=":material/info:",
+            )
+        elif rep.keys or rep.duplicates:
             st.success(
                 escape_markdown(f"{name} line {line}: {rep.summary()}"), icon=":material/check_circle:"
             )

@@ -90,7 +90,7 @@ STORE_COLUMNS = (
 def short_label(text: object, limit: int = 60) -> str:
     """``text`` on one line and at most ``limit`` characters, cut with "…" (names can be 1 MB).
 
-    >>> short_label("a  very\nlong name", 9)
+    >>> short_label("a  very   long name", 9)
     'a very l…'
     """
     one = " ".join(str(text)[: limit * 4 + 16].split())  # bounded work, whatever the input's size
