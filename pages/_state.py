@@ -14,8 +14,8 @@ STATE: dict[str, object] = {
     "library": {},  # key -> StoredEntry: the stored traces this session has (samples, uploads, runs, opened)
     "samples_loaded": False,  # the samples are in the store and pinned
     "sample_errors": [],  # one line per unreadable sample, shown on the Library page
-    "upload_results": {},  # upload content key -> (entries, errors), read once in a worker process
-    "staged_uploads": {},  # upload file id -> (path, records) of a dataset upload, or None
+    "upload_results": {},  # upload content key -> o3viz.app.uploads.Upload, taken once in a worker process
+    "staged_uploads": {},  # staged dataset file name -> records, once its "Import all" was clicked
     "added_uploads": set(),  # upload file ids already added to the library (a rerun adds nothing)
     "_shown_load_errors": set(),  # (upload, error) pairs already shown: each error shows once
     # what the pages show (they survive page switches; Inspect and Compare also write the URL)

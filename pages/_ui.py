@@ -13,13 +13,16 @@ from o3viz import (
     O3vizError,
     Store,
     StoreLibrary,
+    Upload,
     content_key,
+    display_name,
     ensure_samples,
     home_dir,
-    load_upload_in_worker,
     samples_dir,
+    short_label,
     store_entry,
     stored_entries,
+    take_upload_in_worker,
 )
 from o3viz.analysis.provenance import trace_label
 from o3viz.figures import escape_markdown, figure_html
@@ -62,20 +65,21 @@ def cached_samples() -> tuple[list[LibraryEntry], list[str]]:
     return [], errors
 
 
-def load_upload(name: str, data: bytes) -> tuple[list[LibraryEntry], list[str]]:
-    """Read an upload once per session, in a worker process with a time budget, showing progress:
-    a pathological file cannot stall the server, and leaving the page cancels the work."""
+def load_upload(name: str, data: bytes) -> Upload:
+    """Take an upload once per session, in a worker process with a time budget, showing progress:
+    the worker recognises it, stages a dataset or stores the trace itself (the server never parses
+    it), and leaving the page cancels the work."""
     done = st.session_state.upload_results
     key = content_key(data)
     if key not in done:
-        bar = st.progress(0.0, text=f"Reading {name}…")
+        bar = st.progress(0.0, text=f"Reading {label(name)}…")
 
         def show(elapsed: float, budget: float, stage: str) -> None:
-            bar.progress(min(elapsed / budget, 1.0), text=f"{stage} · {elapsed:.0f} s of {budget:.0f} s")
+            text = f"{label(stage, 80)} · {elapsed:.0f} s of {budget:.0f} s"
+            bar.progress(min(elapsed / budget, 1.0), text=escape_markdown(text))
 
-        res = load_upload_in_worker(name, data, on_progress=show)
+        done[key] = take_upload_in_worker(store(), name, data, on_progress=show)
         bar.empty()
-        done[key] = (res.entries, res.errors)
     return done[key]
 
 
@@ -121,7 +125,7 @@ def trace_labels(keys: list[str]) -> dict[str, str]:
         for r in store().rows(
             Query(keys=chunk, limit=len(chunk)), ("key", "name", "source", "steps", "added_at")
         ):
-            rows[r["key"]] = r
+            rows[r["key"]] = {**r, "name": label(display_name(r.get("name"), r["key"]))}
     return {k: trace_label(rows.get(k, {"key": k})) for k in keys}
 
 
@@ -192,11 +196,7 @@ def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = 
     st.session_state._url_written = wanted
     missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
     if missing:
-        st.warning(
-            f"The linked trace {missing[0][:16]} is not in this session's library; upload it on the "
-            "Library page to open it.",
-            icon=":material/link_off:",
-        )
+        st.warning(linked_missing(missing[0]), icon=":material/link_off:")
         return
     for name, value in wanted.items():
         state = params[name]
@@ -333,3 +333,24 @@ def proxy_note(trace, what: str = "attention") -> None:
     line = proxy_line(trace, what)
     if line:
         st.caption(":material/info: " + escape_markdown(line[0].upper() + line[1:]) + ".")
+
+
+# ----- labels: hostile or huge names are cut and escaped wherever they are drawn ----------------
+
+LABEL_CHARS = 60  # a name in a picker, a tile or a message; the full text is in the table
+
+
+def label(text: object, limit: int = LABEL_CHARS) -> str:
+    """``text`` on one line, at most ``limit`` characters (cut with "…"): the one cap for names
+    drawn by the pages (a 1 MB model name froze a browser tab). Not escaped: pass it through
+    ``escape_markdown`` where markdown renders."""
+    return short_label(text, limit)
+
+
+def linked_missing(key: str) -> str:
+    """The one line for a ``?trace=`` / ``?b=`` key that is not in the library, escaped: the URL is
+    anyone's text, and markdown in it must not become a link or an image the browser fetches."""
+    return escape_markdown(
+        f"The linked trace {label(key, 16)} is not in this session's library; upload it on the "
+        "Library page to open it."
+    )

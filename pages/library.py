@@ -18,13 +18,12 @@ from o3viz import (
     O3vizError,
     Query,
     import_dataset,
-    stage_dataset,
     store_rows,
 )
-from o3viz.figures import STEP_TYPE_LABELS, escape_markdown
+from o3viz.figures import STEP_TYPE_LABELS, VERDICT_COLORS, escape_markdown
 from pages._jobs import follow_job, start_job
 from pages._state import take
-from pages._ui import add_entries, load_upload, pin, require_router, show_load_errors, store
+from pages._ui import load_upload, pin, require_router, show_load_errors, store
 
 COUNT_CAP = 10_000  # a search counts its matches up to here ("10,000+")
 SORTS = {
@@ -38,8 +37,65 @@ SORTS = {
 }
 
 
+COLUMNS = {
+    "name": st.column_config.TextColumn("name", width=250, help="hover a cell for the whole name"),
+    "match": st.column_config.TextColumn("match", width=260, help="the words around the search's match"),
+    "dataset": st.column_config.TextColumn("dataset", width=100),
+    "model": st.column_config.TextColumn("model", width=150),
+    "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
+    "steps": st.column_config.NumberColumn("steps", width=56),
+    "backtracks": st.column_config.NumberColumn("backtracks", width=82),
+    "claim errors": st.column_config.NumberColumn("claim errors", width=92, help="wrong arithmetic claims"),
+    "verdict": st.column_config.TextColumn("verdict", width=90),
+    "source": st.column_config.TextColumn("source", width=64),
+    "tokens": st.column_config.TextColumn(
+        "tokens", width=64, help="— where the trace has no tokens (an import)"
+    ),
+}
+# What a first look needs at 1280x720 comes first (the answer's grade, its size); where it came
+# from and when scroll in from the right.
+ORDER = (
+    "name", "match", "dataset", "model", "correct", "steps", "tokens", "verdict",
+    "backtracks", "claim errors", "self-checks", "source", "added",
+)  # fmt: skip
+_MARK_STYLE = {
+    "✓": f"color: {VERDICT_COLORS['correct']}; font-weight: 700",
+    "✗": f"color: {VERDICT_COLORS['wrong']}; font-weight: 700",
+}
+
+
+def library_table(rows: list[dict], search: str):
+    """The page of rows as the table shows it: ✓/✗ in the palette's green/red and, for a search,
+    the words around each match."""
+    frame = pd.DataFrame(store_rows(rows))
+    if search:
+        found = store().snippets(search, [r["key"] for r in rows])
+        frame.insert(1, "match", [" ".join(found.get(r["key"], "").split()) for r in rows])
+    return frame.style.map(lambda v: _MARK_STYLE.get(v, ""), subset=["correct"])
+
+
+def selection_hint(picked: list[str]) -> str:
+    """What the buttons do with the selection (they are disabled until it fits)."""
+    if not picked:
+        return "Select one row to inspect it, two to compare them."
+    if len(picked) == 1:
+        return "1 selected: Inspect it, or select one more to compare."
+    if len(picked) == 2:
+        return "2 selected: Compare them."
+    return f"{len(picked)} selected: select one to inspect, two to compare."
+
+
 def dataset_panel(name: str, path, n: int) -> None:
-    """A multi-record upload: import all records as a dataset, or pick one."""
+    """A multi-record upload: import all records as a dataset, or pick one. Once imported it folds
+    to one line, so the table stays on the first screen."""
+    started = st.session_state.staged_uploads
+    if path.name in started:
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        c1.caption(escape_markdown(f"{name}: its {n} records were imported (shown below)."))
+        if c2.button("Import again", key=f"ds_again_{path.name}", help="adds only what is not there yet"):
+            started.pop(path.name)
+            st.rerun()
+        return
     st.info(escape_markdown(f"{name} holds {n} records."), icon=":material/dataset:")
     c1, c2, c3, c4 = st.columns([2.2, 1.6, 1, 1.4], vertical_alignment="bottom")
     ds = c1.text_input("Dataset name", value=name.split(".")[0], key=f"ds_name_{path.name}")
@@ -47,6 +103,7 @@ def dataset_panel(name: str, path, n: int) -> None:
         f"Import all {n} records", type="primary", key=f"ds_all_{path.name}", icon=":material/upload:"
     ):
         opts = ImportOptions(ds.strip() or name)
+        started[path.name] = n
         start_job("import_job", lambda: ImportJob(path, store(), opts, workers=2, file_name=name))
     line = c3.number_input("Line", min_value=1, max_value=n, value=1, key=f"ds_line_{path.name}")
     if c4.button("Import this record", key=f"ds_one_{path.name}"):
@@ -55,7 +112,12 @@ def dataset_panel(name: str, path, n: int) -> None:
         pin(rep.keys)
         for err in rep.errors:
             st.error(escape_markdown(f"{name}: {err}"), icon=":material/error:")
-        if rep.keys or rep.duplicates:
+        if rep.duplicates and not rep.traces:
+            st.info(
+                escape_markdown(f"{name} line {line} is already in the library; nothing was added."),
+                icon=":material/info:",
+            )
+        elif rep.keys or rep.duplicates:
             st.success(
                 escape_markdown(f"{name} line {line}: {rep.summary()}"), icon=":material/check_circle:"
             )
@@ -88,25 +150,22 @@ def uploads_section(where) -> None:
         help="Trace files (.o3trace.json, .o3trace.json.gz), reasoning to import (.txt, .json, .md), "
         "or a whole dataset (.jsonl or a JSON array: one trace per record, grouped under a dataset name).",
     )
-    staged = st.session_state.staged_uploads
     for f in uploads or []:
-        if f.file_id not in staged:
-            try:
-                staged[f.file_id] = stage_dataset(store(), f.name, f.getvalue())
-            except O3vizError as exc:
-                st.error(escape_markdown(f"{f.name}: {exc}"), icon=":material/error:")
-                continue
-        if staged[f.file_id] is not None:
-            dataset_panel(f.name, *staged[f.file_id])
+        data = f.getvalue()
+        up = load_upload(f.name, data)  # recognised, staged or stored by the worker
+        if up.dataset is not None:
+            dataset_panel(f.name, up.dataset, up.records)
             continue
-        entries, errors = load_upload(f.name, f.getvalue())
         added = st.session_state.added_uploads
-        if f.file_id not in added:
-            add_entries(entries)
+        if up.key and f.file_id not in added:
             added.add(f.file_id)
-            for e in entries:
-                st.success(escape_markdown(f"Added {e.name} ({e.source})"), icon=":material/check_circle:")
-        show_load_errors(errors, f.file_id, empty=not f.getvalue())
+            pin([up.key])
+            done = st.success if up.added else st.info
+            done(
+                escape_markdown(up.message()),
+                icon=":material/check_circle:" if up.added else ":material/info:",
+            )
+        show_load_errors([up.error] if up.error else [], f.file_id, empty=not data)
 
 
 def filters() -> Query:
@@ -161,35 +220,31 @@ rows = store().rows(q, STORE_COLUMNS)
 keys = [r["key"] for r in rows]
 actions = st.container()
 table = st.dataframe(
-    pd.DataFrame(store_rows(rows)),
+    library_table(rows, q.search),
     hide_index=True,
     key="library_table",
     on_select="rerun",
     selection_mode="multi-row",
     width="stretch",
     height=min(38 + 35 * len(rows), 390),
-    column_config={
-        "name": st.column_config.TextColumn("name", width=190),
-        "dataset": st.column_config.TextColumn("dataset", width=110),
-        "model": st.column_config.TextColumn("model", width=130),
-        "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
-        "steps": st.column_config.NumberColumn("steps", width=56),
-        "backtracks": st.column_config.NumberColumn("backtracks", width=82),
-        "claim errors": st.column_config.NumberColumn(
-            "claim errors", width=92, help="wrong arithmetic claims"
-        ),
-        "verdict": st.column_config.TextColumn("verdict", width=86),
-        "source": st.column_config.TextColumn("source", width=64),
-    },
+    column_config=COLUMNS,
+    column_order=[c for c in ORDER if c != "match" or q.search],
 )
 picked = [keys[i] for i in table.selection.rows] if table and table.selection else []
 
+actions.caption(selection_hint(picked))
 c = actions.columns([1.15, 1.25, 1.5, 1.1, 1.6, 0.9], vertical_alignment="center")
-if c[0].button("Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:"):
+inspect_help = "open the selected trace" if len(picked) == 1 else "select exactly one row to inspect it"
+compare_help = (
+    "compare the two selected traces" if len(picked) == 2 else "select exactly two rows to compare them"
+)
+if c[0].button(
+    "Inspect", disabled=len(picked) != 1, type="primary", icon=":material/account_tree:", help=inspect_help
+):
     pin(picked)
     st.session_state.inspect_key, st.session_state.inspect_node = picked[0], None
     st.switch_page("pages/inspect.py")
-if c[1].button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:"):
+if c[1].button("Compare", disabled=len(picked) != 2, icon=":material/compare_arrows:", help=compare_help):
     pin(picked)
     st.session_state.compare_a, st.session_state.compare_b = picked[0], picked[1]
     st.switch_page("pages/compare.py")

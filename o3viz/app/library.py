@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from o3viz.errors import O3vizError, one_line
 from o3viz.store.store import Store, content_key
@@ -27,6 +26,7 @@ UPLOAD_TYPES = [
     "md",
 ]  # what the upload widget accepts (streamlit wants bare suffixes)
 SOURCES = ("run", "sample", "upload", "import")
+NAME_CHARS = 200  # a name, dataset or model in the Library table (the store may hold 1 MB ones)
 
 
 @dataclass(eq=False)
@@ -70,43 +70,6 @@ def load_file(name: str, data: bytes, *, source: str = "upload") -> LibraryEntry
     return LibraryEntry(content_key(data), name, source, trace, len(data), raw)
 
 
-def load_upload_trace(name: str, data: bytes) -> Trace:
-    """The trace an upload holds (``load_file``), saying what it does: the app worker's task."""
-    from o3viz.app.worker import report
-
-    report(f"reading {name} ({len(data) / 1e6:.1f} MB)")
-    if name.lower().endswith(IMPORT_SUFFIXES) and not name.lower().endswith(TRACE_SUFFIXES):
-        report(f"importing {name}: splitting steps, checking claims")
-    return load_file(name, data).trace
-
-
-def load_upload_in_worker(
-    name: str, data: bytes, *, budget_s: float | None = None, on_progress=None
-) -> LoadResult:
-    """``load_files`` for one upload, run in a worker process with a time budget (o3viz.app.worker),
-    so a pathological file cannot stall the server. ``on_progress(elapsed_s, budget_s, stage)``."""
-    from o3viz.app.worker import run_in_worker, upload_budget_s
-
-    if len(data) > MAX_FILE_BYTES:
-        return LoadResult(errors=[f"{name}: {len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes"])
-    budget = budget_s if budget_s is not None else upload_budget_s()
-    res = run_in_worker(
-        "load_upload",
-        name,
-        data=data,
-        budget_s=budget,
-        on_progress=on_progress,
-        label="reading this file",
-        hint="try a smaller file, or raise O3VIZ_UPLOAD_BUDGET_S",
-    )
-    if res.status != "done":
-        return LoadResult(errors=[f"{name}: {res.error}"])
-    lower = name.lower()
-    source = "import" if lower.endswith(IMPORT_SUFFIXES) and not lower.endswith(TRACE_SUFFIXES) else "upload"
-    raw = data if lower.endswith(TRACE_SUFFIXES) else None  # a trace file is stored as it came
-    return LoadResult(entries=[LibraryEntry(content_key(data), name, source, res.value, len(data), raw)])
-
-
 def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> LoadResult:
     """Load every file it can; each failure becomes ``"NAME: problem"`` and the rest still load."""
     out = LoadResult()
@@ -124,17 +87,37 @@ STORE_COLUMNS = (
 )  # fmt: skip
 
 
+def short_label(text: object, limit: int = 60) -> str:
+    """``text`` on one line and at most ``limit`` characters, cut with "…" (names can be 1 MB).
+
+    >>> short_label("a  very   long name", 9)
+    'a very l…'
+    """
+    one = " ".join(str(text)[: limit * 4 + 16].split())  # bounded work, whatever the input's size
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def display_name(name: str | None, key: str = "") -> str:
+    """A stored name as people read it: without the trace-file extension (``a.o3trace.json.gz`` → ``a``)."""
+    name = name or key
+    for suffix in (".o3trace.json.gz", ".o3trace.json"):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def store_rows(rows: list[dict]) -> list[dict]:
-    """Index rows as the Library table shows them: correctness as ✓/✗/—, the date it was added."""
+    """Index rows as the Library table shows them: names without the trace-file extension (capped
+    at ``NAME_CHARS``), correctness as ✓/✗/—, "—" for a missing value, the date it was added."""
     from datetime import datetime
 
     out = []
     for r in rows:
         out.append(
             {
-                "name": r["name"] or r["key"],
-                "dataset": r["dataset"] or "—",
-                "model": r["model"] or "—",
+                "name": short_label(display_name(r["name"], r["key"]), NAME_CHARS),
+                "dataset": short_label(r["dataset"] or "—", NAME_CHARS),
+                "model": short_label(r["model"] or "—", NAME_CHARS),
                 "correct": {1: "✓", 0: "✗"}.get(r["correct"], "—"),
                 "steps": r["steps"],
                 "backtracks": r["backtracks"],
@@ -143,7 +126,7 @@ def store_rows(rows: list[dict]) -> list[dict]:
                 "source": r["source"],
                 "added": datetime.fromtimestamp(r["added_at"] or 0).strftime("%Y-%m-%d %H:%M"),
                 "self-checks": r["self_checks"],
-                "tokens": r["tokens"] or None,
+                "tokens": f"{r['tokens']:,}" if r["tokens"] else "—",  # an import has none: "—", never "None"
             }
         )
     return out
@@ -226,28 +209,3 @@ def store_entry(store: Store, entry: LibraryEntry, *, dataset: str = "") -> str:
     """Put a loaded entry (upload, import, run) in the store; returns its store key."""
     data = entry.raw if entry.raw is not None and entry.raw[:2] == b"\x1f\x8b" else None
     return store.add(entry.trace, data=data, source=entry.source, name=entry.name, dataset=dataset)
-
-
-def stage_dataset(store: Store, name: str, data: bytes) -> tuple[Path, int] | None:
-    """An uploaded JSONL file or JSON array with more than one record, written to the store's
-    ``incoming/`` folder for an import; returns (its path, its record count), else None."""
-    from o3viz.importers.bulk import count_records
-
-    lower = name.lower()
-    if lower.endswith(TRACE_SUFFIXES) or not lower.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
-        return None
-    folder = store.root / "incoming"
-    gz = data[:2] == b"\x1f\x8b"
-    path = folder / (content_key(data) + (".jsonl.gz" if gz else ".jsonl"))
-    with store.guard("keeping the upload"):
-        folder.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_bytes(data)
-    try:
-        n = count_records(path)
-    except (O3vizError, OSError, ValueError):
-        n = 0
-    if n > 1:
-        return path, n
-    path.unlink(missing_ok=True)
-    return None

@@ -20,13 +20,16 @@ _RULES = (  # (a phrase in the detail, what the user reads); the first that matc
         "unknown file type",
         "unknown file type; upload .o3trace.json(.gz), or reasoning as .txt, .json, .jsonl or .md",
     ),
-    ("binary data", "binary data: " + NOT_A_TRACE),
+    ("binary data", "not JSON: binary data, not UTF-8 JSON, JSONL or text"),
     ("not valid JSON", NOT_A_TRACE),
     ("broken JSON", "broken JSON (perhaps cut off): " + NOT_A_TRACE),
     ("not a known trace format", NOT_A_TRACE),
     ("Not a gzipped file", "not a gzip file, though its name ends in .gz"),
     ("timed out", "took too long to read and was stopped; try the CLI (python -m o3viz import)"),
 )
+
+
+_PLAIN = ("not JSON", "expands to more than")
 
 
 @dataclass
@@ -47,6 +50,8 @@ def explain_load_error(error: str, *, empty: bool = False) -> LoadMessage:
         return LoadMessage(error, error)
     if empty:
         return LoadMessage(f"{name}: empty file", detail)
+    if detail.startswith(_PLAIN):  # already one line in the user's words
+        return LoadMessage(f"{name}: {detail}", detail)
     if _empty_json(detail):
         return LoadMessage(f"{name}: {NOT_A_TRACE} (the file is empty or not JSON)", detail)
     for phrase, says in _RULES:

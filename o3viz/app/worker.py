@@ -5,13 +5,15 @@ An upload's import, a trace load or an analysis can take long on hostile input (
 server's process, that blocks every other session. ``WorkerJob`` runs one named task in a fresh
 ``python -m o3viz.app.worker`` process instead, so the server only waits on a pipe:
 
->>> job = WorkerJob("load_upload", "notes.txt", data=b"2 + 3 = 5", budget_s=30)  # doctest: +SKIP
->>> while (res := job.wait(0.2)) is None:                                          # doctest: +SKIP
+>>> job = WorkerJob("import_trace", data=b"2 + 3 = 5", budget_s=30)  # doctest: +SKIP
+>>> while (res := job.wait(0.2)) is None:                             # doctest: +SKIP
 ...     show(job.elapsed_s / job.budget_s, job.stage)
->>> res.status, res.value                # "done", a Trace                        # doctest: +SKIP
+>>> res.status, res.value                # "done", a Trace           # doctest: +SKIP
 
 - Tasks are named (``TASKS``, ``register_task``): a name maps to an ``o3viz`` function; the
   arguments are plain JSON data plus one optional ``data`` bytes payload. Nothing is pickled.
+- An upload (``take_upload``) is stored into the trace store by the worker itself, which answers
+  with the row's key only: the server never parses what the worker already parsed.
 - A task that returns a ``Trace`` sends back the trace file's bytes, and the parent reads them with
   ``load_trace``: what the worker made passes the same checks as any upload, so the app never
   holds a trace that ``load`` would refuse. Other results travel as JSON.
@@ -44,7 +46,7 @@ _STDERR_CAP = 16 << 10
 
 # task name -> "module:function"; every target lives in o3viz.
 TASKS: dict[str, str] = {
-    "load_upload": "o3viz.app.library:load_upload_trace",
+    "take_upload": "o3viz.app.uploads:take_upload",  # stores the trace itself: the row comes back
     "import_trace": "o3viz.importers:import_trace",
     "import_dataset": "o3viz.app.jobs:import_dataset_task",  # a whole dataset into the store
     "sleep": "o3viz.testing.slow:hold_interpreter",  # holds the GIL: what a slow checker does

@@ -19,6 +19,9 @@ from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
 SEPARATOR = "\n\n"  # between the thinking and the answer in ``round.text``
+MAX_NAME_CHARS = 200  # a model name, an item id, a dataset part (a 1 MB key froze Compare's tab)
+MAX_QUESTION_CHARS = 32_000  # a 2k-token prompt is about 8k characters
+MAX_FIELD_CHARS = 2_000  # the reference, the source's own extracted answer
 
 
 def compose_text(thinking: str, answer: str) -> tuple[str, dict[str, list[int]]]:
@@ -57,9 +60,10 @@ def build_trace(
     """The trace of one imported reasoning text (no tokens; see ``o3viz.importers.enrich``)."""
     text, regions = compose_text(imp.thinking, imp.answer)
     _refuse_too_many_steps(text, [tuple(r) for r in regions.values()])  # before any full-text scan
-    reference = reference if reference is not None else imp.reference
     imp.question = question if question is not None else imp.question
-    imp.reference = reference
+    imp.reference = reference if reference is not None else imp.reference
+    cut = cap_fields(imp)
+    reference = imp.reference
     kind = task_kind(imp, text)
     answer = find_answer(text, regions, kind)
     spans = split_steps(text, [tuple(r) for r in regions.values()])
@@ -85,6 +89,8 @@ def build_trace(
         "step_types": step_type_counts(steps),
     }
     info = {"imported": True, **({"source_info": imp.info} if imp.info else {})}
+    if cut:
+        info["cut_at_import"] = cut  # what was too long to keep whole, so no page draws it whole
     if imp.is_correct is not None:
         info["file_is_correct"] = imp.is_correct
         if check.verdict != "unverifiable":
@@ -99,6 +105,25 @@ def build_trace(
         provenance=_provenance(imp, file, options or {}),
         info=info,
     )
+
+
+def _cut(value, limit: int, what: str, notes: list[str]):
+    if isinstance(value, str) and len(value) > limit:
+        notes.append(f"{what}: {len(value):,} characters, cut to {limit:,}")
+        return value[: limit - 1] + "…"
+    return value
+
+
+def cap_fields(imp: Imported) -> list[str]:
+    """Cut the names and short text fields of ``imp`` to their caps, in place; returns one note per
+    field that was cut (``"model: 1,048,576 characters, cut to 200"``), kept in the trace's info."""
+    notes: list[str] = []
+    imp.source_model = _cut(imp.source_model, MAX_NAME_CHARS, "model", notes)
+    imp.question = _cut(imp.question, MAX_QUESTION_CHARS, "question", notes)
+    imp.reference = _cut(imp.reference, MAX_FIELD_CHARS, "reference", notes)
+    imp.file_answer = _cut(imp.file_answer, MAX_FIELD_CHARS, "the source's answer", notes)
+    imp.info = {k: _cut(v, MAX_NAME_CHARS, str(k), notes) for k, v in imp.info.items()}
+    return notes
 
 
 def _refuse_too_many_steps(text: str, regions: list[tuple[int, int]]) -> None:

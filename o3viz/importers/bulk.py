@@ -33,6 +33,7 @@ from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # one record; a whole JSONL file is read line by line
 MAX_FILE_BYTES = 4 * 1024**3  # JSONL; a JSON array is parsed whole and keeps MAX_IMPORT_BYTES
 MAX_PARTS = 64  # solutions one record may fan out into
+MAX_PART_CHARS = 60  # a part's name (the record's key): it names the trace and becomes its model
 CHUNK = 32  # records per task sent to a worker
 RECORD_BUDGET_S = 30.0  # per record, inside the worker
 STALL_S = 120.0  # no answer from a worker for this long: the import stops
@@ -147,16 +148,24 @@ def _read_array(path: Path) -> Iterator[Record]:
         yield Record(i, json.dumps(rec, ensure_ascii=False, sort_keys=True))
 
 
-def count_records(path: str | os.PathLike) -> int:
-    """Non-empty lines of a JSONL file (records of a JSON array), for a progress bar."""
+def count_records(path: str | os.PathLike, *, max_bytes: int | None = None) -> int:
+    """Non-empty lines of a JSONL file (records of a JSON array), for a progress bar. With
+    ``max_bytes``, a file that expands (gunzipped) past it is refused in one line, so a small
+    ``.gz`` cannot cost minutes of counting."""
     path = Path(path)
     with _open(path) as f:
         if f.read(4096).lstrip().startswith(b"["):
             return sum(1 for _ in _read_array(path))
-    n = 0
+    n = seen = 0
     with _open(path) as f:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
             n += bool(raw.strip())
+            seen += len(raw)
+            if max_bytes is not None and seen > max_bytes:
+                raise TraceError(
+                    f"{path.name}: expands to more than {max_bytes:,} bytes (the limit for a dataset "
+                    "upload); import it with the CLI (python -m o3viz import) instead"
+                )
     return n
 
 
@@ -171,16 +180,18 @@ def fan_out(rec: Any) -> list[tuple[str, Any]]:
     if not parts:
         return [("", rec)]
     shared = {k: v for k, v in rec.items() if not isinstance(v, dict)}
-    return [
-        (k, {**shared, **v, **({} if ("model" in v or "model_name" in v) else {"model": k})})
-        for k, v in parts[:MAX_PARTS]
-    ]
+    out = []
+    for k, v in parts[:MAX_PARTS]:
+        k = k if len(k) <= MAX_PART_CHARS else k[: MAX_PART_CHARS - 1] + "…"  # a key may be 1 MB
+        out.append((k, {**shared, **v, **({} if ("model" in v or "model_name" in v) else {"model": k})}))
+    return out
 
 
 def trace_name(line: int, part: str, about: str) -> str:
     """``#12 175b_verification · Janet's ducks lay 16 eggs…``: where it came from and what it is."""
-    about = " ".join(about.split())
+    about = " ".join(about[:1000].split())  # bounded work, whatever the question's size
     about = about if len(about) <= 60 else about[:59] + "…"
+    part = part if len(part) <= MAX_PART_CHARS else part[: MAX_PART_CHARS - 1] + "…"
     return f"#{line}" + (f" {part}" if part else "") + f" · {about}"
 
 

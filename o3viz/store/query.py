@@ -106,3 +106,16 @@ def order_clause(q: Query) -> str:
 def page_clause(q: Query) -> tuple[str, list]:
     limit = max(1, min(int(q.limit), MAX_PAGE))
     return "LIMIT ? OFFSET ?", [limit, max(0, int(q.offset))]
+
+
+SNIPPET_TOKENS = 12  # words of context FTS5 ``snippet()`` keeps around a match
+
+
+def snippet_sql(n_keys: int) -> str:
+    """SQL for one snippet per trace of ``n_keys`` keys around the search's match (FTS5
+    ``snippet()``: the match in «», cut ends as …); parameters: the FTS expression, then the keys."""
+    marks = ", ".join("?" * n_keys)
+    return (
+        f"SELECT t.key, snippet(steps_fts, 0, '«', '»', '…', {SNIPPET_TOKENS}) FROM steps_fts "
+        f"JOIN traces t ON t.id = steps_fts.rowid WHERE steps_fts MATCH ? AND t.key IN ({marks})"
+    )

@@ -31,7 +31,7 @@ from pathlib import Path
 from o3viz.errors import O3vizError, one_line
 from o3viz.paths import home_dir
 from o3viz.store.index import COLUMNS, IndexRow, column_sql, index_row, search_text
-from o3viz.store.query import Query, order_clause, page_clause, where_clause
+from o3viz.store.query import Query, fts_expression, order_clause, page_clause, snippet_sql, where_clause
 from o3viz.trace import Trace
 from o3viz.trace.files import read_bounded, write_atomic
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
@@ -327,6 +327,23 @@ class Store:
     def row(self, key: str) -> dict | None:
         found = self.rows(Query(keys=[key], limit=1))
         return found[0] if found else None
+
+    def snippets(self, search: str, keys: list[str]) -> dict[str, str]:
+        """The text around ``search``'s match in each of ``keys`` (one page of search results)."""
+        expr = fts_expression(search)
+        if not expr or not keys:
+            return {}
+        with self.guard("searching"):
+            return dict(self.conn.execute(snippet_sql(len(keys)), [expr, *keys]).fetchall())
+
+    def row_by_line_hash(self, line_hash: str) -> dict | None:
+        """The oldest row made from the source (a dataset record, an upload's bytes) ``line_hash``:
+        what "already in the library" names."""
+        with self.guard("querying"):
+            found = self.conn.execute(
+                "SELECT * FROM traces WHERE line_hash = ? ORDER BY id LIMIT 1", (line_hash,)
+            ).fetchone()
+        return dict(found) if found is not None else None
 
     def distinct(self, column: str) -> list[tuple[str, int]]:
         """Values of a text column with their counts, most common first (filter options)."""

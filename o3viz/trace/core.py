@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from o3viz.trace.attention import AttentionRecord
-from o3viz.trace.codec import check_json_value, fail, literal, opt, req, req_list
+from o3viz.trace.codec import (
+    MAX_TOTAL_STEPS,
+    check_json_value,
+    check_total,
+    fail,
+    literal,
+    opt,
+    req,
+    req_list,
+)
 from o3viz.trace.compression import CompressionRecord
 from o3viz.trace.importance import ImportanceRecord, importance_list
 from o3viz.trace.internals import InternalsRecord
@@ -287,6 +296,7 @@ class Trace:
         if version != SCHEMA_VERSION:
             d = migrate(d, version, SCHEMA_VERSION)
         rounds = req_list(d, "rounds", "", dict, MAX_ROUNDS)
+        check_total(rounds, "steps", MAX_TOTAL_STEPS, "steps")  # before any round is built
         comp = d.get("compression")
         return cls(
             task=Task.from_dict(req(d, "task", dict, ""), "task"),

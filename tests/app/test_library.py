@@ -68,7 +68,7 @@ def test_store_rows_have_the_library_table_columns(tmp_path):
         "self-checks",
         "tokens",
     ]
-    assert row["name"] == "t.o3trace.json" and row["source"] == "upload" and row["dataset"] == "—"
+    assert row["name"] == "t" and row["source"] == "upload" and row["dataset"] == "—"
     assert row["steps"] == sum(len(r.steps) for r in trace.rounds) == 9 + len(trace.rounds[0].steps)
     assert row["verdict"] == "pass" and row["correct"] in {"✓", "✗", "—"}
     assert store.row(key)["name"] == "t.o3trace.json"

@@ -22,7 +22,7 @@ def _error(name: str, data: bytes) -> str:
         ("t.o3trace.json", b'{"rounds": [', NOT_A_TRACE),
         ("t.o3trace.json.gz", b"xx", NOT_A_TRACE),
         ("r.json", b'{"a": 1}', NOT_A_TRACE),
-        ("r.txt", b"\xff\xfe\x00\x01binary", NOT_A_TRACE),
+        ("r.txt", b"\xff\xfe\x00\x01binary", "not JSON: binary data, not UTF-8 JSON, JSONL or text"),
         ("r.exe", b"MZ", "unknown file type"),
         ("t.o3trace.json", b'{"schema_version": 99}', "another o3viz version"),
     ],

@@ -7,34 +7,38 @@ import time
 
 import psutil
 
-from o3viz.app.library import load_upload_in_worker
+from o3viz.app.uploads import take_upload_in_worker
 from o3viz.app.worker import WorkerJob, run_in_worker
+from o3viz.store.store import Store, content_key
 from o3viz.testing.synthetic import make_trace
-from o3viz.trace import Trace, trace_bytes
+from o3viz.trace import trace_bytes
 
 
-def test_an_upload_is_read_in_a_worker_and_comes_back_as_a_checked_trace():
+def test_an_upload_is_stored_by_the_worker_and_only_its_key_comes_back(tmp_path):
+    store = Store(tmp_path / "store")
     data = trace_bytes(make_trace(6, seed=1), gzipped=True)
-    res = load_upload_in_worker("a.o3trace.json.gz", data, budget_s=60)
-    assert res.errors == [] and isinstance(res.entries[0].trace, Trace)
-    assert res.entries[0].trace.to_dict() == make_trace(6, seed=1).to_dict()
+    up = take_upload_in_worker(store, "a.o3trace.json.gz", data, budget_s=60)
+    assert up.error == "" and up.added and up.key == content_key(data)
+    assert store.trace(up.key).to_dict() == make_trace(6, seed=1).to_dict()
+    assert store.row(up.key)["name"] == "a.o3trace.json.gz" and store.row(up.key)["source"] == "upload"
 
 
-def test_an_import_runs_in_the_worker_and_reports_its_stages():
+def test_an_import_runs_in_the_worker_and_reports_its_stages(tmp_path):
+    store = Store(tmp_path / "store")
     stages = []
-    res = load_upload_in_worker(
+    up = take_upload_in_worker(
+        store,
         "r1.txt",
         b"<think>2 + 3 = 5. So 5.</think>The answer is 5.",
         on_progress=lambda e, b, s: stages.append(s),
     )
-    assert res.errors == [] and res.entries[0].source == "import"
-    assert res.entries[0].trace.final.answer == "5"
+    assert up.error == "" and up.source == "import"
+    assert store.trace(up.key).final.answer == "5"
 
 
-def test_a_bad_upload_is_one_line_naming_the_file():
-    res = load_upload_in_worker("t.o3trace.json", b'{"schema_version": 99}')
-    assert res.entries == [] and len(res.errors) == 1
-    assert res.errors[0].startswith("t.o3trace.json: ") and "\n" not in res.errors[0]
+def test_a_bad_upload_is_one_line_naming_the_file(tmp_path):
+    up = take_upload_in_worker(Store(tmp_path / "store"), "t.o3trace.json", b'{"schema_version": 99}')
+    assert up.key is None and up.error.startswith("t.o3trace.json: ") and "\n" not in up.error
 
 
 def test_work_past_its_budget_is_stopped_with_a_clear_message_and_no_process_left():
