@@ -20,13 +20,23 @@ from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 LOAD_MS = 120_000
-TABS = ("Importance", "Attention", "Compression", "Verification", "Tokens", "Inside the layers", "Reasoning map")
+TABS = (
+    "Importance",
+    "Attention",
+    "Compression",
+    "Verification",
+    "Tokens",
+    "Inside the layers",
+    "Reasoning map",
+)
 THINKING = data_dir() / "traces" / "thinking_texts"
 PILOT = data_dir() / "traces" / "topology_pilot_math500_r1.jsonl"
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
+    ),
     pytest.mark.skipif(not PILOT.exists(), reason="../shared/data is absent"),
 ]
 
