@@ -143,10 +143,12 @@ def save_trace(trace: Trace, path: str | os.PathLike, *, overwrite: bool = False
     path = Path(path)
     if not path.name.endswith(SUFFIXES):
         raise TraceError(f"{path.name}: trace files end in .o3trace.json or .o3trace.json.gz")
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+    from o3viz.trace.files import OutputExistsError, write_atomic
+
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        # an O3vizError (and still a FileExistsError): a CLI writer that lost a race prints one line
+        raise OutputExistsError(f"{path} exists; pass overwrite=True to replace it")
     data = trace_bytes(trace, gzipped=path.name.endswith(".gz"))
     check_trace_limits(data)
-    from o3viz.trace.files import write_atomic
 
     return write_atomic(path, data, overwrite=overwrite)
