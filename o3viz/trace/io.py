@@ -1,7 +1,8 @@
 """Reading and writing trace files (``.o3trace.json`` or ``.o3trace.json.gz``).
 
 Files are untrusted: ``load_trace`` checks the size before reading, stops a gzip bomb at the limit
-without expanding it, bounds nesting, and validates every field through ``Trace.from_dict``. Any
+without expanding it, bounds nesting, values per byte and integer digits (``o3viz.trace.safejson``),
+and validates every field through ``Trace.from_dict``. Any
 problem raises ``TraceError``; nothing in a file is ever executed (no pickle, no ``torch.load``).
 ``save_trace`` first checks that ``load_trace`` would accept the bytes (``check_trace_limits``,
 naming the limit), then writes atomically through ``o3viz.trace.files.write_atomic``.
@@ -17,11 +18,12 @@ from pathlib import Path
 
 from o3viz.errors import TraceError
 from o3viz.trace.core import Trace
+from o3viz.trace.safejson import MAX_NESTING as MAX_NESTING  # re-exported by o3viz.trace
+from o3viz.trace.safejson import loads
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # compressed or plain, as stored on disk or uploaded
 # After decompression. Kept small enough that a gzip bomb is refused in well under a second.
 MAX_JSON_BYTES = 128 * 1024 * 1024
-MAX_NESTING = 64  # deepest legitimate trace nesting is about 10
 SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -49,37 +51,6 @@ def _gunzip(data: bytes) -> bytes:
     return b"".join(parts)
 
 
-def _max_depth(text: bytes) -> int:
-    """Bracket depth outside strings, without recursion (the stdlib parser would recurse)."""
-    import numpy as np
-
-    buf = np.frombuffer(text, dtype=np.uint8)
-    quote = buf == ord('"')
-    if quote.any():
-        esc = buf == ord("\\")
-        # A quote is escaped when preceded by an odd run of backslashes; runs are rare, so only
-        # resolve them where a backslash precedes a quote.
-        idx = np.flatnonzero(quote[1:] & esc[:-1]) + 1
-        for i in idx:
-            j = i - 1
-            while j >= 0 and buf[j] == ord("\\"):
-                j -= 1
-            if (i - 1 - j) % 2 == 1:
-                quote[i] = False
-        inside = np.cumsum(quote) % 2 == 1  # true from an opening quote up to its closing quote
-        inside &= ~quote
-    else:
-        inside = np.zeros(len(buf), dtype=bool)
-    opens = ((buf == ord("[")) | (buf == ord("{"))) & ~inside
-    closes = ((buf == ord("]")) | (buf == ord("}"))) & ~inside
-    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
-    return int(depth.max()) if len(depth) else 0
-
-
-def _reject_constant(name: str) -> None:
-    raise TraceError(f"(file): {name} is not allowed; numbers must be finite")
-
-
 def parse_trace_bytes(data: bytes) -> Trace:
     """Validate and decode a trace from raw file bytes (plain or gzip)."""
     if len(data) > MAX_FILE_BYTES:
@@ -88,16 +59,7 @@ def parse_trace_bytes(data: bytes) -> Trace:
         data = _gunzip(data)
     if len(data) > MAX_JSON_BYTES:
         raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_JSON_BYTES} bytes")
-    if _max_depth(data) > MAX_NESTING:
-        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}")
-    try:
-        obj = json.loads(data, parse_constant=_reject_constant)
-    except TraceError:
-        raise
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceError(f"(file): not valid JSON, perhaps truncated ({exc})") from None
-    except RecursionError:
-        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}") from None
+    obj = loads(data, "(file)")  # bounded: nesting, values per byte, digits per integer
     try:
         return Trace.from_dict(obj)
     except TraceError:
