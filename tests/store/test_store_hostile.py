@@ -142,4 +142,3 @@ def test_a_full_index_reports_no_space_left_not_a_rollback_error(store):
     assert err.value.fatal and not store.conn.in_transaction
     store.conn.execute(f"PRAGMA max_page_count = {1 << 30}")
     store.add(make_trace(40, seed=99))  # the connection is usable again once there is room
-
