@@ -83,6 +83,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--extra-body", help="JSON object of server-specific request fields")
     r.add_argument("--retries", type=int, default=3, help="endpoint retries with backoff (3)")
+    r.add_argument(
+        "--request-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="total seconds one endpoint request may take, headers and body included (120)",
+    )
+    r.add_argument(
+        "--budget",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="seconds this run may spend on the endpoint; then no new rollout starts and the rest "
+        "stay unscored (cached rollouts resume on the next run) (3600)",
+    )
     r.add_argument("--cache-dir", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
     r.add_argument("--dry-run", action="store_true", help="print the cost estimate and stop")
     l_ = p.add_argument_group("published")
@@ -98,8 +113,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (or --dry-run to see the cost)")
+    # writing the result over the input trace is asked for by naming it; anything else is replaced
+    # only with --overwrite, also when it appears while the run goes on
+    overwrite = args.out is not None and (args.overwrite or args.out.resolve() == args.trace.resolve())
     if args.out is not None:
-        check_out(args.out, args.overwrite or args.out.resolve() == args.trace.resolve())
+        check_out(args.out, overwrite)
     if not args.trace.is_file():
         raise UsageError(f"{args.trace}: no such file")
     trace = load_trace(args.trace)
@@ -116,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if rec is None:
         return 0
     add_importance(trace, rec, args.round, elapsed_s=time.perf_counter() - t0)
-    path = trace.save(args.out, overwrite=True)
+    path = trace.save(args.out, overwrite=overwrite)
     scored = [s for s in rec.scores if s is not None]
     top = sorted(range(len(rec.scores)), key=lambda i: -(rec.scores[i] or float("-inf")))[:3]
     print(
@@ -161,7 +179,9 @@ def _resample(args, trace):
             args.model,
             os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY"),
             retries=args.retries,
+            timeout=args.request_timeout,
             extra_body=_extra(args.extra_body),
+            budget_s=args.budget,
         )
         reader = None
         prompt = rollout_prompt(trace, None, args.round)
@@ -190,6 +210,7 @@ def _resample(args, trace):
             prompt=prompt,
             round_index=args.round,
             on_progress=bar,
+            should_stop=getattr(backend, "spent", None),
         )
     finally:
         bar.close()

@@ -13,6 +13,12 @@ from o3viz.errors import UsageError
 LIST_COLUMNS = ("key", "dataset", "name", "model", "steps", "tokens", "correct", "verdict", "claim_errors")
 
 
+def _file_name(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a file name")
+    return Path(text)
+
+
 def _filters(p: argparse.ArgumentParser, *, page: bool = True) -> None:
     p.add_argument("--dataset", action="append", default=[], help="only this dataset (repeatable)")
     p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
@@ -49,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("--dataset", help="remove every trace of this dataset")
     rm.add_argument("--yes", action="store_true", help="needed with --dataset")
     ex = cmds.add_parser("export", help="a step-level table (one row per step) for pandas, DuckDB, Spark")
-    ex.add_argument("--parquet", type=Path, required=True, help="output .parquet file")
+    ex.add_argument("--parquet", type=_file_name, required=True, help="output .parquet file")
+    ex.add_argument("--overwrite", action="store_true", help="replace --parquet if it is a file that exists")
     ex.add_argument("--search", default="", help="only traces whose steps contain these words")
     _filters(ex, page=False)
     ri = cmds.add_parser("reindex", help="rebuild the index from the trace files")
@@ -133,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
     elif cmd == "export":
         from o3viz.store.export import export_steps
 
-        traces, steps, errors = export_steps(store, _query(args, args.search), args.parquet)
+        traces, steps, errors = export_steps(
+            store, _query(args, args.search), args.parquet, overwrite=args.overwrite
+        )
         for e in errors:
             sys.stderr.write(f"skipped {e}\n")
         print(f"wrote {steps} steps of {traces} traces to {args.parquet}")

@@ -10,7 +10,7 @@ import pkgutil
 import sys
 
 from o3viz import cli as commands
-from o3viz.errors import O3vizError
+from o3viz.errors import O3vizError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +39,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_text(args: argparse.Namespace) -> None:
+    """Text arguments must be valid UTF-8: a byte that is not arrives as a lone surrogate, which
+    SQLite, JSON and the files cannot take. File names (``Path``) may hold any bytes."""
+    for name, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise UsageError(f"{name.replace('_', '-')}: not valid UTF-8 text") from None
+
+
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     parser = parser or build_parser()
     args = parser.parse_args(argv)
@@ -46,6 +58,7 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         parser.print_help()
         return 0 if args.command is None else 2
     try:
+        _check_text(args)
         return int(args.func(args) or 0)
     except O3vizError as exc:
         sys.stderr.write(f"o3viz: error: {exc}\n")

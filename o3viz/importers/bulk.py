@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 from o3viz.errors import TraceError, UsageError, one_line
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
+from o3viz.trace.safejson import json_int, scan
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # one record; a whole JSONL file is read line by line
 MAX_FILE_BYTES = 4 * 1024**3  # JSONL; a JSON array is parsed whole and keeps MAX_IMPORT_BYTES
@@ -245,7 +246,8 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
         try:
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, RECORD_BUDGET_S)
-            rec = json.loads(r.text)
+            scan(r.text, "record", max_nesting=None)  # values per byte bounded; json guards nesting
+            rec = json.loads(r.text, parse_int=json_int)
             if not isinstance(rec, dict):
                 raise TraceError(f"a JSON {type(rec).__name__}, not a record object")
             traces = _import_one(rec, r.line, opts, file, created)

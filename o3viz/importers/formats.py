@@ -5,7 +5,8 @@ Anthropic Messages JSON. Each parser returns an :class:`Imported`; datasets live
 ``o3viz.importers.registry``.
 
 Inputs are untrusted: sizes are checked before reading, nesting is bounded by the JSON parser's
-recursion guard, and nothing is ever executed or evaluated.
+recursion guard, values per byte and integer digits by ``o3viz.trace.safejson``, and nothing is ever
+executed or evaluated.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from o3viz.errors import TraceError
 from o3viz.trace.io import MAX_FILE_BYTES
+from o3viz.trace.safejson import json_int, scan
 
 MAX_IMPORT_BYTES = MAX_FILE_BYTES  # one limit for trace files and imports, on disk or uploaded
 MAX_TEXT_CHARS = 20_000_000  # after decoding; a 30k-token trace is about 120k characters
@@ -111,8 +113,11 @@ def _parse_text(text: str, file: str | None) -> RawInput:
     where = file or "(input)"
     head = text.lstrip()[:1]
     if head in ("{", "["):
+        scan(text, where, max_nesting=None)  # values per byte bounded; the parser guards nesting
         try:
-            return RawInput(json.loads(text), "json", file, text)
+            return RawInput(json.loads(text, parse_int=json_int), "json", file, text)
+        except TraceError as exc:  # json_int: a number too long to read
+            raise TraceError(f"{where}: {exc}") from None
         except RecursionError:
             raise TraceError(f"{where}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
@@ -130,7 +135,9 @@ def _parse_jsonl(text: str, where: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(json.loads(line, parse_int=json_int))
+        except TraceError as exc:
+            raise TraceError(f"{where}: line {n}: {exc}") from None
         except RecursionError:
             raise TraceError(f"{where}: line {n}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 from o3viz.errors import O3vizError
 from o3viz.store.query import Query
 from o3viz.store.store import Store, StoreError
 from o3viz.trace import Trace
+from o3viz.trace.files import check_output, write_atomic
 
 TRACE_COLUMNS = ("key", "dataset", "model", "source", "record", "part", "task", "correct", "verdict")
 BATCH_ROWS = 20_000
@@ -67,43 +67,40 @@ def export_steps(
     q: Query,
     path: str | os.PathLike,
     *,
+    overwrite: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[int, int, list[str]]:
     """Write the steps of every trace matching ``q`` to a Parquet file; returns (traces, steps,
-    one error line per unreadable trace)."""
+    one error line per unreadable trace). The file is built in memory and written by the one atomic
+    writer: an existing name is refused unless ``overwrite`` (and then only a regular file is
+    replaced), so a device node, a ``/proc`` link or a planted temp-file link is never written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = Path(path)
+    path = check_output(path, overwrite, what="--parquet")  # before the slow part
     schema = _schema()
     facts_rows = [dict(zip(TRACE_COLUMNS, r, strict=True)) for r in store.select(q, TRACE_COLUMNS)]
-    writer = None
+    if not facts_rows:
+        raise StoreError("no traces match; nothing to export")
+    sink = pa.BufferOutputStream()
     batch: list[dict] = []
     steps, errors = 0, []
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with store.guard("writing the Parquet file"):
-            for i, facts in enumerate(facts_rows):
-                try:
-                    batch.extend(step_rows(store.trace(facts["key"]), facts))
-                except O3vizError as exc:
-                    errors.append(f"{facts['key']}: {exc}")
-                if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
-                    for r in batch:
-                        r["correct"] = None if r["correct"] is None else bool(r["correct"])
-                    writer = writer or pq.ParquetWriter(tmp, schema)
-                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                    steps += len(batch)
-                    batch = []
-                if progress:
-                    progress(i + 1, len(facts_rows))
-            if writer is None:
-                raise StoreError("no traces match; nothing to export")
-            writer.close()
-            writer = None
-            os.replace(tmp, path)
-    finally:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
+    with pq.ParquetWriter(sink, schema) as writer:
+        for i, facts in enumerate(facts_rows):
+            try:
+                batch.extend(step_rows(store.trace(facts["key"]), facts))
+            except O3vizError as exc:
+                errors.append(f"{facts['key']}: {exc}")
+            if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
+                for r in batch:
+                    r["correct"] = None if r["correct"] is None else bool(r["correct"])
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                steps += len(batch)
+                batch = []
+            if progress:
+                progress(i + 1, len(facts_rows))
+    if not steps:
+        raise StoreError(f"no steps to export ({len(facts_rows)} traces matched, {len(errors)} unreadable)")
+    with store.guard("writing the Parquet file"):
+        write_atomic(path, sink.getvalue().to_pybytes(), overwrite=overwrite)
     return len(facts_rows), steps, errors

@@ -14,6 +14,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from o3viz.analysis.provenance import grading
+from o3viz.store.meta import LATEST_TIME
 from o3viz.text.classify import TYPES as STEP_TYPES
 from o3viz.trace import Trace
 from o3viz.trace.importance import step_view
@@ -85,6 +86,33 @@ TYPE_COLUMNS = tuple(f"t_{t}" for t in STEP_TYPES)
 assert set(TYPE_COLUMNS) <= set(COLUMNS), "a step type has no count column"
 _INT_COLUMNS = {f.name for f in fields(IndexRow) if f.type in ("int", "int | None")}
 _REAL_COLUMNS = {f.name for f in fields(IndexRow) if f.type in ("float", "float | None")}
+_KINDS = {c: int if c in _INT_COLUMNS else float if c in _REAL_COLUMNS else str for c in COLUMNS}
+_NULLABLE = {f.name for f in fields(IndexRow) if "None" in f.type}
+_DEFAULTS = {f.name: None if f.name in _NULLABLE else f.default for f in fields(IndexRow) if f.name != "key"}
+_DEFAULTS["key"] = ""
+
+
+def clean_row(row: dict) -> dict:
+    """``row`` with every known column of its declared type: a value of another type (a row that an
+    older o3viz or a hand-edited index wrote) becomes the column's default, so no page crashes on it.
+
+    >>> clean_row({"key": "k", "added_at": "yesterday", "steps": 3.5, "name": None})
+    {'key': 'k', 'added_at': 0.0, 'steps': 0, 'name': ''}
+    """
+    for name, value in row.items():
+        kind = _KINDS.get(name)
+        if kind is None or value is None and name in _NULLABLE:
+            continue
+        if kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+        elif kind is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            ok = ok and (name != "added_at" or 0 <= value <= LATEST_TIME)
+            value = float(value) if ok else value
+        else:
+            ok = isinstance(value, str)
+        row[name] = value if ok else _DEFAULTS[name]
+    return row
 
 
 def column_sql() -> str:

@@ -1,5 +1,6 @@
 """Questions to the trace store's index: a ``Query`` (search, filters, sorting, a page) and the SQL
-it becomes. Every value travels as a bound parameter; column names come from fixed lists only.
+it becomes. Every value travels as a bound parameter; column names come from fixed lists only. A
+bad sort column, step type or offset is a one-line ``UsageError`` (also a ``ValueError``).
 
 >>> sql, params = where_clause(Query(search="wait check", dataset=["gsm8k"], correct="wrong"))
 >>> sql
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from o3viz.errors import UsageError
 from o3viz.store.index import COLUMNS, TYPE_COLUMNS
 
 Correctness = Literal["any", "correct", "wrong", "ungraded"]
@@ -25,6 +27,7 @@ SORTABLE = ("id",) + tuple(c for c in COLUMNS if c not in ("key", "importance", 
 MAX_PAGE = 1000
 MAX_SEARCH_CHARS = 500
 MAX_TERMS = 32
+MAX_OFFSET = 2**63 - 1
 
 
 @dataclass
@@ -84,7 +87,9 @@ def where_clause(q: Query) -> tuple[str, list]:
     for t in q.step_types:
         col = f"t_{t}"
         if col not in TYPE_COLUMNS:
-            raise ValueError(f"unknown step type {t!r}")
+            raise UsageError(
+                f"unknown step type {t!r}; choose one of {', '.join(c[2:] for c in TYPE_COLUMNS)}"
+            )
         parts.append(f"{col} > 0")
     expr = fts_expression(q.search)
     if expr:
@@ -97,7 +102,7 @@ def order_clause(q: Query) -> str:
     """``ORDER BY``; ties go newest first. Plain column order (SQLite puts NULLs first when
     ascending, last when descending) so an index on the column, or the rowid, can serve it."""
     if q.sort not in SORTABLE:
-        raise ValueError(f"cannot sort by {q.sort!r}; choose one of {', '.join(SORTABLE)}")
+        raise UsageError(f"cannot sort by {q.sort!r}; choose one of {', '.join(SORTABLE)}")
     direction = "DESC" if q.descending else "ASC"
     tie = "" if q.sort == "id" else f", id {direction}"
     return f"ORDER BY {q.sort} {direction}{tie}"
@@ -105,6 +110,8 @@ def order_clause(q: Query) -> str:
 
 def page_clause(q: Query) -> tuple[str, list]:
     limit = max(1, min(int(q.limit), MAX_PAGE))
+    if int(q.offset) > MAX_OFFSET:  # SQLite takes 64-bit integers only
+        raise UsageError(f"offset {q.offset} is out of range (at most {MAX_OFFSET})")
     return "LIMIT ? OFFSET ?", [limit, max(0, int(q.offset))]
 
 

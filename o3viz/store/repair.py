@@ -11,7 +11,7 @@ from pathlib import Path
 from o3viz.errors import O3vizError
 from o3viz.store.index import IndexRow, index_row, search_text
 from o3viz.store.store import SUFFIX, Store
-from o3viz.trace.io import MAX_FILE_BYTES, load_trace
+from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes
 
 
 @dataclass
@@ -39,12 +39,13 @@ def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport
     report.kept = len(on_disk) - len(todo)
     batch: list[tuple[IndexRow, str]] = []
     for i, key in enumerate(todo):
-        try:
-            trace = load_trace(store.path(key))
+        try:  # one bad trace or metadata file is reported and skipped; the rest are indexed
+            data = store.read_file(key)
+            trace = parse_trace_bytes(data)
+            row = index_row(trace, key, store.read_meta(key), file_bytes=len(data))
         except O3vizError as exc:
             report.errors.append(f"{key}: {exc}")
             continue
-        row = index_row(trace, key, store.read_meta(key), file_bytes=store.path(key).stat().st_size)
         batch.append((row, search_text(trace)))
         if len(batch) >= 200:
             report.added += store.insert(batch)

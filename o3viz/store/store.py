@@ -30,11 +30,13 @@ from pathlib import Path
 
 from o3viz.errors import O3vizError, one_line
 from o3viz.paths import home_dir
-from o3viz.store.index import COLUMNS, IndexRow, column_sql, index_row, search_text
+from o3viz.store.index import COLUMNS, IndexRow, clean_row, column_sql, index_row, search_text
+from o3viz.store.meta import MAX_META_BYTES, check_meta
 from o3viz.store.query import Query, fts_expression, order_clause, page_clause, snippet_sql, where_clause
 from o3viz.trace import Trace
 from o3viz.trace.files import read_bounded, write_atomic
-from o3viz.trace.io import MAX_FILE_BYTES, load_trace, trace_bytes
+from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes, trace_bytes
+from o3viz.trace.safejson import loads
 
 STORE_SCHEMA = 2  # the index's schema version; a store written by a newer o3viz is refused
 # 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
@@ -177,7 +179,11 @@ class Store:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk does): the original error is the
+                # one to report, never "cannot rollback - no transaction is active"
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
 
     # ------------------------------------------------------------------ files
@@ -196,25 +202,37 @@ class Store:
         if data is None or data[:2] != b"\x1f\x8b":
             data = trace_bytes(trace, gzipped=True) if data is None else gzip.compress(data, mtime=0)
         key = content_key(data)
-        meta = {"added_at": time.time(), **{k: v for k, v in meta.items() if v is not None}}
+        meta = check_meta({"added_at": time.time(), **meta}, "metadata")  # only typed fields reach the index
         with self.guard("writing a trace"):
             path = self.path(key)
             if not path.exists():
-                meta_bytes = json.dumps(meta, sort_keys=True).encode()
-                write_atomic(self._meta_path(key), meta_bytes, overwrite=True, durable=durable)
+                self._write_meta(key, meta, durable=durable)
                 # the trace last: a trace file always has its metadata; same key, same bytes, so a
                 # concurrent writer of the same trace replaces it with an identical file
                 write_atomic(path, data, overwrite=True, durable=durable)
             elif self._meta_path(key).exists():
-                meta = self.read_meta(key)
+                try:
+                    meta = self.read_meta(key)
+                except O3vizError:  # a damaged metadata file: this writer's metadata replaces it
+                    self._write_meta(key, meta, durable=durable)
         return index_row(trace, key, meta, file_bytes=len(data)), search_text(trace)
 
+    def _write_meta(self, key: str, meta: dict, *, durable: bool = True) -> None:
+        data = json.dumps(meta, sort_keys=True).encode()
+        write_atomic(self._meta_path(key), data, overwrite=True, durable=durable)
+
     def read_meta(self, key: str) -> dict:
-        try:
-            meta = json.loads(self._meta_path(key).read_text(encoding="utf-8"))
-            return meta if isinstance(meta, dict) else {}
-        except (OSError, ValueError):
+        """The trace's metadata, validated (``o3viz.store.meta``); ``{}`` when it has none. A file
+        that is not a regular file, too big, not JSON, or holds a wrong type: one-line ``TraceError``."""
+        path = self._meta_path(key)
+        if not path.exists() and not path.is_symlink():
             return {}
+        data = read_bounded(path, MAX_META_BYTES, follow_symlinks=False)
+        return check_meta(loads(data, path.name), path.name)
+
+    def read_file(self, key: str) -> bytes:
+        """A stored trace file's bytes: a regular file (never a link) of at most ``MAX_FILE_BYTES``."""
+        return read_bounded(self.path(key), MAX_FILE_BYTES, follow_symlinks=False)
 
     # ------------------------------------------------------------------ writing rows
 
@@ -226,7 +244,7 @@ class Store:
         marks = ", ".join("?" * len(COLUMNS))
         with self.transaction("adding to the index") as conn:
             for row, text in rows:
-                d = row.to_dict()
+                d = clean_row(row.to_dict())  # a wrong-typed value never enters the index
                 cur = conn.execute(
                     f"INSERT OR IGNORE INTO traces ({names}) VALUES ({marks})", [d[c] for c in COLUMNS]
                 )
@@ -244,17 +262,20 @@ class Store:
     def add_file(self, path: str | os.PathLike, **meta) -> str:
         """Store a trace file as it is (gzipped if it is plain JSON); validates it first."""
         path = Path(path)
-        data = read_bounded(path, MAX_FILE_BYTES)  # a FIFO or device named like a trace: one line, no hang
+        data = read_bounded(path, MAX_FILE_BYTES)  # a regular file, bounded: never a device or FIFO
         if data[:2] == b"\x1f\x8b" and self.row(content_key(data)) is not None:
             return content_key(data)  # already stored: no need to parse it again
-        trace = load_trace(data)
+        trace = parse_trace_bytes(data)
         return self.add(trace, data=data, **{"name": path.name, **meta})
 
     def set_tags(self, key: str, tags: list[str]) -> None:
         clean = ",".join(sorted({t.strip().replace(",", " ") for t in tags if t.strip()}))
-        meta = {**self.read_meta(key), "tags": clean}
+        try:
+            meta = {**self.read_meta(key), "tags": clean}
+        except O3vizError:  # a damaged metadata file: the tags start it afresh
+            meta = {"tags": clean}
         with self.guard("tagging"):
-            write_atomic(self._meta_path(key), json.dumps(meta, sort_keys=True).encode(), overwrite=True)
+            self._write_meta(key, meta)
         with self.transaction("tagging") as conn:
             conn.execute("UPDATE traces SET tags = ? WHERE key = ?", (clean, key))
 
@@ -286,7 +307,7 @@ class Store:
         path = self.path(key)
         if len(key) != 16 or not all(c in "0123456789abcdef" for c in key) or not path.is_file():
             raise StoreError(f"no trace {key!r} in the store at {self.root}")
-        trace = load_trace(path)
+        trace = parse_trace_bytes(self.read_file(key))
         with _cache_lock:
             _cache[ck] = trace
             while len(_cache) > CACHE_TRACES:
@@ -294,8 +315,8 @@ class Store:
         return trace
 
     def trace_file_bytes(self, key: str) -> bytes:
-        with self.guard("reading a trace"):
-            return self.path(key).read_bytes()
+        """The stored file's bytes (the download button), through the one bounded reader."""
+        return self.read_file(key)
 
     def count(self, q: Query | None = None, *, cap: int | None = None) -> int:
         """Traces matching ``q``; with ``cap``, counting stops there (a search over a huge store
@@ -315,7 +336,7 @@ class Store:
         cols = ", ".join(columns or COLUMNS)
         sql = f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}"
         with self.guard("querying"):
-            return [dict(r) for r in self.conn.execute(sql, params + pparams)]
+            return [clean_row(dict(r)) for r in self.conn.execute(sql, params + pparams)]
 
     def select(self, q: Query, columns: tuple[str, ...], *, max_rows: int = 200_000) -> list[tuple]:
         """Every row matching ``q`` (up to ``max_rows``), for aggregates; plain tuples for speed."""

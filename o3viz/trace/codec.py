@@ -18,6 +18,7 @@ from o3viz.errors import TraceError
 
 # Largest number of elements one encoded array may hold (about 256 MB of float16).
 MAX_ARRAY_ELEMENTS = 128 * 1024 * 1024
+_INT64 = (-(2**63), 2**63 - 1)
 ARRAY_DTYPES = ("float16", "float32", "int32", "int64", "uint8", "bool")
 # Steps over all rounds: ``MAX_STEPS`` is per round, and 64 rounds x 6,000 steps took 267 s to the
 # first plot. A trace holds in all as many steps as one round may.
@@ -46,6 +47,10 @@ def _check_type(value: Any, typ: type, path: str) -> Any:
         return float(value)
     if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise fail(path, "must be an integer")
+    if (
+        typ is int and not _INT64[0] <= value <= _INT64[1]
+    ):  # ids, counts, offsets: numpy and SQLite take int64
+        raise fail(path, "is out of range (a 64-bit integer)")
     if not isinstance(value, typ):
         raise fail(path, f"must be {_TYPE_NAMES.get(typ, typ.__name__)}")
     return value
@@ -119,15 +124,32 @@ def encode_array(a: np.ndarray) -> dict:
 
 
 def decode_array(
-    obj: Any, path: str, *, ndim: int | None = None, dtypes: tuple[str, ...] = ARRAY_DTYPES
+    obj: Any,
+    path: str,
+    *,
+    ndim: int | None = None,
+    dtypes: tuple[str, ...] = ARRAY_DTYPES,
+    shape: tuple[int | None, ...] | None = None,
+    max_dim: int = MAX_ARRAY_ELEMENTS,
 ) -> np.ndarray:
-    """Inverse of ``encode_array``; checks dtype, shape, the byte count and finiteness."""
+    """Inverse of ``encode_array``; checks dtype, shape, the byte count and finiteness. ``shape``
+    declares the expected size of each dimension (None: any) and ``max_dim`` bounds every one; both
+    are checked before any data is decoded, so a wrong declared shape costs nothing."""
     dtype = literal(obj, "dtype", dtypes, path)
-    shape = req_list(obj, "shape", path, int, max_len=8)
-    if ndim is not None and len(shape) != ndim:
-        raise fail(f"{path}.shape", f"must have {ndim} dimensions, has {len(shape)}")
-    if any(s < 0 for s in shape):
+    found = req_list(obj, "shape", path, int, max_len=8)
+    ndim = len(shape) if shape is not None else ndim
+    if ndim is not None and len(found) != ndim:
+        raise fail(f"{path}.shape", f"must have {ndim} dimensions, has {len(found)}")
+    if any(s < 0 for s in found):
         raise fail(f"{path}.shape", "must not be negative")
+    if shape is not None and any(
+        want is not None and s != want for s, want in zip(found, shape, strict=True)
+    ):
+        want = "[" + ", ".join("any" if w is None else str(w) for w in shape) + "]"
+        raise fail(f"{path}.shape", f"is {found}, but must be {want}")
+    if any(s > max_dim for s in found):
+        raise fail(f"{path}.shape", f"{found} has a dimension over the limit {max_dim}")
+    shape = found
     n = math.prod(shape)
     if n > MAX_ARRAY_ELEMENTS:
         raise fail(f"{path}.shape", f"{n} elements exceed the limit {MAX_ARRAY_ELEMENTS}")

@@ -9,7 +9,10 @@
   if the name exists. Of two writers racing for one name without ``overwrite``, exactly one wins
   and the other gets ``OutputExistsError`` (one line); nothing is silently replaced.
 - ``check_output(path, overwrite)`` says early (before slow work) whether ``write_atomic`` can
-  succeed: not a folder, not on /proc or /sys, not existing unless ``overwrite``.
+  succeed: not a folder, not on /proc or /sys, not existing unless ``overwrite``, and with
+  ``overwrite`` only a regular file is replaced (never a symlink, a device node or a FIFO). The temp
+  file is created with ``O_EXCL`` under a random name, so a planted ``.NAME.tmp`` link is never
+  followed.
 
 Every problem is an ``O3vizError`` (the CLI prints one line and exits 2).
 """
@@ -84,16 +87,24 @@ def _read_stdin(limit: int) -> bytes:
         raise TraceError(f"stdin: cannot read ({exc.strerror or exc})") from None
 
 
-def read_bounded(name: str | os.PathLike, limit: int, what: str = "the limit") -> bytes:
-    """The bytes of a regular file (``-``: stdin), at most ``limit``; else one-line ``TraceError``."""
+def read_bounded(
+    name: str | os.PathLike, limit: int, what: str = "the limit", *, follow_symlinks: bool = True
+) -> bytes:
+    """The bytes of a regular file (``-``: stdin), at most ``limit``; else one-line ``TraceError``.
+    ``follow_symlinks=False`` (the store's own files, which are never links) refuses a symlink."""
     if str(name) == "-":
         return _read_stdin(limit)
+    # O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: a terminal stays ours.
+    flags = (
+        os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    )
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: a terminal stays ours.
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(name, flags)
     except FileNotFoundError:
         raise TraceError(f"{name}: no such file") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            raise TraceError(f"{name}: is a symbolic link, not a regular file; not read") from None
         raise TraceError(f"{name}: cannot open ({exc.strerror or exc})") from None
     try:
         st = os.fstat(fd)
@@ -126,8 +137,15 @@ def check_output(path: str | os.PathLike, overwrite: bool, *, what: str = "--out
         raise O3vizError(f"{what}: cannot use {path} ({exc.strerror or exc})") from None
     if root:
         raise O3vizError(f"{what}: {path} is on {root}, where files cannot be written; pick another folder")
-    if not overwrite and (path.exists() or path.is_symlink()):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return path  # nothing there (or nothing we can see): the write itself decides
+    if not overwrite:
         raise OutputExistsError(f"{what}: {path} exists; pass --overwrite to replace it")
+    if not stat.S_ISREG(st.st_mode):  # --overwrite replaces a file, never a link, device or pipe
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
+        raise O3vizError(f"{what}: {path} is {kind}; only a regular file is replaced")
     return path
 
 

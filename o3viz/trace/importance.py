@@ -39,6 +39,7 @@ ImportanceMethod = Literal["receiver", "suppression", "resample", "published"]
 IMPORTANCE_METHODS = ("receiver", "suppression", "resample", "published")
 MAX_RECORDS = 32  # importance records per round
 MAX_EDGES = 200_000
+MAX_HEADS = 4096  # layers, and heads per layer, of a receiver record's head_kurtosis
 
 
 def _scores(d: dict, key: str, path: str, n_max: int) -> list[float | None]:
@@ -114,11 +115,17 @@ class ImportanceRecord:
         rec.series = {str(k): _scores(series, k, f"{path}.series", n_steps) for k in list(series)[:64]}
         heads = req_list(d, "receiver_heads", path, list, 4096) if "receiver_heads" in d else []
         rec.receiver_heads = [tuple(req_list({"h": h}, "h", f"{path}.receiver_heads", int, 2)) for h in heads]
-        for k in ("matrix", "head_kurtosis"):
+        # declared shapes are checked before decoding: (S, S) for the round's S steps, and at most
+        # at most MAX_HEADS by MAX_HEADS for the kurtosis, so a small file cannot declare a huge matrix
+        for k, shape, most in (
+            ("matrix", (n_steps, n_steps), n_steps),
+            ("head_kurtosis", (None, None), MAX_HEADS),
+        ):
             if d.get(k) is not None:
-                setattr(rec, k, decode_array(d[k], f"{path}.{k}", ndim=2, dtypes=("float32", "float16")))
-        if rec.matrix is not None and rec.matrix.shape[0] > n_steps:
-            raise fail(f"{path}.matrix", f"has {rec.matrix.shape[0]} rows for {n_steps} steps")
+                arr = decode_array(
+                    d[k], f"{path}.{k}", shape=shape, max_dim=most, dtypes=("float32", "float16")
+                )
+                setattr(rec, k, arr)
         if any(max(a, b) >= max(n_steps, 1) for a, b, _ in rec.depends_on):
             raise fail(f"{path}.depends_on", "names a step the round does not have")
         return rec

@@ -1,5 +1,6 @@
 """A trace file's bytes and the JSON object they hold: the limits a file must meet, gzip inflation
-that stops a bomb at the limit, bounded nesting, strict JSON, and the checked atomic write.
+that stops a bomb at the limit, bounded JSON (``o3viz.trace.safejson``: nesting, values per byte,
+integer digits), and the checked atomic write.
 
 Files are untrusted: nothing in one is ever executed (no pickle, no ``torch.load``), and every
 problem raises ``TraceError``. This module knows nothing of ``Trace``: the caller passes the
@@ -18,12 +19,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from o3viz.errors import TraceError
-from o3viz.trace.files import read_bounded, write_atomic
+from o3viz.trace.files import OutputExistsError, read_bounded, write_atomic
+from o3viz.trace.safejson import MAX_NESTING as MAX_NESTING  # re-exported: o3viz.trace.io names it
+from o3viz.trace.safejson import loads
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # compressed or plain, as stored on disk or uploaded
 # After decompression. Kept small enough that a gzip bomb is refused in well under a second.
 MAX_JSON_BYTES = 128 * 1024 * 1024
-MAX_NESTING = 64  # deepest legitimate trace nesting is about 10
 SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -53,37 +55,6 @@ def _gunzip(data: bytes) -> bytes:
     return b"".join(parts)
 
 
-def _max_depth(text: bytes) -> int:
-    """Bracket depth outside strings, without recursion (the stdlib parser would recurse)."""
-    import numpy as np
-
-    buf = np.frombuffer(text, dtype=np.uint8)
-    quote = buf == ord('"')
-    if quote.any():
-        esc = buf == ord("\\")
-        # A quote is escaped when preceded by an odd run of backslashes; runs are rare, so only
-        # resolve them where a backslash precedes a quote.
-        idx = np.flatnonzero(quote[1:] & esc[:-1]) + 1
-        for i in idx:
-            j = i - 1
-            while j >= 0 and buf[j] == ord("\\"):
-                j -= 1
-            if (i - 1 - j) % 2 == 1:
-                quote[i] = False
-        inside = np.cumsum(quote) % 2 == 1  # true from an opening quote up to its closing quote
-        inside &= ~quote
-    else:
-        inside = np.zeros(len(buf), dtype=bool)
-    opens = ((buf == ord("[")) | (buf == ord("{"))) & ~inside
-    closes = ((buf == ord("]")) | (buf == ord("}"))) & ~inside
-    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
-    return int(depth.max()) if len(depth) else 0
-
-
-def _reject_constant(name: str) -> None:
-    raise TraceError(f"(file): {name} is not allowed; numbers must be finite")
-
-
 def _decode(data: bytes) -> Any:
     """The JSON value in raw file bytes (plain or gzip), within every limit."""
     if len(data) > MAX_FILE_BYTES:
@@ -92,16 +63,7 @@ def _decode(data: bytes) -> Any:
         data = _gunzip(data)
     if len(data) > MAX_JSON_BYTES:
         raise TraceError(f"(file): {len(data)} bytes exceeds the limit of {MAX_JSON_BYTES} bytes")
-    if _max_depth(data) > MAX_NESTING:
-        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}")
-    try:
-        return json.loads(data, parse_constant=_reject_constant)
-    except TraceError:
-        raise
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceError(f"(file): not valid JSON, perhaps truncated ({exc})") from None
-    except RecursionError:
-        raise TraceError(f"(file): nesting deeper than the limit of {MAX_NESTING}") from None
+    return loads(data, "(file)")  # bounded: nesting, values per byte, digits per integer
 
 
 def parse_bytes(data: bytes, build: Callable[[Any], T]) -> T:
@@ -153,8 +115,9 @@ def save_dict(
     path = Path(path)
     if not path.name.endswith(SUFFIXES):
         raise TraceError(f"{path.name}: trace files end in .o3trace.json or .o3trace.json.gz")
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        # an O3vizError (and still a FileExistsError): a CLI writer that lost a race prints one line
+        raise OutputExistsError(f"{path} exists; pass overwrite=True to replace it")
     data = json_bytes(d, gzipped=path.name.endswith(".gz"))
     check_limits(data, build)
     return write_atomic(path, data, overwrite=overwrite)

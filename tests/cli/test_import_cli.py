@@ -88,3 +88,18 @@ def test_unknown_format_choice_is_a_usage_error(tmp_path, capsys):
 
 def test_missing_file_exits_2(tmp_path):
     assert main(["import", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "o.o3trace.json")]) == 2
+
+
+def test_a_5000_digit_integer_in_a_dataset_record_is_one_line(tmp_path, capsys):
+    src = tmp_path / "d.jsonl"
+    src.write_text(
+        json.dumps({"question": "Q", "answer": "1"})
+        + "\n"
+        + '{"question": "Q2", "answer": "2", "id": '
+        + "9" * 5000
+        + "}\n"
+    )
+    out = tmp_path / "o.o3trace.json"
+    assert main(["import", str(src), "--record", "1", "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "5000 digits" in lines[0] and not out.exists()

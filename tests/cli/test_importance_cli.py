@@ -127,3 +127,50 @@ def test_published_labels_need_a_labels_file(tmp_path, capsys):
         == 2
     )
     assert "needs --labels" in capsys.readouterr().err
+
+
+def _labels(tmp_path):
+    import json
+
+    chunks = [{"chunk": TEXT[a:b], "counterfactual_importance_kl": 0.1 * i} for i, (a, b) in enumerate(SPANS)]
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps({"chunks_labeled": chunks}) + "\n")
+    return path
+
+
+def test_an_out_file_that_appears_while_importance_runs_is_not_replaced(tmp_path, capsys, monkeypatch):
+    import o3viz.cli.importance as cli
+
+    src, out = _save(tmp_path), tmp_path / "o.o3trace.json"
+    real = cli._published
+
+    def someone_else_writes_out_meanwhile(args, trace):
+        out.write_text("theirs")
+        return real(args, trace)
+
+    monkeypatch.setattr(cli, "_published", someone_else_writes_out_meanwhile)
+    argv = ["importance", str(src), "--method", "published", "--labels", str(_labels(tmp_path))]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "exists" in err[0] and out.read_text() == "theirs"
+    assert main([*argv, "--out", str(out), "--overwrite"]) == 0  # asked for: replaced
+    assert load_trace(out).final.importance
+
+
+def test_a_silent_endpoint_ends_each_request_at_request_timeout_in_one_line(tmp_path, tiny_dir, capsys):
+    import socket
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as srv:  # accepts (the backlog) but never answers
+        port = srv.getsockname()[1]
+        src, out = _save(tmp_path), tmp_path / "o.o3trace.json"
+        t0 = time.monotonic()
+        code = main(
+            ["importance", str(src), "--method", "resample", "--base-url", f"http://127.0.0.1:{port}/v1"]
+            + ["--model", "m", "--reader", tiny_dir, "--retries", "1", "--k", "1", "--max-new-tokens", "2"]
+            + ["--request-timeout", "1", "--cache-dir", str(tmp_path / "c"), "--out", str(out)]
+        )
+        waited = time.monotonic() - t0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and "deadline of 1 s" in err[-1] and "failed after 2 tries" in err[-1]
+    assert waited < 30 and not out.exists()  # the reader loads first; the endpoint costs ~2 s

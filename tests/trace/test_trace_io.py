@@ -171,3 +171,32 @@ def test_reading_final_does_not_change_the_trace():
     assert t.rounds == [] and t == Trace(Task("q?"))
     full = make_trace()
     assert full.final is full.rounds[-1]
+
+
+def test_saving_over_an_existing_file_is_a_one_line_o3viz_error(tmp_path):
+    from o3viz.errors import O3vizError
+    from o3viz.trace.files import OutputExistsError
+
+    path = make_trace().save(tmp_path / "t.o3trace.json")
+    with pytest.raises(OutputExistsError) as err:  # was a plain FileExistsError: a CLI traceback
+        make_trace().save(path)
+    assert isinstance(err.value, O3vizError) and isinstance(err.value, FileExistsError)
+
+
+def test_overwrite_replaces_only_a_regular_file_never_a_link_or_a_fifo(tmp_path):
+    import os
+
+    from o3viz.errors import O3vizError
+    from o3viz.trace.files import write_atomic
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    link = tmp_path / "link.bin"
+    link.symlink_to(victim)
+    fifo = tmp_path / "pipe.bin"
+    os.mkfifo(fifo)
+    for path, kind in ((link, "symbolic link"), (fifo, "FIFO")):
+        with pytest.raises(O3vizError, match=kind):
+            write_atomic(path, b"data", overwrite=True)
+    assert link.is_symlink() and victim.read_text() == "keep" and fifo.exists()
+    assert write_atomic(victim, b"new", overwrite=True).read_bytes() == b"new"

@@ -5,6 +5,8 @@
 - ``OpenAIBackend``: any OpenAI-compatible ``/v1/completions`` endpoint (vLLM, llama.cpp's server,
   ``transformers serve``, a provider). One request per sample (servers differ in ``n`` support),
   each with its own seed; failures are retried with exponential backoff, then reported in one line.
+  Each request has a total deadline (``timeout``) and redirects stay on the endpoint's origin
+  (``o3viz.analysis.importance.endpoint``); ``budget_s`` bounds a whole run's time on the endpoint.
 - ``RolloutCache``: JSON-lines files keyed by a hash of (backend, model, prompt, sampling settings);
   samples are appended as they arrive, so an interrupted run resumes where it stopped.
 """
@@ -15,12 +17,11 @@ import hashlib
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from o3viz.analysis.importance.endpoint import EndpointError, post
 from o3viz.errors import O3vizError, UsageError
 
 MAX_RESPONSE_BYTES = 4 << 20
@@ -118,15 +119,31 @@ class OpenAIBackend:
     api_key: str | None = None
     retries: int = 3
     backoff: float = 1.0  # seconds before the first retry; doubles each time
-    timeout: float = 120.0
+    timeout: float = 120.0  # total seconds per request: connect, headers and the whole body
     extra_body: dict = field(default_factory=dict)  # server-specific fields, e.g. generation_config
     name: str = ""
+    budget_s: float | None = None  # total seconds this backend may spend on the endpoint (None: no cap)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise UsageError(f"--base-url {self.base_url!r} must start with http:// or https://")
+        if not self.timeout > 0 or (self.budget_s is not None and not self.budget_s > 0):
+            raise UsageError("the request timeout and the run budget must be positive seconds")
         self.base_url = self.base_url.rstrip("/")
         self.name = self.name or f"openai:{self.base_url}:{self.model}"
+        self._started: float | None = None  # the first request's time: the budget counts from it
+
+    def left_s(self) -> float:
+        """Seconds of the run's budget still unspent (infinite without a budget)."""
+        if self.budget_s is None:
+            return float("inf")
+        if self._started is None:
+            return self.budget_s
+        return self.budget_s - (time.monotonic() - self._started)
+
+    def spent(self) -> bool:
+        """The run's budget is used up: no new request starts (``should_stop`` of a resampling run)."""
+        return self.left_s() <= 0
 
     def complete(self, prompt: str, k: int, sampling: Sampling, first: int = 0) -> list[str]:
         return [self._one(prompt, sampling, sampling.seed * 1_000_003 + first + i) for i in range(k)]
@@ -141,34 +158,44 @@ class OpenAIBackend:
             "seed": seed,
             **self.extra_body,
         }
-        last = ""
+        last, tries = "", 0
+        if self._started is None:
+            self._started = time.monotonic()
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                time.sleep(max(0.0, min(self.backoff * 2 ** (attempt - 1), self.left_s())))
+            if self.spent():
+                last = f"the run's budget of {self.budget_s:g} s is spent" + (
+                    f" (last: {last})" if last else ""
+                )
+                break
+            tries += 1
             try:
-                return _completion_text(self._post(body))
+                return _completion_text(self._post(body, min(self.timeout, self.left_s())))
             except RolloutError as exc:
                 last = str(exc)
                 if "garbage" in last and attempt >= 1:
                     break
-        raise RolloutError(f"endpoint {self.base_url} failed after {self.retries + 1} tries: {last}")
+        raise RolloutError(f"endpoint {self.base_url} failed after {tries} tries: {last}")
 
-    def _post(self, body: dict) -> bytes:
-        req = urllib.request.Request(
-            f"{self.base_url}/completions",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"}
-            | ({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}),
-        )
+    def _post(self, body: dict, deadline_s: float) -> bytes:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:  # sent to this origin only: endpoint.post never follows a redirect off it
+            headers["Authorization"] = f"Bearer {self.api_key}"
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 (user-given URL)
-                return resp.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(300).decode(errors="replace").replace("\n", " ")
-            raise RolloutError(f"HTTP {exc.code} {exc.reason}: {detail[:200]}") from None
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RolloutError(f"cannot reach it ({reason})") from None
+            reply = post(
+                f"{self.base_url}/completions",
+                json.dumps(body).encode(),
+                headers,
+                deadline_s=deadline_s,
+                limit=MAX_RESPONSE_BYTES,
+            )
+        except EndpointError as exc:
+            raise RolloutError(str(exc)) from None
+        if reply.status >= 400:
+            detail = reply.body[:300].decode(errors="replace").replace("\n", " ")
+            raise RolloutError(f"HTTP {reply.status} {reply.reason}: {detail[:200]}")
+        return reply.body
 
 
 def _completion_text(raw: bytes) -> str:
