@@ -132,13 +132,13 @@ def _dep_min(key: str, outline) -> float:
 
 def _episode_bar(episodes, ep) -> None:
     """Back to the overview, the previous and next episode, and where this one sits."""
-    back, prev, nxt, where = st.columns([1.3, 1, 1, 3.2], vertical_alignment="center")
+    back, prev, nxt, where = st.columns([1.2, 1, 1, 3.4], vertical_alignment="center")
     for col, label, target in (
-        (back, "All episodes", None),
+        (back, "Overview", None),
         (prev, "◀ Prev", ep.index - 1 if ep.index > 0 else None),
         (nxt, "Next ▶", ep.index + 1 if ep.index + 1 < len(episodes) else None),
     ):
-        if col.button(label, key=f"ep_nav_{label}", disabled=label != "All episodes" and target is None):
+        if col.button(label, key=f"ep_nav_{label}", disabled=label != "Overview" and target is None):
             st.session_state.inspect_episode = None if target is None else str(target)
             st.rerun()
     where.caption(

@@ -99,13 +99,13 @@ def _bars(outline, episodes, lay, row, spans, strip: bool, open_index) -> list[g
 def _marks(episodes, spans, row, strip: bool) -> list[go.Scatter]:
     """Why each episode began (above the lanes) and its checks (in the checks lane)."""
     mid = {e.index: sum(spans[e.index]) / 2 for e in episodes}
-    turns = [e for e in episodes if e.opens_with != "start"]
+    turns = [e for e in episodes if e.opens_with in ("backtrack", "self_check")]  # doubt shows in its lane
     out = [
         go.Scatter(
             x=[spans[e.index][0] + 0.5 for e in turns],
             y=[-0.5 if strip else -0.55] * len(turns),
             mode="markers",
-            marker={"symbol": [_TURN[e.opens_with][0] for e in turns], "size": 9, "color": TURN_COLOR},
+            marker={"symbol": [_TURN[e.opens_with][0] for e in turns], "size": 8, "color": TURN_COLOR},
             hovertext=[f"episode {e.index} opens with {_TURN[e.opens_with][1]}" for e in turns],
             hovertemplate="%{hovertext}<extra></extra>",
             customdata=[e.id for e in turns],
@@ -165,22 +165,27 @@ def _always_visible(outline, lay, row, strip, selected, first_wrong) -> list[go.
     """The final answer (star and label), the first wrong step and the selection, ringed."""
     out = []
     final = outline.rounds[-1] if outline.rounds else None
+    right = lay.rounds[0][1] + 0.6 * (lay.rounds[-1][2] - lay.rounds[0][1]) if lay.rounds else 0.0
     if final is not None and final.answer_id in lay.pos:
         x = lay.pos[final.answer_id][0]
         y = 0.0 if strip else float(row[ANSWER])
         color = VERDICT_COLORS.get(outline.verdict or "", "#64748b")
-        out.append(
-            go.Scatter(
-                x=[x],
-                y=[y + (0.0 if strip else 0.42)],
-                mode="text",
-                text=[esc(answer_label(outline)) + " "],
-                textposition="middle left",
-                textfont={"size": 13 if not strip else 11, "color": color},
-                hoverinfo="skip",
-                name="final answer",
-                meta="answer-label",
-            )
+        out += (
+            []
+            if strip
+            else [  # the strip is too small for a label: the page header has it
+                go.Scatter(
+                    x=[x],
+                    y=[y + 0.42],
+                    mode="text",
+                    text=[esc(answer_label(outline)) + " "],
+                    textposition="middle left",
+                    textfont={"size": 13, "color": color},
+                    hoverinfo="skip",
+                    name="final answer",
+                    meta="answer-label",
+                )
+            ]
         )
         out.append(
             go.Scatter(
@@ -211,10 +216,14 @@ def _always_visible(outline, lay, row, strip, selected, first_wrong) -> list[go.
             go.Scatter(
                 x=[x],
                 y=[0.0 if strip else float(row.get(step.type, 0))],
-                mode="markers+text",
-                marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": color}},
+                mode="markers" if strip else "markers+text",
+                marker={
+                    "size": 16 if strip else 20,
+                    "color": "rgba(0,0,0,0)",
+                    "line": {"width": 3, "color": color},
+                },
                 text=[f"{'first wrong: ' if name != 'selected' else ''}step {step.index}"],
-                textposition="bottom center",
+                textposition="top left" if x > right else "top right",  # never past the edge
                 textfont={"size": 11, "color": color},
                 customdata=[node],
                 hovertext=[esc(f"{name}: step {step.index} · {clip_label(readable(step.text), 100)}")],
@@ -255,10 +264,9 @@ def episode_map_figure(
         if not strip
         else "Whole trace (click an episode to open it)"
     )
-    sub = (
-        "bar = an episode in the lane of its main step type · ◀ ◆ ? = it opens with a backtrack, "
-        "self-check or doubt · ✗ = a check failed<br>purple arcs = backtracks into an earlier "
-        "episode · click an episode to see its steps"
+    sub = (  # two short lines: a longer one is cut at 1280 px
+        "bar = one episode, in the lane of its main step type · ◀ backtrack · ◆ self-check"
+        "<br>✗ a check failed · ■ checks passed · arcs = backtracks to an earlier episode · click a bar"
     )
     base_layout(
         fig,

@@ -60,7 +60,7 @@ def _episode_row(ep: Episode, first: OutlineStep, is_open: bool) -> dict:
         "type": f"{ep.start}–{ep.end}",
         "color": STEP_TYPE_COLORS.get(ep.dominant, "#BBBBBB"),
         "mark": " ".join(m for m in marks if m),
-        "chip": f"✗{ep.wrong}" if ep.wrong else (f"= {clip_label(ep.answer, 12)}" if ep.answer else ""),
+        "chip": f"✗{ep.wrong}" if ep.wrong else (f"= {clip_label(ep.answer, 8)}" if ep.answer else ""),
         "chip_color": VERDICT_COLORS["fail"] if ep.wrong else "#475569",
         "title": f"Episode {ep.index}: steps {ep.start}–{ep.end} ({ep.length}), mostly "
         f"{STEP_TYPE_LABELS.get(ep.dominant, ep.dominant)}. Click to open its steps.",
