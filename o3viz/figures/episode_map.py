@@ -243,7 +243,7 @@ def episode_map_figure(
     open_episode: int | None = None,
     strip: bool = False,
     height: int | None = None,
-    plot_px: int = 640,
+    plot_px: int = 400,  # about the map's plot width at 1280 px
 ) -> go.Figure:
     """The episodes of ``outline`` (see the module docstring). ``customdata`` of every bar is
     ``episode:N``, of the rings and the star their node id (for clicks)."""

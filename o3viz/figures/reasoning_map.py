@@ -29,7 +29,7 @@ from o3viz.trace.ids import make_id
 
 PLOT_PX = 640  # the width the marker sizes are planned for
 SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
-EDGE_PX = 22  # pixels kept free at each edge of the plot, so a star or a ring is never cut
+EDGE_PX = 36  # pixels at the planned width (the map is drawn ~370 px wide at 1280: ~20 px)
 FOCUS_WINDOW = 40  # steps each side of a searched node, when the trace is wider than twice that
 _KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "hexagram", "step": "circle"}
 
