@@ -1,11 +1,15 @@
-"""UI speed and payload: build the Inspect figures and render the Inspect page through AppTest
-for synthetic traces of 200 and 2,000 steps; print times, their ratio and the page payload.
+"""UI speed and payload of Inspect on realistic traces, put in the store the way the app gets them:
+a temporary ``O3VIZ_HOME`` (``Store.add``), with R1-style imports of about 200, 2,000 and 5,000
+sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and a captured
+run from ``sample_traces/``.
 
-The traces come from ``o3viz.testing.synthetic`` (about 5.7 tokens per step, attention on every token).
-"First render" is the first AppTest run of the Inspect page with the trace in the session's
-library: the outline, the reasoning map, the details panel and the rest of the default tab. Each other
-tab is then timed on its own (tabs render lazily). Payload is the sum of the serialized element
-protos the page sends to the browser. This module imports streamlit only inside ``run``.
+For each trace it prints: the Inspect first render through AppTest (server side) and the payload
+the page sends; then in headless Chromium (``/usr/bin/chromium`` through Playwright, never a
+browser download) against ``streamlit run``, the time from opening ``/inspect?trace=KEY`` until
+the map is drawn, the marks the map draws, and, on a long trace, the time to zoom into an episode.
+Each time and mark count is also printed as a ratio against the 200-step trace measured in the
+same run. It fails loudly when a page does not show the trace it was asked for. Streamlit and
+Playwright are imported only inside ``run``.
 """
 
 from __future__ import annotations
@@ -16,51 +20,20 @@ import tempfile
 import time
 from pathlib import Path
 
-TABS = ("Attention", "Compression", "Verification", "Tokens")
+ROOT = Path(__file__).resolve().parents[1]
+CAPTURED = ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
+MAP_TITLES = ("What happened", "Where did the reasoning turn?")
+_MAP_DRAWN = """(titles) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
+    titles.some(t => (gd.querySelector('.gtitle')?.textContent || '').startsWith(t))
+    && gd.querySelector('.scatterlayer .point, .barlayer .point'))"""
+_MARKS = """(titles) => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g =>
+    titles.some(t => (g.querySelector('.gtitle')?.textContent || '').startsWith(t)));
+    return gd.querySelectorAll('.point, .textpoint, .js-line').length; }"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--steps",
-        type=int,
-        nargs=2,
-        default=[200, 2000],
-        metavar=("SMALL", "LARGE"),
-        help="step counts of the two synthetic traces (default 200 2000)",
-    )
-
-
-def _figures(trace) -> float:
-    """Seconds to build what the Inspect page builds on first view, outside streamlit."""
-    from o3viz.analysis.graph import build_graph
-    from o3viz.analysis.outline import build_outline
-    from o3viz.figures import (
-        checks_figure,
-        layer_head_heatmap,
-        outline_items,
-        reasoning_map_figure,
-        relevance_figure,
-        step_attention_heatmap,
-        token_heatmap,
-        tokens_html,
-    )
-
-    t0 = time.perf_counter()
-    build_graph(trace)  # the details panel's graph
-    outline = build_outline(trace)
-    reasoning_map_figure(outline).to_json()
-    outline_items(outline)
-    rnd = trace.final
-    for fig in (
-        step_attention_heatmap(rnd),
-        token_heatmap(rnd, 0, 64),
-        layer_head_heatmap(rnd, 0, 8),
-        relevance_figure(rnd, 0, 64),
-        checks_figure(trace),
-    ):
-        fig.to_json()
-    tokens_html(rnd)
-    return time.perf_counter() - t0
+    p.add_argument("--steps", type=int, nargs="+", default=[200, 2000, 5000], help="R1-style import sizes")
+    p.add_argument("--no-browser", action="store_true", help="AppTest only (no Chromium)")
 
 
 def _payload(at) -> int:
@@ -77,57 +50,94 @@ def _payload(at) -> int:
     return total
 
 
-def _render(trace) -> dict[str, float]:
+def _apptest(key: str, steps: int) -> tuple[float, int]:
     from streamlit.testing.v1 import AppTest
 
-    from o3viz.app.library import LibraryEntry
-
-    app = str(Path(__file__).resolve().parents[1] / "app.py")
-    at = AppTest.from_file(app, default_timeout=300)
-    key = f"bench-{len(trace.steps)}"  # distinct per trace: the app caches graphs by this key
-    at.session_state["library"] = {key: LibraryEntry(key, key, "sample", trace)}
-    at.session_state["samples_loaded"] = True
-    at.session_state["inspect_key"] = key
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()  # the library page (not timed)
     at.switch_page("pages/inspect.py")
+    at.query_params["trace"] = key
     t0 = time.perf_counter()
     at.run()
-    out = {"first": time.perf_counter() - t0, "payload": _payload(at)}
+    seconds = time.perf_counter() - t0
     if at.exception:
         raise RuntimeError(f"Inspect raised: {at.exception[0].value}")
-    for tab in TABS:
-        at.session_state["inspect_view"] = tab
+    shown = " ".join(c.value for c in at.caption)
+    if at.session_state["inspect_key"] != key or f"{steps} steps" not in shown:
+        raise RuntimeError(f"Inspect did not show trace {key} ({steps} steps); it showed: {shown[:200]}")
+    return seconds, _payload(at)
+
+
+def _browser(url: str, page, key: str, steps: int) -> dict[str, float]:
+    t0 = time.perf_counter()
+    page.goto(f"{url}/inspect?trace={key}")
+    page.wait_for_function(_MAP_DRAWN, arg=list(MAP_TITLES), timeout=300_000)
+    out = {"map_s": time.perf_counter() - t0, "marks": page.evaluate(_MARKS, list(MAP_TITLES))}
+    if f"{steps} steps" not in page.locator("body").inner_text():
+        raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
+    bars = page.evaluate("() => document.querySelectorAll('.barlayer .point').length")
+    if bars:  # the overview: zoom into an episode by clicking its bar
+        box = page.locator(".barlayer .point").nth(min(3, bars - 1)).bounding_box()
         t0 = time.perf_counter()
-        at.run()
-        out[tab] = time.perf_counter() - t0
-        out[f"payload_{tab}"] = _payload(at)
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.get_by_text("Whole trace").first.wait_for(timeout=300_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.startsWith('Episode '))"
+        )
+        out["zoom_s"] = time.perf_counter() - t0
+    return out
+
+
+def _store_traces(home: Path, sizes: list[int]) -> dict[str, tuple[str, int]]:
+    from o3viz.store.store import Store
+    from o3viz.testing.long_r1 import long_r1_trace
+    from o3viz.trace import load_trace
+
+    store, out = Store(home), {}
+    for n in sizes:
+        trace = long_r1_trace(n)
+        out[f"r1_{n}"] = (store.add(trace, source="import", name=f"r1_style_{n}.txt"), len(trace.final.steps))
+    captured = load_trace(CAPTURED)
+    out["captured"] = (store.add_file(CAPTURED, source="run"), sum(len(r.steps) for r in captured.rounds))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.testing.synthetic import make_trace
-
-    small, large = args.steps
-    with tempfile.TemporaryDirectory() as empty:
-        os.environ["O3VIZ_SAMPLES"] = empty  # no samples: only the benchmark trace is in the library
-        results = {}
-        warm = make_trace(20, seed=1)  # imports, plotly validators and streamlit's first run are not timed
-        _figures(warm)
-        _render(warm)
-        for n in (small, large):
-            trace = make_trace(n, seed=0)
-            print(f"tokens_{n}: {len(trace.tokens)}")
-            fig_s = _figures(trace)
-            page = _render(trace)
-            results[n] = (fig_s, page)
-            print(f"figures_s_{n}: {fig_s:.3f}")
-            print(f"inspect_first_render_s_{n}: {page['first']:.3f}")
-            print(f"inspect_payload_mb_{n}: {page['payload'] / 1e6:.3f}")
-            for tab in TABS:
-                print(f"tab_{tab.lower()}_s_{n}: {page[tab]:.3f}")
-                print(f"tab_{tab.lower()}_payload_mb_{n}: {page[f'payload_{tab}'] / 1e6:.3f}")
-    (fs, ps), (fl, pl) = results[small], results[large]
-    print(f"figures_ratio_{large}_vs_{small}: {fl / fs:.2f}")
-    print(f"inspect_first_render_ratio_{large}_vs_{small}: {pl['first'] / ps['first']:.2f}")
-    print(f"steps_ratio: {large / small:.2f}")
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as empty:
+        os.environ["O3VIZ_HOME"], os.environ["O3VIZ_SAMPLES"] = home, empty  # only these traces
+        traces = _store_traces(Path(home), args.steps)
+        base = f"r1_{args.steps[0]}"
+        _apptest(*traces[base])  # imports, plotly validators and streamlit's first run are not timed
+        server = {}
+        for name, (key, steps) in traces.items():
+            server[name] = _apptest(key, steps)
+            print(f"{name}_steps: {steps}")
+            print(f"{name}_apptest_first_render_s: {server[name][0]:.3f}")
+            print(f"{name}_payload_mb: {server[name][1] / 1e6:.3f}")
+        for name in traces:
+            print(f"{name}_apptest_ratio_vs_{base}: {server[name][0] / server[base][0]:.2f}")
+        if not args.no_browser:
+            _chromium(traces, base)
     return 0
+
+
+def _chromium(traces: dict[str, tuple[str, int]], base: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+
+    with serve_app({}) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        _browser(url, page, *traces[base])  # the server's first run (imports, caches) is not timed
+        got = {}
+        for name, (key, steps) in traces.items():
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            got[name] = _browser(url, page, key, steps)
+            page.close()
+            for k, v in got[name].items():
+                print(f"{name}_chromium_{k}: {v:.3f}" if k != "marks" else f"{name}_chromium_marks: {v}")
+        for name, m in got.items():
+            print(f"{name}_chromium_map_ratio_vs_{base}: {m['map_s'] / got[base]['map_s']:.2f}")
+            print(f"{name}_chromium_marks_ratio_vs_{base}: {m['marks'] / got[base]['marks']:.2f}")
+        browser.close()

@@ -19,6 +19,7 @@ from o3viz.figures import (
     step_decisions,
     step_targets,
     token_attention,
+    token_facts,
 )
 from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
 
@@ -53,8 +54,7 @@ def _step(trace: Trace, s) -> None:
     facts = [
         f"round {s.round}",
         f"kind {s.kind}" + (f" (branches from step {s.parent})" if s.parent is not None else ""),
-        f"tokens {step.token_start}–{max(step.token_end - 1, step.token_start)}",
-        f"mean token probability {fmt(s.confidence)}",
+        token_facts(rnd, step, s.confidence),
         f"importance {fmt(s.importance)}",
     ]
     if s.depends_on:

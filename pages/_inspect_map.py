@@ -1,18 +1,35 @@
 """Inspect's first view: the outline (left), the reasoning map (centre) and the selection's details
 (right), all in one row so the details are in view at desktop widths. Selecting in the outline, on
-the map, by search or by URL selects the same node everywhere (``pages._ui.select_node``)."""
+the map, by search or by URL selects the same node everywhere (``pages._ui.select_node``).
+
+A trace longer than ``OVERVIEW_FROM`` steps opens on its episodes (``o3viz.find_episodes``): the
+map shows one bar per episode and the outline lists episodes. Clicking an episode (on the map, in
+the outline or in the picker) opens its steps at full detail under a one-row strip of the whole
+trace; the open episode is ``inspect_episode`` and lives in the URL (``&episode=N``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace, build_graph, build_outline, search_outline
-from o3viz.figures import outline_items, reasoning_map_figure
+from o3viz import (
+    OVERVIEW_FROM,
+    Trace,
+    build_graph,
+    build_outline,
+    episode_of,
+    episode_outline,
+    find_episodes,
+    first_wrong_step,
+    parse_id,
+    search_outline,
+)
+from o3viz.figures import episode_items, episode_map_figure, outline_items, reasoning_map_figure
 from pages._inspect_details import details_panel
 from pages._outline import outline_list
 from pages._ui import select_node, selected_node, show_figure
 
 MAP_HEIGHT = 430
+STRIP_HEIGHT = 96  # the whole-trace strip above an open episode
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the trace…")
@@ -20,31 +37,51 @@ def outline_of(key: str, _trace: Trace):
     return build_outline(_trace)
 
 
+@st.cache_resource(max_entries=8, show_spinner="Finding the episodes…")
+def episodes_of(key: str, _trace: Trace):
+    outline = outline_of(key, _trace)
+    return find_episodes(outline), first_wrong_step(outline)
+
+
 @st.cache_resource(max_entries=8, show_spinner="Building the run graph…")
 def graph_of(key: str, _trace: Trace):
     return build_graph(_trace)
 
 
-def _on_map_click(chart_key: str) -> None:
+def _pick(node: str, episodes) -> None:
+    """A click anywhere on the map or the outline: an episode opens (or closes, when it is the
+    open one); a node is selected, and on a long trace its episode opens."""
+    if node.startswith("episode:"):
+        k = node.split(":", 1)[1]
+        st.session_state.inspect_episode = None if st.session_state.inspect_episode == k else k
+        return
+    select_node(node)
+    nid = parse_id(node)
+    ep = episode_of(episodes, nid.round, nid.index) if episodes and nid and nid.kind == "step" else None
+    if ep is not None:
+        st.session_state.inspect_episode = str(ep.index)
+
+
+def _on_map_click(chart_key: str, episodes=()) -> None:
     points = (st.session_state.get(chart_key) or {}).get("selection", {}).get("points", [])
     ids = [p.get("customdata") for p in points if isinstance(p.get("customdata"), str)]
     if ids:
-        select_node(ids[0])
+        _pick(ids[0], episodes)
 
 
-def _on_outline_click(list_key: str) -> None:
+def _on_outline_click(list_key: str, episodes=()) -> None:
     picked = (st.session_state.get(list_key) or {}).get("select")
     if isinstance(picked, str):
-        select_node(picked)
+        _pick(picked, episodes)
 
 
-def _on_search(box_key: str) -> None:
+def _on_search(box_key: str, episodes=()) -> None:
     if st.session_state.get(box_key):
-        select_node(st.session_state[box_key])
+        _pick(st.session_state[box_key], episodes)
         st.session_state.map_focus = st.session_state[box_key]
 
 
-def _search(key: str, outline) -> list[str]:
+def _search(key: str, outline, episodes=()) -> list[str]:
     query = st.text_input(
         "Find a step",
         key=f"map_search_{key}",
@@ -60,7 +97,7 @@ def _search(key: str, outline) -> list[str]:
             key=f"map_match_{key}",
             format_func=lambda n: outline.label(n),
             on_change=_on_search,
-            args=(f"map_match_{key}",),
+            args=(f"map_match_{key}", episodes),
             placeholder="Pick one to go there",
             label_visibility="collapsed",
         )
@@ -71,41 +108,114 @@ def query_open(key: str) -> bool:
     return bool(st.session_state.get(f"map_search_{key}"))
 
 
+def open_episode(episodes):
+    """The open episode (``inspect_episode``, as the URL has it), or None for the overview."""
+    raw = st.session_state.inspect_episode
+    k = int(raw) if isinstance(raw, str) and raw.isdigit() else None
+    return episodes[k] if k is not None and k < len(episodes) else None
+
+
+def _dep_min(key: str, outline) -> float:
+    if not outline.has_dependencies:
+        return 0.0
+    return st.slider(
+        "Dependency arcs into steps of importance at least",
+        0.0,
+        1.0,
+        0.0,
+        0.05,
+        key=f"map_dep_min_{key}",
+        help="Importance is each step's rank within the trace (0 to 1). Raise it to keep only "
+        "the arcs that lead into the steps that mattered most.",
+    )
+
+
+def _episode_bar(episodes, ep) -> None:
+    """Back to the overview, the previous and next episode, and where this one sits."""
+    back, prev, nxt, where = st.columns([1.2, 1, 1, 3.4], vertical_alignment="center")
+    for col, label, target in (
+        (back, "Overview", None),
+        (prev, "◀ Prev", ep.index - 1 if ep.index > 0 else None),
+        (nxt, "Next ▶", ep.index + 1 if ep.index + 1 < len(episodes) else None),
+    ):
+        if col.button(label, key=f"ep_nav_{label}", disabled=label != "Overview" and target is None):
+            st.session_state.inspect_episode = None if target is None else str(target)
+            st.rerun()
+    where.caption(
+        f"Episode {ep.index} of {len(episodes)} · steps {ep.start}–{ep.end} ({ep.length}) · "
+        f"opens with {ep.opens_with.replace('_', '-')}"
+    )
+
+
+def _long_map(key: str, outline, episodes, first_wrong, node, matches) -> None:
+    """The overview of episodes, or the open episode's steps under the whole-trace strip."""
+    ep = open_episode(episodes)
+    if ep is None:
+        fig = episode_map_figure(outline, episodes, selected=node, first_wrong=first_wrong, height=MAP_HEIGHT)
+        chart_key = f"overview_{key}_{node}"
+        show_figure(
+            fig, chart_key, on_select=lambda: _on_map_click(chart_key, episodes), selection_mode="points"
+        )
+        return
+    _episode_bar(episodes, ep)
+    strip = episode_map_figure(
+        outline, episodes, selected=node, first_wrong=first_wrong, open_episode=ep.index, strip=True
+    )
+    strip_key = f"strip_{key}_{ep.index}_{node}"
+    show_figure(
+        strip,
+        strip_key,
+        download=False,
+        on_select=lambda: _on_map_click(strip_key, episodes),
+        selection_mode="points",
+    )
+    sub = episode_outline(outline, ep)
+    dep_min = _dep_min(key, outline)
+    height = MAP_HEIGHT - STRIP_HEIGHT - 44 - (76 if outline.has_dependencies else 0)
+    fig = reasoning_map_figure(
+        sub,
+        selected=node,
+        highlight=matches,
+        lanes=[*outline.types(), "checks", "answer"],
+        height=max(height, 260),
+        dep_min=dep_min,
+        show_answer=sub.rounds[0].answer is not None,
+        title=f"Episode {ep.index}: steps {ep.start}–{ep.end} of {len(outline.steps)}",
+    )
+    chart_key = f"map_{key}_{ep.index}_{node}"
+    show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key, episodes), selection_mode="points")
+
+
 def map_view(key: str, trace: Trace) -> None:
     outline = outline_of(key, trace)
     node = selected_node()
     if node is not None and outline.find(node) is None and node not in graph_of(key, trace):
         node = None  # (the graph is built only for ids the outline does not know)
+    long = len(outline.steps) > OVERVIEW_FROM
+    episodes, first_wrong = episodes_of(key, trace) if long else ([], None)
     left, centre, right = st.columns([1.25, 2.45, 1.5], gap="small")
     with left:
-        matches = _search(key, outline)
+        matches = _search(key, outline, episodes)
         list_key = f"outline_{key}"
+        ep = open_episode(episodes) if long else None
         outline_list(
-            outline_items(outline),
+            episode_items(outline, episodes, ep.index if ep else None) if long else outline_items(outline),
             node,
             key=list_key,
             height=MAP_HEIGHT - 100 if query_open(key) else MAP_HEIGHT - 52,
-            on_select=lambda: _on_outline_click(list_key),
+            on_select=lambda: _on_outline_click(list_key, episodes),
         )
     with centre:
-        focus = node if st.session_state.map_focus == node else None
-        dep_min = 0.0
-        if outline.has_dependencies:
-            dep_min = st.slider(
-                "Dependency arcs into steps of importance at least",
-                0.0,
-                1.0,
-                0.0,
-                0.05,
-                key=f"map_dep_min_{key}",
-                help="Importance is each step's rank within the trace (0 to 1). Raise it to keep only "
-                "the arcs that lead into the steps that mattered most.",
+        if long:
+            _long_map(key, outline, episodes, first_wrong, node, matches)
+        else:
+            focus = node if st.session_state.map_focus == node else None
+            dep_min = _dep_min(key, outline)
+            height = MAP_HEIGHT - 76 if outline.has_dependencies else MAP_HEIGHT  # the slider's room
+            fig = reasoning_map_figure(
+                outline, selected=node, highlight=matches, focus=focus, height=height, dep_min=dep_min
             )
-        height = MAP_HEIGHT - 76 if outline.has_dependencies else MAP_HEIGHT  # the slider's room
-        fig = reasoning_map_figure(
-            outline, selected=node, highlight=matches, focus=focus, height=height, dep_min=dep_min
-        )
-        chart_key = f"map_{key}_{node}"
-        show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
+            chart_key = f"map_{key}_{node}"
+            show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
     with right:
         details_panel(trace, outline, lambda: graph_of(key, trace), node)

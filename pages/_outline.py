@@ -1,5 +1,6 @@
 """The outline list beside the reasoning map: an indented, collapsible list (rounds → steps →
-checks) built from ``o3viz.figures.outline_items``. Clicking a row selects that node; the selected
+checks, or on a long trace rounds → episodes → the open episode's steps) built from
+``o3viz.figures.outline_items`` / ``episode_items``. Clicking a row selects that node; the selected
 row is highlighted and scrolled into view, so the map and the outline stay in sync both ways.
 Every field is set with ``textContent`` (trace text is never parsed as HTML)."""
 
@@ -20,6 +21,9 @@ _CSS = """
 .o3-outline summary.row { font-weight: 600; list-style: none; }
 .o3-outline summary.row::-webkit-details-marker { display: none; }
 .o3-outline .caret { width: 12px; color: #64748b; cursor: pointer; }
+.o3-outline .caret.ep { flex: none; }
+.o3-outline .row.episode { font-weight: 500; border-top: 1px solid #f1f5f9; }
+.o3-outline .row.episode.open { background: #eef2ff; }
 .o3-outline details[open] > summary .caret::before { content: "▾"; }
 .o3-outline details:not([open]) > summary .caret::before { content: "▸"; }
 .o3-outline .dot { width: 9px; height: 9px; border-radius: 50%; flex: none; transform: translateY(1px); }
@@ -48,7 +52,14 @@ function build(root, rows) {
       continue;
     }
     row.style.paddingLeft = (6 + 14 * r.depth) + 'px';
-    if (r.kind === 'step') {
+    if (r.kind === 'episode') {
+      const sq = cell('sq'); sq.style.background = r.color;
+      row.append(cell('caret ep', r.open ? '▾' : '▸'), cell('idx', 'E' + r.index), sq, cell('type', r.type));
+      if (r.mark) row.append(cell('mark', r.mark));
+      row.append(cell('txt', r.text));
+      if (r.chip) { const chip = cell('chip', r.chip); chip.style.background = r.chip_color; row.append(chip); }
+      if (r.open) row.classList.add('open');
+    } else if (r.kind === 'step') {
       const dot = cell('dot'); dot.style.background = r.color;
       row.append(cell('idx', String(r.index)), dot, cell('type', r.type));
       if (r.mark) row.append(cell('mark', r.mark));

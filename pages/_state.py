@@ -22,6 +22,7 @@ STATE: dict[str, object] = {
     "inspect_key": None,  # the trace shown on Inspect
     "inspect_node": None,  # the node selected on Inspect (map, outline, search or URL)
     "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
+    "inspect_episode": None,  # the episode open on a long trace's map ("N", as in ?episode=N; None = overview)
     "map_focus": None,  # the node a search moved the map to
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,

@@ -112,12 +112,19 @@ if not need_traces(1):
     st.stop()
 titles = [t for t, _ in VIEWS]
 url_state(
-    {"trace": "inspect_key", "node": "inspect_node", "view": "inspect_view"},
+    {"trace": "inspect_key", "node": "inspect_node", "view": "inspect_view", "episode": "inspect_episode"},
     reset="inspect_node",
     titles=titles,
 )
 top = st.columns([2, 3], vertical_alignment="center")
-key = pick_trace("Inspect trace", "inspect_key", "inspect_pick", container=top[0], collapsed=True)
+key = pick_trace(
+    "Inspect trace",
+    "inspect_key",
+    "inspect_pick",
+    reset=("inspect_node", "inspect_episode"),
+    container=top[0],
+    collapsed=True,
+)
 trace = library()[key].trace
 _header(trace, top[1])
 if st.session_state.inspect_view not in titles:
@@ -127,4 +134,9 @@ for tab, (_, render) in zip(tabs, VIEWS, strict=True):
     if tab.open is not False:
         with tab:
             render(key, trace)
-sync_url(trace=key, node=st.session_state.inspect_node, view=st.session_state.inspect_view)
+sync_url(
+    trace=key,
+    node=st.session_state.inspect_node,
+    view=st.session_state.inspect_view,
+    episode=st.session_state.inspect_episode,
+)

@@ -32,7 +32,9 @@ from o3viz.figures.details import (
     step_decisions,
     step_targets,
     token_attention,
+    token_facts,
 )
+from o3viz.figures.episode_map import count_marks, episode_map_figure
 from o3viz.figures.export import figure_html
 from o3viz.figures.importance import (
     head_kurtosis_figure,
@@ -52,13 +54,17 @@ from o3viz.figures.internals import (
     step_routing_figure,
     token_routing_rows,
 )
-from o3viz.figures.outline import outline_items
+from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "episode_items",
+    "count_marks",
+    "episode_map_figure",
+    "token_facts",
     "head_kurtosis_figure",
     "importance_scores_figure",
     "record_label",

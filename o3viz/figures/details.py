@@ -160,3 +160,17 @@ def token_attention(rnd, t: int) -> list[tuple[str, float]]:
     if total <= 0:
         return []
     return sorted(((k, v / total) for k, v in pairs if v > 0), key=lambda p: -p[1])
+
+
+def token_facts(rnd, step, confidence: float | None) -> str:
+    """The details panel's token line for one step: its token range and mean token probability,
+    or "no token data (imported text)" for a step that has no tokens (imported text).
+
+    >>> from o3viz.trace import Round, Step
+    >>> token_facts(Round(text="2+2=4.", steps=[Step(0, "2+2=4.", 0, 6)]), Step(0, "2+2=4.", 0, 6), None)
+    'no token data (imported text)'
+    """
+    if step.token_end <= step.token_start or not rnd.tokens:
+        return "no token data (imported text)"
+    p = "—" if confidence is None else f"{confidence:.2f}"
+    return f"tokens {step.token_start}–{step.token_end - 1} · mean token probability {p}"

@@ -11,6 +11,7 @@ page's list renders every field with ``textContent``, never as HTML.
 
 from __future__ import annotations
 
+from o3viz.analysis.episodes import Episode
 from o3viz.analysis.outline import Outline, OutlineCheck, OutlineStep
 from o3viz.figures._style import STEP_TYPE_COLORS, STEP_TYPE_LABELS, VERDICT_COLORS, clip_label, readable
 
@@ -29,13 +30,13 @@ def _check_row(c: OutlineCheck, depth: int) -> dict:
     }
 
 
-def _step_row(s: OutlineStep) -> dict:
+def _step_row(s: OutlineStep, depth: int = 1) -> dict:
     marks = {"backtrack": f"↩ {s.parent}" if s.parent is not None else "↩", "self_check": "◆", "final": "★"}
     passed = sum(c.verdict in ("pass", "correct") for c in s.checks)
     failed = sum(c.verdict in ("fail", "wrong", "error", "timeout") for c in s.checks)
     return {
         "id": s.id,
-        "depth": 1,
+        "depth": depth,
         "kind": "step",
         "index": s.index,
         "text": clip_label(readable(s.text), TEXT_CHARS),
@@ -47,36 +48,77 @@ def _step_row(s: OutlineStep) -> dict:
     }
 
 
+def _episode_row(ep: Episode, first: OutlineStep, is_open: bool) -> dict:
+    marks = [f"↩{ep.backtracks}" if ep.backtracks else "", "◆" if ep.self_checks else ""]
+    return {
+        "id": ep.id,
+        "depth": 1,
+        "kind": "episode",
+        "index": ep.index,
+        "open": is_open,
+        "text": clip_label(readable(first.text), TEXT_CHARS),
+        "type": f"{ep.start}–{ep.end}",
+        "color": STEP_TYPE_COLORS.get(ep.dominant, "#BBBBBB"),
+        "mark": " ".join(m for m in marks if m),
+        "chip": f"✗{ep.wrong}" if ep.wrong else (f"= {clip_label(ep.answer, 8)}" if ep.answer else ""),
+        "chip_color": VERDICT_COLORS["fail"] if ep.wrong else "#475569",
+        "title": f"Episode {ep.index}: steps {ep.start}–{ep.end} ({ep.length}), mostly "
+        f"{STEP_TYPE_LABELS.get(ep.dominant, ep.dominant)}. Click to open its steps.",
+    }
+
+
+def _round_rows(r, steps_rows: list[dict]) -> list[dict]:
+    verdict = r.verdict or "no verdict"
+    head = {
+        "id": r.id,
+        "depth": 0,
+        "kind": "round",
+        "text": f"Round {r.index} · {len(r.steps)} step{'s' if len(r.steps) != 1 else ''}",
+        "chip": verdict,
+        "color": VERDICT_COLORS.get(verdict, "#64748b"),
+        "title": (r.feedback or "")[:600],
+    }
+    tail = []
+    if r.answer is not None:
+        tail.append(
+            {
+                "id": r.answer_id,
+                "depth": 1,
+                "kind": "answer",
+                "text": "answer: " + clip_label(readable(r.answer), TEXT_CHARS - 8),
+                "chip": verdict,
+                "color": VERDICT_COLORS.get(verdict, "#64748b"),
+                "title": r.answer[:600],
+            }
+        )
+    return [head, *steps_rows, *tail]
+
+
+def episode_items(outline: Outline, episodes: list[Episode], open_index: int | None) -> list[dict]:
+    """The outline of a long trace: rounds → episodes, and only the open episode's steps and
+    checks (so 5,000 steps make about fifty rows, plus the open episode's)."""
+    rows: list[dict] = []
+    for r in outline.rounds:
+        body: list[dict] = []
+        for ep in (e for e in episodes if e.round == r.index):
+            body.append(_episode_row(ep, r.steps[ep.lo], ep.index == open_index))
+            if ep.index == open_index:
+                for s in r.steps[ep.lo : ep.hi]:
+                    body.append(_step_row(s, 2))
+                    body += [_check_row(c, 3) for c in s.checks]
+        body += [_check_row(c, 1) for c in r.checks]
+        rows += _round_rows(r, body)
+    return rows
+
+
 def outline_items(outline: Outline) -> list[dict]:
     """One dict per row, in reading order; ``depth`` 0 is a round (a collapsible group)."""
     rows: list[dict] = []
     for r in outline.rounds:
-        verdict = r.verdict or "no verdict"
-        rows.append(
-            {
-                "id": r.id,
-                "depth": 0,
-                "kind": "round",
-                "text": f"Round {r.index} · {len(r.steps)} step{'s' if len(r.steps) != 1 else ''}",
-                "chip": verdict,
-                "color": VERDICT_COLORS.get(verdict, "#64748b"),
-                "title": (r.feedback or "")[:600],
-            }
-        )
+        body: list[dict] = []
         for s in r.steps:
-            rows.append(_step_row(s))
-            rows += [_check_row(c, 2) for c in s.checks]
-        rows += [_check_row(c, 1) for c in r.checks]
-        if r.answer is not None:
-            rows.append(
-                {
-                    "id": r.answer_id,
-                    "depth": 1,
-                    "kind": "answer",
-                    "text": "answer: " + clip_label(readable(r.answer), TEXT_CHARS - 8),
-                    "chip": verdict,
-                    "color": VERDICT_COLORS.get(verdict, "#64748b"),
-                    "title": r.answer[:600],
-                }
-            )
+            body.append(_step_row(s))
+            body += [_check_row(c, 2) for c in s.checks]
+        body += [_check_row(c, 1) for c in r.checks]
+        rows += _round_rows(r, body)
     return rows

@@ -29,6 +29,7 @@ from o3viz.trace.ids import make_id
 
 PLOT_PX = 640  # the width the marker sizes are planned for
 SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
+EDGE_PX = 36  # pixels at the planned width (the map is drawn ~370 px wide at 1280: ~20 px)
 FOCUS_WINDOW = 40  # steps each side of a searched node, when the trace is wider than twice that
 _KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "hexagram", "step": "circle"}
 
@@ -216,7 +217,7 @@ def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
     return [star, label]
 
 
-def _lane_ticks(lanes: list[str]) -> list[str]:
+def lane_ticks(lanes: list[str]) -> list[str]:
     names = {CHECKS: "checks", ANSWER: "answer"}
     out = []
     for lane in lanes:
@@ -227,7 +228,7 @@ def _lane_ticks(lanes: list[str]) -> list[str]:
     return out
 
 
-def _round_bands(fig: go.Figure, outline: Outline, lay: MapLayout) -> None:
+def add_round_bands(fig: go.Figure, outline: Outline, lay: MapLayout) -> None:
     verdicts = {r.id: r for r in outline.rounds}
     for k, (rid, x0, x1) in enumerate(lay.rounds):
         r = verdicts[rid]
@@ -311,20 +312,23 @@ def reasoning_map_figure(
     title: str | None = None,
     x_of: dict[str, float] | None = None,
     x_range: tuple[float, float] | None = None,
+    show_answer: bool = True,
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
     ``selected`` gets a ring and its text; ``highlight`` (search matches) get rings; ``focus``
     moves the view to that node on traces too wide to read whole. ``lanes``, ``x_of`` and
     ``x_range`` put two maps on one scale (Compare); dependency arcs are drawn for steps of
-    importance at least ``dep_min``."""
+    importance at least ``dep_min``; ``show_answer=False`` leaves out the answer's star and label
+    (a zoomed-in episode that does not reach it)."""
     lay = map_layout(outline, lanes, x_of)
     size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
     fig = go.Figure(_edges(outline, lay, dep_min))
     fig.add_traces(_step_traces(outline, lay, size))
     fig.add_traces(_check_traces(outline, lay, size))
-    fig.add_traces(_answer_traces(outline, lay))
-    _round_bands(fig, outline, lay)
+    if show_answer:  # an episode without the answer opens with show_answer=False
+        fig.add_traces(_answer_traces(outline, lay))
+    add_round_bands(fig, outline, lay)
     _selection(fig, lay, outline, selected, highlight)
     n = len(outline.steps)
     sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
@@ -347,6 +351,8 @@ def reasoning_map_figure(
         title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 10}}
     )  # above the bands
     x0, x1 = lay.rounds[0][1] - 0.3 if lay.rounds else -1, lay.rounds[-1][2] + 0.8 if lay.rounds else 1
+    pad = (x1 - x0) * EDGE_PX / PLOT_PX  # the star (20 px) must not be cut at the edge however long
+    x0, x1 = x0 - pad, x1 + pad
     if x_range is not None:
         x0, x1 = x_range
     elif focus in lay.pos and x1 - x0 > 2 * FOCUS_WINDOW:
@@ -362,7 +368,7 @@ def reasoning_map_figure(
     fig.update_yaxes(
         range=[len(lay.lanes) - 0.2, -0.6],
         tickvals=list(range(len(lay.lanes))),
-        ticktext=_lane_ticks(lay.lanes),
+        ticktext=lane_ticks(lay.lanes),
         tickfont={"size": 12},
         showgrid=True,
         gridcolor="#e5e7eb",

@@ -190,3 +190,35 @@ def test_curves_never_drop_a_side_silently():
     one_step = [t for t in fig.data if t.name == "B" and len(t.x) == 1]
     assert one_step and all("markers" in t.mode for t in one_step)
     assert any("B: not recorded" in ann.text for ann in fig.layout.annotations)
+
+
+def test_the_answer_star_keeps_room_from_the_right_edge_on_a_2000_step_map():
+    """The star (20 px) used to sit 1.3 steps from the edge: half of it was cut at 2,000 steps."""
+    from o3viz.analysis.outline import build_outline
+    from o3viz.figures.reasoning_map import EDGE_PX, PLOT_PX, reasoning_map_figure
+    from o3viz.testing.synthetic import make_trace
+
+    outline = build_outline(make_trace(2000, seed=0))
+    fig = reasoning_map_figure(outline)
+    x0, x1 = fig.layout.xaxis.range
+    star = next(t for t in fig.data if t.name == "answer")
+    px_per_step = PLOT_PX / (x1 - x0)
+    assert (x1 - max(star.x)) * px_per_step >= EDGE_PX * 0.9
+
+
+def test_the_episode_overview_of_a_2000_step_r1_import_draws_at_most_300_marks(shared_data):
+    from o3viz.analysis.episodes import find_episodes, first_wrong_step
+    from o3viz.analysis.outline import build_outline
+    from o3viz.figures import count_marks, episode_map_figure
+    from o3viz.testing.long_r1 import long_r1_trace
+
+    outline = build_outline(long_r1_trace(2000))
+    eps = find_episodes(outline)
+    fig = episode_map_figure(outline, eps, first_wrong=first_wrong_step(outline), selected="step:0:700")
+    assert count_marks(fig) <= 300
+    bars = next(t for t in fig.data if t.name == "episode")
+    assert list(bars.customdata) == [e.id for e in eps]  # every episode is one clickable bar
+    x0, x1 = fig.layout.xaxis.range
+    star = next(t for t in fig.data if t.name == "answer")
+    assert x0 < min(star.x) and (x1 - max(star.x)) / (x1 - x0) * 640 >= 20
+    assert any(t.name == "selected" for t in fig.data)  # the selection is drawn on the overview

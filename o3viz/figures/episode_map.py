@@ -1,0 +1,312 @@
+"""The overview of a long trace: its episodes (``o3viz.analysis.episodes``) on the reasoning map's
+lanes, so that 2,000 steps read as about fifty marks of the same colours. Each episode is a bar over
+its steps in the lane of its dominant step type (a thinner bar in the lane of its second type, where
+that holds a quarter of its steps); above it, why it began (◀ backtrack, ◆ self-check, ? doubt); in
+the checks lane, ✗ where a check failed and ■ where checks passed; in the answer lane, the answers
+episodes reached and the final answer's star. Backtracks that jump between episodes are bundled
+into one arc per pair of episodes, the strongest few only. The first wrong step and the selected
+step are ringed, and the view is padded so that no mark is cut at the edges.
+
+``strip=True`` draws the same episodes on one row: the minimap above a zoomed-in episode.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import plotly.graph_objects as go
+
+from o3viz.analysis.episodes import Episode
+from o3viz.analysis.outline import Outline
+from o3viz.figures._style import (
+    STEP_TYPE_COLORS,
+    STEP_TYPE_LABELS,
+    VERDICT_COLORS,
+    base_layout,
+    clip_label,
+    esc,
+    readable,
+)
+from o3viz.figures.map_layout import ANSWER, CHECKS, MapLayout, map_layout
+from o3viz.figures.reasoning_map import add_round_bands, answer_label, lane_ticks
+
+ARCS_SHOWN = 12  # bundled backtrack arcs drawn at most (the strongest)
+EDGE_PX = 22  # room kept free at each edge of the plot, so a star or a ring is never cut
+_TURN = {"backtrack": ("triangle-left", "◀ backtrack"), "self_check": ("diamond", "◆ self-check")}
+_TURN |= {"doubt": ("circle-open", "? doubt"), "start": ("circle-open", "start")}
+TURN_COLOR = STEP_TYPE_COLORS["uncertainty_management"]
+
+
+def _span(lay: MapLayout, outline: Outline, ep: Episode) -> tuple[float, float]:
+    steps = next(r for r in outline.rounds if r.index == ep.round).steps
+    return lay.pos[steps[ep.lo].id][0] - 0.5, lay.pos[steps[ep.hi - 1].id][0] + 0.5
+
+
+def _hover(ep: Episode, first_text: str) -> str:
+    mix = ", ".join(f"{STEP_TYPE_LABELS.get(t, t)} {n}" for t, n in ep.types[:4])
+    flags = [
+        f"{ep.backtracks} backtrack{'s' if ep.backtracks != 1 else ''}" if ep.backtracks else "",
+        f"{ep.self_checks} self-check{'s' if ep.self_checks != 1 else ''}" if ep.self_checks else "",
+        f"{ep.wrong} failed check{'s' if ep.wrong != 1 else ''}" if ep.wrong else "",
+        f"reached {clip_label(ep.answer, 40)}" if ep.answer else "",
+    ]
+    return "<br>".join(
+        [
+            f"<b>Episode {ep.index}</b> · steps {ep.start}–{ep.end} ({ep.length}) · opens with "
+            f"{_TURN[ep.opens_with][1]}",
+            esc(clip_label(readable(first_text), 120)),
+            esc(mix),
+            esc(" · ".join(f for f in flags if f) or "no backtrack, self-check or failed check"),
+            "<i>click to open its steps</i>",
+        ]
+    )
+
+
+def _bars(outline, episodes, lay, row, spans, strip: bool, open_index) -> list[go.Bar]:
+    first = {
+        ep.index: next(r for r in outline.rounds if r.index == ep.round).steps[ep.lo].text for ep in episodes
+    }
+    out = []
+    for level, width in ((0, 0.62), (1, 0.3)):
+        eps = [e for e in episodes if len(e.types) > level and (level == 0 or e.types[1][1] * 4 >= e.length)]
+        if not eps or (strip and level):
+            continue
+        out.append(
+            go.Bar(
+                orientation="h",
+                base=[spans[e.index][0] for e in eps],
+                x=[spans[e.index][1] - spans[e.index][0] for e in eps],
+                y=[0.0 if strip else float(row.get(e.types[level][0], 0)) for e in eps],
+                width=0.7 if strip else width,
+                marker={
+                    "color": [STEP_TYPE_COLORS.get(e.types[level][0], "#BBBBBB") for e in eps],
+                    "line": {
+                        "color": ["#111827" if e.index == open_index else "white" for e in eps],
+                        "width": [3 if e.index == open_index else 1 for e in eps],
+                    },
+                    "opacity": 1.0 if level == 0 else 0.55,
+                },
+                customdata=[e.id for e in eps],
+                hovertext=[_hover(e, first[e.index]) for e in eps],
+                hovertemplate="%{hovertext}<extra></extra>",
+                name="episode" if level == 0 else "episode: second type",
+            )
+        )
+    return out
+
+
+def _marks(episodes, spans, row, strip: bool) -> list[go.Scatter]:
+    """Why each episode began (above the lanes) and its checks (in the checks lane)."""
+    mid = {e.index: sum(spans[e.index]) / 2 for e in episodes}
+    turns = [e for e in episodes if e.opens_with in ("backtrack", "self_check")]  # doubt shows in its lane
+    out = [
+        go.Scatter(
+            x=[spans[e.index][0] + 0.5 for e in turns],
+            y=[-0.5 if strip else -0.55] * len(turns),
+            mode="markers",
+            marker={"symbol": [_TURN[e.opens_with][0] for e in turns], "size": 8, "color": TURN_COLOR},
+            hovertext=[f"episode {e.index} opens with {_TURN[e.opens_with][1]}" for e in turns],
+            hovertemplate="%{hovertext}<extra></extra>",
+            customdata=[e.id for e in turns],
+            name="turns",
+        )
+    ]
+    for test, symbol, verdict, name in (
+        (lambda e: e.wrong > 0, "x", "fail", "episode: a check failed"),
+        (lambda e: e.wrong == 0 and e.passed > 0, "square", "pass", "episode: checks passed"),
+    ):
+        eps = [e for e in episodes if test(e)]
+        if eps and not strip:
+            out.append(
+                go.Scatter(
+                    x=[mid[e.index] for e in eps],
+                    y=[float(row[CHECKS])] * len(eps),
+                    mode="markers",
+                    marker={"symbol": symbol, "size": 10, "color": VERDICT_COLORS[verdict]},
+                    hovertext=[f"episode {e.index}: {e.wrong} failed, {e.passed} passed checks" for e in eps],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                    customdata=[e.id for e in eps],
+                    name=name,
+                )
+            )
+    return out
+
+
+def _bundled_arcs(outline: Outline, episodes, spans, row, strip: bool) -> list[go.Scatter]:
+    """One arc per (episode, the earlier episode it backtracks into), the strongest ``ARCS_SHOWN``."""
+    where = {}
+    for e in episodes:
+        steps = next(r for r in outline.rounds if r.index == e.round).steps[e.lo : e.hi]
+        where.update({(s.round, s.index): e.index for s in steps})
+    pairs = Counter()
+    for s in outline.steps:
+        a, b = where.get((s.round, s.parent)), where.get((s.round, s.index))
+        if s.kind == "backtrack" and a is not None and b is not None and a != b:
+            pairs[(a, b)] += 1
+    xs, ys = [], []
+    y0 = -0.5 if strip else -0.55
+    for (a, b), _n in pairs.most_common(ARCS_SHOWN):
+        x0, x1 = sum(spans[a]) / 2, spans[b][0] + 0.5
+        t = np.linspace(0.0, 1.0, 9)
+        lift = 0.35 if strip else 0.5
+        xs += [*((1 - t) ** 2 * x0 + 2 * (1 - t) * t * (x0 + x1) / 2 + t**2 * x1), np.nan]
+        ys += [*((1 - t) ** 2 * y0 + 2 * (1 - t) * t * (y0 - lift) + t**2 * y0), np.nan]
+    if not xs:
+        return []
+    return [
+        go.Scatter(
+            x=xs, y=ys, mode="lines", line={"color": TURN_COLOR, "width": 1.5}, hoverinfo="skip", name="arcs"
+        )
+    ]
+
+
+def _always_visible(outline, lay, row, strip, selected, first_wrong) -> list[go.Scatter]:
+    """The final answer (star and label), the first wrong step and the selection, ringed."""
+    out = []
+    final = outline.rounds[-1] if outline.rounds else None
+    right = lay.rounds[0][1] + 0.6 * (lay.rounds[-1][2] - lay.rounds[0][1]) if lay.rounds else 0.0
+    if final is not None and final.answer_id in lay.pos:
+        x = lay.pos[final.answer_id][0]
+        y = 0.0 if strip else float(row[ANSWER])
+        color = VERDICT_COLORS.get(outline.verdict or "", "#64748b")
+        out += (
+            []
+            if strip
+            else [  # the strip is too small for a label: the page header has it
+                go.Scatter(
+                    x=[x],
+                    y=[y + 0.42],
+                    mode="text",
+                    text=[esc(answer_label(outline)) + " "],
+                    textposition="middle left",
+                    textfont={"size": 13, "color": color},
+                    hoverinfo="skip",
+                    name="final answer",
+                    meta="answer-label",
+                )
+            ]
+        )
+        out.append(
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers",
+                marker={
+                    "size": 18,
+                    "symbol": "star",
+                    "color": color,
+                    "line": {"width": 1, "color": "#1f2937"},
+                },
+                customdata=[final.answer_id],
+                hovertext=[esc(f"final answer: {clip_label(outline.answer or '(none)', 120)}")],
+                hovertemplate="%{hovertext}<extra></extra>",
+                name="answer",
+            )
+        )
+    for node, color, name in (
+        (first_wrong, VERDICT_COLORS["fail"], "first wrong step"),
+        (selected, "#111827", "selected"),
+    ):
+        step = outline.find(node) if node else None
+        if node not in lay.pos or getattr(step, "type", None) is None:
+            continue
+        x = lay.pos[node][0]
+        out.append(
+            go.Scatter(
+                x=[x],
+                y=[0.0 if strip else float(row.get(step.type, 0))],
+                mode="markers" if strip else "markers+text",
+                marker={
+                    "size": 16 if strip else 20,
+                    "color": "rgba(0,0,0,0)",
+                    "line": {"width": 3, "color": color},
+                },
+                text=[f"{'first wrong: ' if name != 'selected' else ''}step {step.index}"],
+                textposition="top left" if x > right else "top right",  # never past the edge
+                textfont={"size": 11, "color": color},
+                customdata=[node],
+                hovertext=[esc(f"{name}: step {step.index} · {clip_label(readable(step.text), 100)}")],
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=name,
+            )
+        )
+    return out
+
+
+def episode_map_figure(
+    outline: Outline,
+    episodes: list[Episode],
+    *,
+    selected: str | None = None,
+    first_wrong: str | None = None,
+    open_episode: int | None = None,
+    strip: bool = False,
+    height: int | None = None,
+    plot_px: int = 400,  # about the map's plot width at 1280 px
+) -> go.Figure:
+    """The episodes of ``outline`` (see the module docstring). ``customdata`` of every bar is
+    ``episode:N``, of the rings and the star their node id (for clicks)."""
+    lay = map_layout(outline)
+    row = {lane: i for i, lane in enumerate(lay.lanes)}
+    spans = {e.index: _span(lay, outline, e) for e in episodes}
+    fig = go.Figure(_bundled_arcs(outline, episodes, spans, row, strip))
+    fig.add_traces(_bars(outline, episodes, lay, row, spans, strip, open_episode))
+    fig.add_traces(_marks(episodes, spans, row, strip))
+    fig.add_traces(_always_visible(outline, lay, row, strip, selected, first_wrong))
+    if not strip:
+        add_round_bands(fig, outline, lay)
+    n = len(outline.steps)
+    x0, x1 = lay.rounds[0][1] if lay.rounds else -1.0, lay.rounds[-1][2] if lay.rounds else 1.0
+    pad = (x1 - x0) * EDGE_PX / plot_px  # in step units: so many pixels at each edge
+    title = (
+        f"Where did the reasoning turn? {len(episodes)} episodes over {n} steps"
+        if not strip
+        else "Whole trace (click an episode to open it)"
+    )
+    sub = (  # two short lines: a longer one is cut at 1280 px
+        "bar = one episode, in the lane of its main step type · ◀ backtrack · ◆ self-check"
+        "<br>✗ a check failed · ■ checks passed · arcs = backtracks to an earlier episode · click a bar"
+    )
+    base_layout(
+        fig,
+        esc(title) if strip else f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
+        height=height or (96 if strip else int(np.clip(70 + 34 * len(lay.lanes), 300, 520))),
+        margin={"l": 10, "r": 10, "t": 26 if strip else 100, "b": 6 if strip else 28},
+        showlegend=False,
+        dragmode=False if strip else "pan",
+        clickmode="event+select",
+        hovermode="closest",
+        barmode="overlay",
+    )
+    fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 6 if strip else 10}})
+    fig.update_xaxes(
+        range=[x0 - pad, x1 + pad],
+        showticklabels=not strip,
+        showgrid=False,
+        zeroline=False,
+        tickfont={"size": 11, "color": "#64748b"},
+        title=None if strip else {"text": "steps in order →", "font": {"size": 11, "color": "#64748b"}},
+    )
+    fig.update_yaxes(
+        range=[0.75, -1.0] if strip else [len(lay.lanes) - 0.2, -0.95],
+        tickvals=[] if strip else list(range(len(lay.lanes))),
+        ticktext=[] if strip else lane_ticks(lay.lanes),
+        showticklabels=not strip,
+        tickfont={"size": 12},
+        showgrid=not strip,
+        gridcolor="#e5e7eb",
+        zeroline=False,
+        automargin=True,
+    )
+    return fig
+
+
+def count_marks(fig: go.Figure) -> int:
+    """How many marks ``fig`` draws: a point per marker or bar, a line per line trace."""
+    total = 0
+    for tr in fig.data:
+        mode = getattr(tr, "mode", None) or ""
+        n = len(tr.x) if tr.x is not None else 0
+        total += 1 if mode == "lines" else n
+    return total
