@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace, parse_id
-from o3viz.analysis.provenance import grading
-from o3viz.analysis.wrong_step import first_wrong_step
+from o3viz import Trace, first_wrong_step, grading, parse_id
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,

@@ -40,7 +40,8 @@ def outline_of(key: str, _trace: Trace):
 @st.cache_resource(max_entries=8, show_spinner="Finding the episodes…")
 def episodes_of(key: str, _trace: Trace):
     outline = outline_of(key, _trace)
-    return find_episodes(outline), first_wrong_step(outline)
+    wrong = first_wrong_step(_trace)  # the one rule Inspect's header and details use too
+    return find_episodes(outline), (wrong.node if wrong else None)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Building the run graph…")

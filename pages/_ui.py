@@ -23,8 +23,8 @@ from o3viz import (
     store_entry,
     stored_entries,
     take_upload_in_worker,
+    trace_label,
 )
-from o3viz.analysis.provenance import trace_label
 from o3viz.figures import escape_markdown, figure_html
 
 
@@ -117,7 +117,7 @@ def trace_labels(keys: list[str]) -> dict[str, str]:
     Streamlit's selectbox sends the chosen option's *label* back and maps it to the first option
     with that label, so two traces with one name would swap silently: labels must be unique, and
     the key's head makes them so."""
-    from o3viz.store.query import MAX_PAGE, Query
+    from o3viz import MAX_PAGE, Query
 
     rows = {}
     for i in range(0, len(keys), MAX_PAGE):
@@ -310,7 +310,7 @@ CHECK_BADGE = {
 def check_md(check) -> str:
     """A check as markdown: a badge that says what its verdict means for its rule, its name, and
     what it tested ("consistent with the arithmetic chain" is not "correct")."""
-    from o3viz.verify.trace_checks import check_label
+    from o3viz import check_label
 
     badge, tested = check_label(check)
     return f":{CHECK_BADGE.get(badge, 'gray')}-badge[{badge}] **{escape_markdown(check.name)}** · {escape_markdown(tested)}"
@@ -318,7 +318,7 @@ def check_md(check) -> str:
 
 def disagreement_note(source, check) -> None:
     """The one sentence every page shows where the two gradings disagree (nothing where they agree)."""
-    from o3viz.analysis.provenance import disagreement_line
+    from o3viz import disagreement_line
 
     line = disagreement_line(source, check)
     if line:
@@ -328,7 +328,7 @@ def disagreement_note(source, check) -> None:
 def proxy_note(trace, what: str = "attention") -> None:
     """The label of a borrowed signal (a proxy reader's attention or token probabilities), where
     it is drawn; nothing for the writer's own."""
-    from o3viz.analysis.provenance import proxy_line
+    from o3viz import proxy_line
 
     line = proxy_line(trace, what)
     if line:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import compare_traces
-from o3viz.analysis.compare import same_question, shown_delta
-from o3viz.analysis.provenance import proxy_line
+from o3viz import compare_traces, proxy_line, same_question, shown_delta
 from o3viz.figures import (
     alignment_figure,
     clip_label,

@@ -12,10 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from o3viz import DATASET_COLUMNS as COLUMNS
-from o3viz import Query, dataset_summary
+from o3viz import GRADES, OUTLIER_RULE, Query, dataset_summary, rate_text
 from o3viz import dataset_frame as frame
 from o3viz import select_rows as select
-from o3viz.analysis.dataset import GRADES, OUTLIER_RULE, rate_text
 from o3viz.figures import (
     claim_rates_figure,
     escape_markdown,

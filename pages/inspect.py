@@ -10,9 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from o3viz import Trace, summarize
-from o3viz.analysis.provenance import disagreement_line, grading, limit_line
-from o3viz.analysis.wrong_step import first_wrong_step
+from o3viz import Trace, disagreement_line, first_wrong_step, grading, limit_line, summarize
 from o3viz.figures import clip_label, escape_markdown, readable
 from pages._inspect_importance import importance_view
 from pages._inspect_internals import internals_view

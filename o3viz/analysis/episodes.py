@@ -143,14 +143,6 @@ def episode_of(episodes: list[Episode], round_index: int, step_index: int) -> Ep
     return None
 
 
-def first_wrong_step(outline: Outline) -> str | None:
-    """The id of the first step (in reading order) that a check failed, or None."""
-    for s in outline.steps:
-        if any(c.verdict in BAD for c in s.checks):
-            return s.id
-    return None
-
-
 def episode_outline(outline: Outline, ep: Episode) -> Outline:
     """The outline of one episode: its round with only its steps (and their checks); the round's
     answer and whole-round checks only where the episode ends the round."""

@@ -10,10 +10,10 @@ from o3viz.analysis.episodes import (
     episode_of,
     episode_outline,
     find_episodes,
-    first_wrong_step,
     turn_of,
 )
 from o3viz.analysis.outline import build_outline
+from o3viz.analysis.wrong_step import first_wrong_step
 
 
 def _r1(shared_data, record: int):
@@ -84,7 +84,7 @@ def test_a_short_trace_splits_at_wait_and_a_check_and_finds_its_wrong_step():
     assert [(e.start, e.end) for e in eps] == [(0, 4), (5, 10)]
     assert eps[0].has_wrong and eps[0].first_wrong == 1 and not eps[1].has_wrong
     assert eps[1].has_backtrack and eps[1].has_self_check and eps[1].answer == "5"
-    assert first_wrong_step(outline) == "step:0:1"
+    assert first_wrong_step(trace).node == "step:0:1"  # the one rule, on the same trace
     assert episode_of(eps, 0, 7) is eps[1] and episode_of(eps, 0, 99) is None
     sub = episode_outline(outline, eps[0])
     assert [s.index for s in sub.steps] == [0, 1, 2, 3, 4] and sub.rounds[0].answer is None

@@ -207,14 +207,17 @@ def test_the_answer_star_keeps_room_from_the_right_edge_on_a_2000_step_map():
 
 
 def test_the_episode_overview_of_a_2000_step_r1_import_draws_at_most_300_marks(shared_data):
-    from o3viz.analysis.episodes import find_episodes, first_wrong_step
+    from o3viz.analysis.episodes import find_episodes
     from o3viz.analysis.outline import build_outline
+    from o3viz.analysis.wrong_step import first_wrong_step
     from o3viz.figures import count_marks, episode_map_figure
     from o3viz.testing.long_r1 import long_r1_trace
 
-    outline = build_outline(long_r1_trace(2000))
+    trace = long_r1_trace(2000)
+    outline = build_outline(trace)
     eps = find_episodes(outline)
-    fig = episode_map_figure(outline, eps, first_wrong=first_wrong_step(outline), selected="step:0:700")
+    wrong = first_wrong_step(trace)
+    fig = episode_map_figure(outline, eps, first_wrong=wrong.node if wrong else None, selected="step:0:700")
     assert count_marks(fig) <= 300
     bars = next(t for t in fig.data if t.name == "episode")
     assert list(bars.customdata) == [e.id for e in eps]  # every episode is one clickable bar
