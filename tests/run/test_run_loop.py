@@ -27,7 +27,6 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     [
         (["--task", "nope:3"], "unknown task"),
         (["--prompt", "hi", "--rounds", "0"], "rounds must be at least 1"),
-        (["--prompt", "hi", "--compress", "--rounds", "2"], "compression runs its own generation loop"),
         (["--prompt", "hi", "--compress", "--compress-threshold", "0.2"], "thresholds"),
         (["--prompt", "hi", "--confidence-threshold", "2"], "confidence threshold must be in [0, 1]"),
     ],
