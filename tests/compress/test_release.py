@@ -251,3 +251,28 @@ def test_release_entropies_stay_finite_when_some_logits_are_minus_inf():
     assert len(res.entropies) == 6
     assert all(e == e and 0 < e < 5 for e in res.entropies), res.entropies  # no NaN
     assert all(t >= 10 for t in res.tokens)
+
+
+def test_after_an_eviction_the_bias_is_read_at_the_entries_original_positions(tiny):
+    """With gaps in the cache, a -inf bias on position 2 must zero the entry that holds position 2
+    (segment 1 = positions 4..13 is gone): reading the bias as a window ending at the last
+    position, as without gaps, would shift it by the 10 released entries and miss it."""
+    from o3viz.hooks.instrument import instrument
+    from o3viz.hooks.recorder import Recorder, RecorderSpec
+
+    model, ids = tiny
+    kv = _kv(model, ids)
+    kv.release(1)
+    kv.append(7, 40)
+    c = model.config
+    rec = Recorder(RecorderSpec(c.num_hidden_layers, c.num_attention_heads, 40, prefill=False))
+    bias = torch.zeros(41)
+    bias[2] = float("-inf")
+    rec.set_bias(bias, torch.ones(c.num_hidden_layers, c.num_attention_heads), record_before=False)
+    rec.set_key_positions(kv.positions)
+    with instrument(model, rec), torch.no_grad():
+        model(input_ids=torch.tensor([[7]]), position_ids=torch.tensor([[40]]), past_key_values=kv.cache)
+    rec.end_step()
+    row = rec.last_mean
+    assert row.shape == (41,) and float(row[2]) == 0.0 and float(row[1]) > 0 and float(row[30]) > 0
+    assert float(row[4:14].sum()) == 0.0 and abs(float(row.sum()) - 1) < 1e-5
