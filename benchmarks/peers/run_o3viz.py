@@ -17,9 +17,9 @@ def _config(variant: str):
     from o3viz.run.capture import CaptureConfig, DAAConfig
 
     if variant == "capture":
-        return CaptureConfig(), None
+        return CaptureConfig(), DAAConfig()
     if variant == "capture_all":
-        return CaptureConfig(layers="all", heads=None, top_k=None), None
+        return CaptureConfig(layers="all", heads=None, top_k=None), DAAConfig()
     if variant == "allocate":
         return CaptureConfig(), DAAConfig(mode="allocate")
     raise ValueError(f"unknown o3viz variant {variant!r}")
