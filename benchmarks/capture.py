@@ -56,7 +56,7 @@ def _timed(fn) -> float:
 def _runners(model, tok, n: int) -> dict:
     import torch
 
-    from o3viz.run.capture import DAAConfig, capture
+    from o3viz.run.capture import DAAConfig, RunRequest, capture
     from o3viz.run.prompt import layout_prompt
 
     ids = torch.tensor([layout_prompt(tok, PROMPT).ids], device=model.device)
@@ -78,9 +78,11 @@ def _runners(model, tok, n: int) -> dict:
 
     return {
         "plain": lambda: generate("sdpa"),
-        "capture": lambda: capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n),
+        "capture": lambda: capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=n, min_new_tokens=n)),
         "allocate": lambda: capture(
-            model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n, daa=DAAConfig(mode="allocate")
+            model,
+            tok,
+            RunRequest(prompt=PROMPT, max_new_tokens=n, min_new_tokens=n, daa=DAAConfig(mode="allocate")),
         ),
         "output_attentions": lambda: generate("eager", output_attentions=True, return_dict_in_generate=True),
     }
@@ -91,10 +93,10 @@ def _peak_rss_child(n: int) -> int:
     import psutil
 
     from o3viz.model import load_model
-    from o3viz.run.capture import capture
+    from o3viz.run.capture import RunRequest, capture
 
     model, tok = load_model()
-    capture(model, tok, PROMPT, max_new_tokens=4)
+    capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=4))
     gc.collect()
     proc = psutil.Process()
     base, peak, done = proc.memory_info().rss, [0], threading.Event()
@@ -106,7 +108,7 @@ def _peak_rss_child(n: int) -> int:
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
-    trace = capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n)
+    trace = capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=n, min_new_tokens=n))
     done.set()
     th.join()
     peak[0] = max(peak[0], proc.memory_info().rss)

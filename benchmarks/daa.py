@@ -62,19 +62,17 @@ def _parse_strengths(text: str) -> list[float]:
 
 def _accuracy(model, tok, problems, daa, max_new_tokens: int) -> tuple[float, float]:
     """(accuracy, seconds per generated token) of one setting over all problems."""
-    from o3viz.run.capture import CaptureConfig, capture
+    from o3viz.run.capture import CaptureConfig, RunRequest, capture
 
     t0, right, tokens = time.perf_counter(), 0, 0
     for question, ref in problems:
-        tr = capture(
-            model,
-            tok,
-            f"{question}\n{INSTRUCTION}",
+        req = RunRequest(
+            prompt=f"{question}\n{INSTRUCTION}",
             max_new_tokens=max_new_tokens,
             capture=CaptureConfig(enabled=False),
             daa=daa,
-            task="math",
         )
+        tr = capture(model, tok, req, task="math")
         right += same_number(tr.final.answer, ref)
         tokens += len(tr.final.tokens)
     return right / len(problems), (time.perf_counter() - t0) / max(tokens, 1)

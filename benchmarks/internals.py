@@ -66,14 +66,20 @@ def _tiny_moe(tok):
 
 
 def _routing_speed(tok, args) -> list[str]:
-    from o3viz.run.capture import CaptureConfig, capture
+    from o3viz.run.capture import CaptureConfig, RunRequest, capture
 
     model, n = _tiny_moe(tok), args.new_tokens
     times = _interleaved(
         {
-            "without": lambda: capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n),
+            "without": lambda: capture(
+                model, tok, RunRequest(prompt=PROMPT, max_new_tokens=n, min_new_tokens=n)
+            ),
             "routing": lambda: capture(
-                model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n, capture=CaptureConfig(routing=True)
+                model,
+                tok,
+                RunRequest(
+                    prompt=PROMPT, max_new_tokens=n, min_new_tokens=n, capture=CaptureConfig(routing=True)
+                ),
             ),
         },
         args.rounds,
@@ -86,7 +92,7 @@ def _routing_speed(tok, args) -> list[str]:
 
 
 def _lens_speed(model, tok, args) -> list[str]:
-    from o3viz.run.capture import CaptureConfig, capture
+    from o3viz.run.capture import CaptureConfig, RunRequest, capture
     from o3viz.run.config import parse_indices, resolve_layers
 
     layers = resolve_layers(
@@ -95,9 +101,10 @@ def _lens_speed(model, tok, args) -> list[str]:
     n = args.new_tokens
 
     def run(lens):
-        return lambda: capture(
-            model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n, capture=CaptureConfig(logit_lens=lens)
+        req = RunRequest(
+            prompt=PROMPT, max_new_tokens=n, min_new_tokens=n, capture=CaptureConfig(logit_lens=lens)
         )
+        return lambda: capture(model, tok, req)
 
     times = _interleaved({"without": run(()), "one": run(layers[-1:]), "lens": run(layers)}, args.rounds)
     r_all, r_one = _ratio(times, "lens", "without"), _ratio(times, "one", "without")
@@ -110,12 +117,14 @@ def _lens_speed(model, tok, args) -> list[str]:
 
 
 def _size_lines(model, tok, args) -> list[str]:
-    from o3viz.run.capture import CaptureConfig, capture
+    from o3viz.run.capture import CaptureConfig, RunRequest, capture
 
     n, lines = args.size_tokens, []
     for label, extra in (("full", {}), ("top4", {"routing_top_n": 4})):
         cfg = CaptureConfig(enabled=False, moefy=(16, 4), routing=True, **extra)
-        trace = capture(model, tok, PROMPT, max_new_tokens=n, min_new_tokens=n, capture=cfg)
+        trace = capture(
+            model, tok, RunRequest(prompt=PROMPT, max_new_tokens=n, min_new_tokens=n, capture=cfg)
+        )
         rec = trace.final.internals.routing
         raw = json.dumps(rec.to_dict()).encode()
         per_k = len(gzip.compress(raw)) / rec.num_generated * 1000 / 1e6

@@ -37,7 +37,7 @@ def _solved(task_kind: str, rnd, reference: str | None) -> bool:
 
 
 def _bench(model, tok, ids: list[str], args, claims_only: bool) -> tuple[int, int, int, float]:
-    from o3viz.run.capture import CaptureConfig
+    from o3viz.run.capture import CaptureConfig, RunRequest
     from o3viz.run.solve import solve
     from o3viz.tasks.spec import load_task
 
@@ -48,14 +48,13 @@ def _bench(model, tok, ids: list[str], args, claims_only: bool) -> tuple[int, in
         reference = spec.task.reference
         if claims_only:
             spec.task.reference = None
-        trace = solve(
-            model,
-            tok,
-            spec,
-            max_rounds=args.rounds,
+        req = RunRequest(
+            task_id=tid,
+            rounds=args.rounds,
             max_new_tokens=args.max_new_tokens,
             capture=CaptureConfig(enabled=False),
         )
+        trace = solve(model, tok, req, spec=spec)
         first += _solved(spec.task.kind, trace.rounds[0], reference)
         last += _solved(spec.task.kind, trace.rounds[-1], reference)
         rounds_used += len(trace.rounds)

@@ -44,7 +44,7 @@ _API: dict[str, str] = {
     # running the model
     "load_model": "o3viz.model",
     "RunRequest": "o3viz.run.request",
-    "execute": "o3viz.run.request",
+    "execute": "o3viz.run.dispatch",
     "capture": "o3viz.run.capture",
     "solve": "o3viz.run.solve",
     "CaptureConfig": "o3viz.run.config",
@@ -59,7 +59,7 @@ _API: dict[str, str] = {
     # compression
     "compress_context": "o3viz.compress.context",
     "CompressionConfig": "o3viz.compress.context",
-    "run_compressed": "o3viz.run.compressed",
+    "run_compressed": "o3viz.run.dispatch",
     # importing other models' reasoning
     "import_trace": "o3viz.importers",
     "register_format": "o3viz.importers",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from o3viz import (
     CaptureConfig,
+    CompressionConfig,
     DAAConfig,
     RunJob,
     RunRequest,
@@ -95,6 +96,10 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         layer_spec = parse_layers(layers)
     except UsageError as exc:  # said next to the Run button, which stays disabled
         layer_spec, problem = "auto", f"Layers kept per head: {exc}"
+    try:
+        compression = CompressionConfig(compress_threshold=hi, expand_threshold=lo) if compress else None
+    except UsageError as exc:
+        compression, problem = None, problem or f"Compression: {exc}"
     req = RunRequest(
         prompt=prompt,
         task_id=task_id,
@@ -105,9 +110,7 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         explore=int(explore),
         rounds=rounds,
         confidence_threshold=confidence,
-        compress=compress,
-        compress_threshold=hi,
-        expand_threshold=lo,
+        compression=compression,
     )
     return source, req, problem or lens_problem
 
@@ -181,11 +184,6 @@ require_router()
 st.title("Run")
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
 source, request, problem = settings_form()
-if request.compress:
-    st.info(
-        "Compression runs on a free prompt only (no task, rounds, explore or DAA), and a compressed run "
-        "cannot be stopped midway: its release loop ends at the token limit or the end of the answer."
-    )
 if source in ("HumanEval", "MBPP+"):
     st.info(escape_markdown(isolation_note()), icon=":material/shield:")
 if problem:

@@ -12,6 +12,7 @@ from o3viz.errors import UsageError
 from o3viz.hooks.routing import record_routing
 from o3viz.moefy import MoefiedMLP, MoefySetting, balanced_kmeans, cluster_neurons, moefied, parse_moefy
 from o3viz.run.loop import run_loop
+from o3viz.run.request import RunRequest
 from o3viz.testing.builders import make_tiny_llama
 
 
@@ -67,7 +68,7 @@ def test_routing_on_a_moefied_model_is_recorded_and_labelled():
     with moefied(model, tok, MoefySetting(8, 3), _random_clusters(model, 8)):
         assert routing_source(model) == "moefied"
         with record_routing(model) as rec:
-            gen = run_loop(model, PROMPT, max_new_tokens=5, stop_ids=set())
+            gen = run_loop(model, PROMPT, RunRequest(max_new_tokens=5), stop_ids=set())
     record = rec.to_record(len(gen.ids))
     assert record.scoring == "probs" and record.experts.shape == (5, 2, 3)
     assert np.allclose(record.probs.astype(np.float32).sum(-1), 1, atol=1e-2)

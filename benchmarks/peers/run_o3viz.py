@@ -17,9 +17,9 @@ def _config(variant: str):
     from o3viz.run.capture import CaptureConfig, DAAConfig
 
     if variant == "capture":
-        return CaptureConfig(), None
+        return CaptureConfig(), DAAConfig()
     if variant == "capture_all":
-        return CaptureConfig(layers="all", heads=None, top_k=None), None
+        return CaptureConfig(layers="all", heads=None, top_k=None), DAAConfig()
     if variant == "allocate":
         return CaptureConfig(), DAAConfig(mode="allocate")
     raise ValueError(f"unknown o3viz variant {variant!r}")
@@ -37,7 +37,7 @@ def _load(path: str):
 
 def build(job: _child.Job) -> _child.Workload:
     from o3viz.model import load_model
-    from o3viz.run.capture import capture
+    from o3viz.run.capture import RunRequest, capture
     from o3viz.run.prompt import layout_prompt
 
     model, tok = load_model(job.model)
@@ -47,7 +47,8 @@ def build(job: _child.Job) -> _child.Workload:
     cfg, daa = _config(job.variant)
 
     def run(n: int):
-        return capture(model, tok, job.prompt, max_new_tokens=n, min_new_tokens=n, capture=cfg, daa=daa)
+        req = RunRequest(prompt=job.prompt, max_new_tokens=n, min_new_tokens=n, capture=cfg, daa=daa)
+        return capture(model, tok, req)
 
     return _child.Workload(
         run=run,

@@ -1,6 +1,7 @@
-"""``o3viz run``: one run (a capture, the verify/optimize loop, or a compressed run) saved as a
-trace file. The options become one ``o3viz.run.request.RunRequest`` (``request_from_args``), the
-same settings object the app's Run page builds, validated by its one ``validate``.
+"""``o3viz run``: one run (a capture or the verify/optimize loop, either optionally on a compressed
+context) saved as a trace file. The options become one ``o3viz.run.request.RunRequest``
+(``request_from_args``), the same settings object the app's Run page builds, validated by its one
+``validate``, and ``o3viz.run.dispatch.execute`` runs it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 from o3viz.cli._internals import add_internals_arguments, internals_settings
+from o3viz.compress.context import CompressionConfig
 from o3viz.errors import UsageError
 from o3viz.run.config import DAA_MODES, CaptureConfig, DAAConfig, parse_layers, parse_top_k, resolve_layers
 from o3viz.run.internals import check_internals_for
@@ -144,7 +146,9 @@ def add_loop_arguments(p: argparse.ArgumentParser) -> None:
     v.add_argument("--timeout", type=float, default=10.0, help="seconds per sandboxed test run (default 10)")
     c = p.add_argument_group("compression (pointers before the model, KV release during generation)")
     c.add_argument(
-        "--compress", action="store_true", help="run on the compressed context and record the events"
+        "--compress",
+        action="store_true",
+        help="run on the compressed context and record the events (combines with every other option)",
     )
     c.add_argument(
         "--compress-threshold", type=float, default=0.7, help="compress at score >= this (default 0.7)"
@@ -175,12 +179,18 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
         rounds=getattr(args, "rounds", None),
         confidence_threshold=getattr(args, "confidence_threshold", 0.9),
         timeout_s=getattr(args, "timeout", 10.0),
-        compress=getattr(args, "compress", False),
-        compress_threshold=getattr(args, "compress_threshold", 0.7),
-        expand_threshold=getattr(args, "expand_threshold", 0.3),
+        compression=_compression(args),
     )
     req.validate()
     return req
+
+
+def _compression(args: argparse.Namespace) -> CompressionConfig | None:
+    if not getattr(args, "compress", False):
+        return None
+    return CompressionConfig(
+        compress_threshold=args.compress_threshold, expand_threshold=args.expand_threshold
+    )
 
 
 def _option(parse, flag: str, text: str):
@@ -193,7 +203,7 @@ def _option(parse, flag: str, text: str):
 
 def run(args: argparse.Namespace) -> int:
     from o3viz.model import load_model
-    from o3viz.run.request import execute
+    from o3viz.run.dispatch import execute
     from o3viz.trace.io import save_trace
 
     req = request_from_args(args)

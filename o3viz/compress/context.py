@@ -88,6 +88,10 @@ class CompressionConfig:
     surgery: Literal["auto", "evict", "reprefill"] = "auto"  # KV-cache edit method
 
     def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``UsageError`` (one line) for settings that cannot run."""
         if not 0 <= self.expand_threshold < self.compress_threshold <= 1:
             raise UsageError(
                 "thresholds must satisfy 0 <= expand < compress <= 1, "

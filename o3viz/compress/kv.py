@@ -9,11 +9,20 @@ any number of releases and restores (RoPE positions are passed explicitly as ``p
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal
 
 import torch
 
 SurgeryMode = Literal["eviction", "reprefill"]
+# What a forward that is not a generation step runs inside, given the original positions of its
+# keys (N,): the release hook pauses the recorders and points the DAA bias at those positions.
+Around = Callable[[torch.Tensor], AbstractContextManager]
+
+
+def _plain_forward(_keys: torch.Tensor) -> AbstractContextManager:
+    return nullcontext()
 
 
 def supports_surgery(cache: Any) -> bool:
@@ -70,8 +79,9 @@ class KVState:
         positions: torch.Tensor,
         seg_of: torch.Tensor,
         mode: SurgeryMode,
+        around: Around = _plain_forward,
     ):
-        self.model, self.cache, self.mode = model, cache, mode
+        self.model, self.cache, self.mode, self.around = model, cache, mode, around
         self.ids, self.positions, self.seg_of = ids, positions, seg_of  # (N,) each, on CPU
         self.present = Counter(ids.tolist())
 
@@ -111,7 +121,8 @@ class KVState:
             prefix = DynamicCache(config=self.model.config)
             for li, layer in enumerate(self.cache.layers):
                 prefix.update(layer.keys[..., :at, :], layer.values[..., :at, :], li)
-            _, prefix = prefill(self.model, ids, positions, prefix)
+            with self.around(self.positions[: at + len(ids)]):  # the keys: the prefix, then the segment
+                _, prefix = prefill(self.model, ids, positions, prefix)
             insert_entries(
                 self.cache,
                 at,
@@ -123,8 +134,6 @@ class KVState:
         return missing
 
     def _reprefill(self) -> None:
-        """Fallback: rebuild the whole cache from the entries still present, at their positions
-        (with the model's current attention function: under the release loop's recorder, which
-        records nothing outside its decode steps, that is sdpa)."""
-        with torch.no_grad():
+        """Fallback: rebuild the whole cache from the entries still present, at their positions."""
+        with torch.no_grad(), self.around(self.positions):
             _, self.cache = prefill(self.model, self.ids, self.positions)

@@ -1,6 +1,7 @@
-"""Progressive release during generation: a small greedy decoding loop that measures the attention
-each context segment receives, evicts long-unused segments from the KV cache and restores them
-when demand returns, recording every event.
+"""Progressive release during generation: ``ReleaseHook``, a hook of the one generation loop
+(``o3viz.hooks.step.StepHook``, run by ``o3viz.run.loop.run_loop``), measures the attention each
+context segment receives, evicts long-unused segments from the KV cache and restores them when
+demand returns, recording every event. ``o3viz.run.compressed`` puts it into a run.
 
 **Eviction is real cache surgery** (``mode="eviction"``): the released segment's key/value entries
 are removed from every layer of the ``DynamicCache``. Every token keeps its original RoPE position:
@@ -11,15 +12,16 @@ tokens again at their original positions over the cached entries before it, and 
 in position order; this is exact when nothing before the segment is released at that moment, and
 the event's reason says when it is not. Where a cache has no plain per-layer tensors (sliding
 window, linear attention), the fallback ``mode="reprefill"`` rebuilds the cache from the tokens
-still present, at their original positions, after each release or restore.
+still present, at their original positions, after each release or restore. Those forwards run
+inside ``LoopState.paused()``: no recorder records them, and the DAA bias (if any) is read at the
+keys' original positions.
 
-**Attention received.** Decode steps run under o3viz's attention function
-(``o3viz.hooks.instrument.instrument``, the one mechanism capture also uses) with a ``Recorder``
-that keeps only the latest step's row averaged over layers and heads, indexed by cache entry
-(``key_index="cache"``: evicted entries leave gaps in the positions). The prefill, restores and
-re-prefills are not recorded (sdpa). A segment's demand at a step is its
-share of the attention (mean over layers and heads, attention sinks excluded) divided by its share
-of the cached entries, clipped to [0, 1]: 1 means at least a uniform share.
+**Attention received** comes from the run's own ``Recorder`` (the one the capture keeps its rows
+with): once entries are released the hook sets the recorder's ``key_positions`` (each cache
+entry's original position), and after each step reads the entries' attention from its
+``last_mean`` row (mean over layers and heads, fp32). A segment's demand at a step is its share
+of the attention (attention sinks excluded) divided by its share of the cached entries, clipped
+to [0, 1]: 1 means at least a uniform share.
 
 **Rules** (``CompressionConfig``): a segment whose demand stays below ``release_floor`` for
 ``release_window`` consecutive steps is released, oldest first, one per step, never the sink
@@ -31,28 +33,26 @@ Each step's score is ``w * redundancy + (1 - w) * (1 - demand)`` as in ``o3viz.c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from o3viz.compress.context import CompressedContext, CompressionConfig
-from o3viz.compress.kv import KVState, SurgeryMode, prefill, supports_surgery
+from o3viz.compress.kv import KVState, SurgeryMode, supports_surgery
 from o3viz.compress.record import build_compression_record
 from o3viz.errors import UsageError
-from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
-from o3viz.run.loop import eos_ids, token_stats
+from o3viz.hooks.instrument import ATTN_NAME
+from o3viz.hooks.recorder import Recorder
+from o3viz.hooks.step import LoopState, StepHook
 from o3viz.trace.compression import CompressionEvent, CompressionRecord
-
-
-class OnToken(Protocol):
-    def __call__(self, step: int, token_id: int, piece: str) -> None: ...
 
 
 @dataclass
 class ReleaseResult:
-    """Output of ``generate_with_release``."""
+    """What progressive release did during one generation (``ReleaseHook.result``)."""
 
     text: str
     tokens: list[int]
@@ -97,7 +97,7 @@ class ReleaseResult:
         )
 
 
-# ---------------------------------------------------------------- the generation loop
+# ---------------------------------------------------------------- the rules
 
 
 def _segment_ranges(segments: Sequence[Any], n: int) -> list[tuple[int, int]]:
@@ -216,103 +216,100 @@ def _choose_mode(cfg: CompressionConfig, cache) -> SurgeryMode:
     return "reprefill"
 
 
-def _start(model, input_ids: torch.Tensor, ranges, cfg: CompressionConfig):
-    """Prefill the prompt; (first-token logits (V,), KVState)."""
-    n = len(input_ids)
-    seg_of = torch.full((n,), -1, dtype=torch.long)
-    for s, (a, b) in enumerate(ranges):
-        seg_of[a:b] = s
-    logits, cache = prefill(model, input_ids, torch.arange(n))
-    mode = _choose_mode(cfg, cache)
-    return logits, KVState(model, cache, input_ids.clone(), torch.arange(n), seg_of, mode)
+class ReleaseHook(StepHook):
+    """Progressive release of ``segments`` (token ranges into ``input_ids``: ``(start, end)`` pairs
+    or objects with ``token_start``/``token_end``) as a hook of the generation loop; it reads the
+    attention from ``recorder`` (which must come before it in the loop's hooks) and owns the
+    loop's KV cache. ``redundancy`` per segment enters the score (default 0)."""
 
+    def __init__(
+        self,
+        model,
+        recorder: Recorder,
+        input_ids,
+        segments: Sequence[Any],
+        config: CompressionConfig | None = None,
+        redundancy: Sequence[float] | None = None,
+    ):
+        self.cfg = cfg = config or CompressionConfig()
+        self.ids = torch.as_tensor(input_ids, dtype=torch.long).flatten().cpu()
+        ranges = _segment_ranges(segments, len(self.ids))
+        n_seg = len(ranges)
+        red = [float(r) for r in redundancy] if redundancy is not None else [0.0] * n_seg
+        if len(red) != n_seg:
+            raise UsageError(f"redundancy has {len(red)} values for {n_seg} segments")
+        pinned = [a < cfg.sink_tokens or s >= n_seg - cfg.protect_last for s, (a, _) in enumerate(ranges)]
+        self.tracker = _Tracker(ranges, red, pinned, [0] * n_seg, [False] * n_seg, [0] * n_seg)
+        self.recorder, self.prefill_impl = recorder, model.config._attn_implementation
+        self.kv: KVState | None = None
+        self.out: list[int] = []
+        self.events: list[CompressionEvent] = []
+        self.memory: list[int] = []  # (G,) cache entries after each step
+        self.scores: list[list[float]] = []  # (G, S)
 
-@torch.no_grad()
-def generate_with_release(
-    model,
-    tokenizer,
-    input_ids,
-    segments: Sequence[Any],
-    *,
-    config: CompressionConfig | None = None,
-    max_new_tokens: int = 64,
-    on_token: OnToken | None = None,
-    redundancy: Sequence[float] | None = None,
-) -> ReleaseResult:
-    """Greedy generation from ``input_ids`` ((n,) or (1, n)) with progressive release of ``segments``
-    (token ranges into ``input_ids``: ``(start, end)`` pairs or objects with ``token_start`` /
-    ``token_end``). ``redundancy`` per segment enters the score (default 0). ``on_token(step,
-    token_id, piece)`` is called for each generated token.
-    """
-    cfg = config or CompressionConfig()
-    ids = torch.as_tensor(input_ids, dtype=torch.long).flatten().cpu()
-    ranges = _segment_ranges(segments, len(ids))
-    n_seg = len(ranges)
-    red = [float(r) for r in redundancy] if redundancy is not None else [0.0] * n_seg
-    if len(red) != n_seg:
-        raise UsageError(f"redundancy has {len(red)} values for {n_seg} segments")
-    pinned = [a < cfg.sink_tokens or s >= n_seg - cfg.protect_last for s, (a, _) in enumerate(ranges)]
-    tr = _Tracker(ranges, red, pinned, [0] * n_seg, [False] * n_seg, [0] * n_seg)
-    prefill_impl = model.config._attn_implementation
-    eos = eos_ids(model, tokenizer)
-    logits, kv = _start(model, ids, ranges, cfg)
-    out, logprobs, events, memory, scores, entropies, top = [], [], [], [], [], [], []
-    rec = _demand_recorder(model)
-    with instrument(model, rec):
-        for step in range(max_new_tokens):
-            token = int(logits.argmax())
-            for acc, value in zip((logprobs, entropies, top), token_stats(logits, token), strict=True):
-                acc.append(value)
-            out.append(token)
-            if on_token is not None:
-                on_token(step, token, tokenizer.decode([token]) if tokenizer is not None else "")
-            if token in eos:
-                break
-            logits, att = _decode_step(model, kv, rec, token, len(ids) + step)
-            demand = _demand(att, kv, n_seg, cfg.sink_tokens)
-            scores.append(_apply_rules(step, tr, demand, kv, ids, out[-cfg.restore_window :], cfg, events))
-            memory.append(len(kv))
-    text = tokenizer.decode(out, skip_special_tokens=True) if tokenizer is not None else ""
-    info = _release_info(cfg, kv.mode, prefill_impl, len(ids))
-    return ReleaseResult(text, out, logprobs, events, memory, scores, kv.mode, info, entropies, top)
+    def on_prefill(self, state: LoopState) -> None:
+        n = len(self.ids)
+        seg_of = torch.full((n,), -1, dtype=torch.long)
+        for s, (a, b) in enumerate(self.tracker.ranges):
+            seg_of[a:b] = s
+        mode = _choose_mode(self.cfg, state.cache)
+        around = lambda keys: self._surgery(state, keys)  # noqa: E731
+        self.kv = KVState(state.model, state.cache, self.ids.clone(), torch.arange(n), seg_of, mode, around)
 
+    def before_forward(self, state: LoopState, g: int, token_id: int) -> None:
+        kv = self.kv
+        self.out.append(token_id)
+        kv.append(token_id, state.prompt_len + g)
+        gaps = len(kv) != state.prompt_len + g + 1  # some entries are released
+        self.recorder.set_key_positions(kv.positions.to(state.model.device) if gaps else None)
+        self.recorder.last_mean = None
 
-def _demand_recorder(model) -> Recorder:
-    """A recorder of each decode step's row averaged over layers and heads, over cache entries;
-    it records only inside ``_decode_step``."""
-    c = model.config
-    spec = RecorderSpec(
-        c.num_hidden_layers, c.num_attention_heads, 0, prefill=False, dtype=torch.float32, key_index="cache"
-    )
-    rec = Recorder(spec)
-    rec.record = False
-    return rec
-
-
-def _decode_step(
-    model, kv: KVState, rec: Recorder, token: int, position: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Feed one token at its original ``position``; (next logits (V,), attention it paid (N,)),
-    the attention averaged over layers and heads."""
-    kv.append(token, position)
-    rec.record = True
-    try:
-        res = model(
-            input_ids=torch.tensor([[token]], device=model.device),
-            position_ids=torch.tensor([[position]], device=model.device),
-            past_key_values=kv.cache,
-            use_cache=True,
+    def after_forward(self, state: LoopState, g: int, token_id: int) -> None:
+        kv, cfg = self.kv, self.cfg
+        demand = _demand(
+            cache_attention(self.recorder, kv, state.model), kv, len(self.tracker.ranges), cfg.sink_tokens
         )
-    finally:
-        rec.record = False
-    rec.end_step()
-    att = rec.pop_mean()
-    if att is None or att.shape[0] != len(kv):
+        recent = self.out[-cfg.restore_window :]
+        self.scores.append(_apply_rules(g, self.tracker, demand, kv, self.ids, recent, cfg, self.events))
+        self.memory.append(len(kv))
+        state.cache = kv.cache  # a re-prefill builds a new cache
+
+    def on_end(self, state: LoopState) -> None:
+        self.recorder.set_key_positions(None)  # later forwards (explored branches) hold every key
+
+    @contextmanager
+    def _surgery(self, state: LoopState, keys: torch.Tensor) -> Iterator[None]:
+        """A forward that is not a generation step: nothing records, the bias is read at ``keys``."""
+        saved = self.recorder.key_positions
+        self.recorder.set_key_positions(keys.to(state.model.device))
+        try:
+            with state.paused():
+                yield
+        finally:
+            self.recorder.set_key_positions(saved)
+
+    def result(self, gen: Any, tokenizer) -> ReleaseResult:
+        """The run's ``ReleaseResult``; ``gen`` is the loop's output (ids, logprobs, entropies, tops)."""
+        text = tokenizer.decode(gen.ids, skip_special_tokens=True) if tokenizer is not None else ""
+        mode = self.kv.mode if self.kv is not None else "eviction"
+        info = _release_info(self.cfg, mode, self.prefill_impl, len(self.ids))
+        return ReleaseResult(
+            text, list(gen.ids), list(gen.logprobs), self.events, self.memory, self.scores, mode, info,
+            list(gen.entropies), list(gen.tops),
+        )  # fmt: skip
+
+
+def cache_attention(recorder: Recorder, kv: KVState, model=None) -> torch.Tensor:
+    """(N,) fp32 attention each cache entry received at the latest step, averaged over layers and
+    heads: the recorder's ``last_mean`` row read at the entries' original positions."""
+    row = recorder.last_mean
+    if row is None or row.shape[0] != int(kv.positions[-1]) + 1:
+        name = type(model).__name__ if model is not None else "the model"
         raise UsageError(
-            f"{type(model).__name__} does not route its attention through transformers' AttentionInterface; "
+            f"{name} does not route its attention through transformers' AttentionInterface; "
             "progressive release needs the attention each cache entry receives"
         )
-    return res.logits[0, -1].float(), att
+    return row[kv.positions.to(row.device)].float().cpu()
 
 
 def _release_info(cfg: CompressionConfig, mode: str, prefill_impl: str, n_prompt: int) -> dict:

@@ -61,8 +61,12 @@ class LensRecorder:
             self._resid[pos] = hidden[0, -1]
 
     def on_input(self, input_ids: torch.Tensor | None) -> None:
-        """A new forward starts: its first input token is the token the previous forward chose."""
-        if self._logits is not None and input_ids is not None and self.record:
+        """A new forward starts: its first input token is the token the previous forward chose.
+        A forward that is not a generation step (``record`` off: a KV-cache restore) leaves the
+        pending row alone."""
+        if not self.record:
+            return
+        if self._logits is not None and input_ids is not None:
             tok = int(input_ids[0, 0])
             logits = self._logits
             self.ranks.append((logits > logits[:, tok : tok + 1]).sum(-1).cpu())

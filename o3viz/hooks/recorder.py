@@ -12,7 +12,16 @@ What a recorder keeps, per decode step (one query row per head with the KV cache
 
 Prefill forwards record the head-averaged ``(P, P)`` attention of the kept layers. Recording
 assumes batch size 1 (a capture is one sequence). Everything is detached, sliced, downcast and
-moved to the CPU at the end of each step.
+moved to the CPU at the end of each step; ``last_mean`` keeps the latest step's mean row in fp32
+on the device, for hooks that decide from it (progressive release reads each cache entry's
+attention there, through ``key_positions``).
+
+Columns are absolute positions. When a hook has removed cache entries (KV-cache release), it
+sets ``key_positions`` to each cache entry's original position: rows are then scattered to
+those positions (released keys read 0) and the bias is gathered from them.
+
+The recorder is the loop's recording hook (``o3viz.hooks.step.StepHook``): it closes a step
+after every forward and records nothing while paused.
 """
 
 from __future__ import annotations
@@ -20,11 +29,10 @@ from __future__ import annotations
 import ctypes
 import functools
 from dataclasses import dataclass, field
-from typing import Literal
 
 import torch
 
-KeyIndex = Literal["position", "cache"]
+from o3viz.hooks.step import LoopState, StepHook
 
 
 @dataclass
@@ -40,9 +48,7 @@ class RecorderSpec:
     top_k: int | None = None  # keep only the k largest keys of each kept row, zeros elsewhere
     prefill: bool = True  # record head-averaged prefill attention of the kept layers
     dtype: torch.dtype = torch.float16  # storage dtype on the CPU
-    # "position": column k is absolute position k (sliding-window caches hold the last keys);
-    # "cache": column k is cache entry k (the release loop evicts entries, so positions have gaps)
-    key_index: KeyIndex = "position"
+    keep_steps: bool = True  # False: keep only ``last_mean`` (a run that stores no attention)
 
 
 TRIM_EVERY = 64  # decode steps between returns of freed heap memory to the OS
@@ -66,7 +72,7 @@ def release_free_heap() -> None:
         trim(0)
 
 
-class Recorder:
+class Recorder(StepHook):
     """Per-run state read by the attention function: what to record, the bias, and the rows."""
 
     def __init__(self, spec: RecorderSpec) -> None:
@@ -84,6 +90,10 @@ class Recorder:
         self.prefill: dict[int, torch.Tensor] = {}  # layer -> (P, P) head mean
         self._pid_obj: torch.Tensor | None = None
         self._pid_end = 0
+        self.key_positions: torch.Tensor | None = None  # (N,) position of each cache entry, ascending
+        self._kp_end = 0
+        self.last_mean: torch.Tensor | None = None  # (K,) fp32 on the device: the latest step's mean row
+        self._paused_record: bool | None = None
         # One (L, H, capacity) buffer per kind, grown geometrically and reused across steps, instead
         # of a fresh buffer of ever-growing size at every step.
         self._stores: dict[str, torch.Tensor] = {}
@@ -104,11 +114,19 @@ class Recorder:
                 partial = None if bool(nonzero.all()) else nonzero[:, None]
                 self._lam.append((row.float()[:, None], partial))
 
+    def set_key_positions(self, positions: torch.Tensor | None) -> None:
+        """Each cache entry's original position ((N,), ascending, on the model's device), or None
+        when the cache holds every position (no entry was removed)."""
+        self.key_positions = positions
+        self._kp_end = int(positions[-1]) + 1 if positions is not None and len(positions) else 0
+
     def key_end(self, position_ids: torch.Tensor | None, num_keys: int) -> int:
         """One past the absolute position of the last key. Sliding-window caches hand the function
         only the last keys, so positions come from ``position_ids`` (read once per forward: every
-        layer gets the same tensor object). Under ``key_index="cache"`` it is the cache length."""
-        if position_ids is None or self.spec.key_index == "cache":
+        layer gets the same tensor object); with ``key_positions`` set, from those."""
+        if self.key_positions is not None:
+            return self._kp_end
+        if position_ids is None:
             return num_keys
         if position_ids is not self._pid_obj:
             self._pid_obj, self._pid_end = position_ids, int(position_ids[0, -1]) + 1
@@ -119,7 +137,8 @@ class Recorder:
         if self.bias is None or self.strength is None or self._lam[layer] is None:
             return None
         lam, partial = self._lam[layer]
-        term = lam.to(device) * self.bias[start:end].to(device=device, dtype=torch.float32)[None, :]
+        keys = self.bias[start:end] if self.key_positions is None else self.bias[self.key_positions]
+        term = lam.to(device) * keys.to(device=device, dtype=torch.float32)[None, :]
         return term if partial is None else torch.where(partial.to(device), term, 0.0)
 
     # ---- recording ----------------------------------------------------------------------------
@@ -135,14 +154,16 @@ class Recorder:
         One copy per layer; the reductions run once per step in ``end_step``."""
         if not self.record:
             return
-        end = start + probs.shape[-1]
+        kp = self.key_positions
+        end = start + probs.shape[-1] if kp is None else self._kp_end
+        cols = slice(start, end) if kp is None else kp  # released entries leave their columns at 0
         if self._buf is None:
             self._buf = self._step_buffer("rows", probs, end)
-        self._buf[layer, :, start:end] = probs
+        self._buf[layer, :, cols] = probs
         if self.record_before:  # layers without bias contribute their (unchanged) rows
             if self._bbuf is None:
                 self._bbuf = self._step_buffer("before", probs, end)
-            self._bbuf[layer, :, start:end] = probs if before is None else before
+            self._bbuf[layer, :, cols] = probs if before is None else before
 
     def _step_buffer(self, kind: str, like: torch.Tensor, end: int) -> torch.Tensor:
         """A zeroed (L, H, end) view of the reusable store of ``kind``, grown geometrically."""
@@ -167,10 +188,14 @@ class Recorder:
         buf = self._buf
         if buf is None:  # a prefill forward or an unrecorded one
             return
+        self.last_mean = buf.mean((0, 1))
+        if not self.spec.keep_steps:
+            self._reset_step()
+            return
         if len(self.steps_mean) % TRIM_EVERY == TRIM_EVERY - 1:
             release_free_heap()
         dt = self.spec.dtype
-        self.steps_mean.append(buf.mean((0, 1)).to("cpu", dt))
+        self.steps_mean.append(self.last_mean.to("cpu", dt))
         if self._bbuf is not None:
             self.steps_before.append(self._bbuf.mean((0, 1)).to("cpu", dt))
         self.steps_layer_head.append(buf[..., : self.spec.prompt_len].sum(-1).to("cpu", dt))
@@ -183,15 +208,18 @@ class Recorder:
             self.steps_heads.append(_top_k(block, self.spec.top_k).to("cpu", dt))
         self._reset_step()
 
-    def pop_mean(self) -> torch.Tensor | None:
-        """The last step's ``mean`` row (K,), removed with the rest of that step's rows (for loops
-        that need only the latest row, so a long run keeps nothing per step), or None."""
-        if not self.steps_mean:
-            return None
-        for rows in (self.steps_before, self.steps_layer_head, self.steps_heads):
-            if len(rows) == len(self.steps_mean):
-                rows.pop()
-        return self.steps_mean.pop()
+    # ---- the loop's recording hook ------------------------------------------------------------
+    def on_prefill(self, state: LoopState) -> None:
+        self.end_step()
+
+    def after_forward(self, state: LoopState, g: int, token_id: int) -> None:
+        self.end_step()
+
+    def pause(self, paused: bool) -> None:
+        if paused:
+            self._paused_record, self.record = self.record, False
+        elif self._paused_record is not None:
+            self.record, self._paused_record = self._paused_record, None
 
 
 def _top_k(rows: torch.Tensor, k: int | None) -> torch.Tensor:

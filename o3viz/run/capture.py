@@ -1,10 +1,12 @@
-"""``capture``: one instrumented generation run, prompt in, ``Trace`` out.
+"""``capture``: one instrumented generation run, ``RunRequest`` (or a prompt) in, ``Trace`` out.
 
-It renders the prompt (chat template), generates token by token with the o3viz attention
-function installed (``o3viz.hooks.instrument``), records per-token logprob / entropy / top-5 and the
-attention rows ``CaptureConfig`` keeps, applies Dynamic Attention Allocation (``DAAConfig``),
-finds decision points, optionally explores alternative branches, splits the text into steps and
-computes the step-level allocation.
+It renders the prompt (chat template; for a compressed run, the compressed context), generates
+token by token in the one loop (``o3viz.run.loop``) with the o3viz attention function installed
+(``o3viz.hooks.instrument``) and the hooks the request asks for: the attention rows
+``CaptureConfig`` keeps, Dynamic Attention Allocation (``DAAConfig``), KV-cache release
+(``CompressionConfig``), routing and the logit lens. It records per-token logprob / entropy /
+top-5, finds decision points, optionally explores alternative branches, splits the text into
+steps and computes the step-level allocation.
 
 Storage defaults (``CaptureConfig()``): the all-layer mean rows, the layer × head prompt shares,
 per-head rows of three layers (first, middle, last) cut to the top 64 keys per head, and the
@@ -16,16 +18,15 @@ per layer for that run, so pick one or two).
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.metadata
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Protocol
+from dataclasses import dataclass
 
 import numpy as np
 
+from o3viz.compress.release import ReleaseHook
 from o3viz.errors import UsageError
-from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
+from o3viz.hooks.instrument import Recorder, RecorderSpec, instrument
 from o3viz.moefy import MoefySetting, moefied
 from o3viz.run.allocation import step_allocation
 from o3viz.run.assemble import (
@@ -36,23 +37,21 @@ from o3viz.run.assemble import (
     dense_rows,
     generated_tokens,
 )
+from o3viz.run.compressed import CompressedPrompt, compress_prompt
 from o3viz.run.config import CaptureConfig, DAAConfig, resolve_layers
 from o3viz.run.daa import DAATrack
 from o3viz.run.explore import explore_branches
 from o3viz.run.internals import record_internals
-from o3viz.run.loop import eos_ids, run_loop
+from o3viz.run.loop import OnToken, Streamer, eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
+from o3viz.run.provenance import run_provenance
 from o3viz.run.request import RunRequest
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
-from o3viz.trace.core import TASK_KINDS, Provenance, Round, Task, Trace, timestamp
+from o3viz.trace.core import TASK_KINDS, Round, Task, Trace, timestamp
 from o3viz.verify.trace_checks import claim_checks
 
-__all__ = ["CaptureConfig", "DAAConfig", "capture", "resolve_layers"]
-
-
-class OnToken(Protocol):
-    def __call__(self, index: int, text_piece: str, total: int) -> None: ...
+__all__ = ["CaptureConfig", "DAAConfig", "RunRequest", "capture", "resolve_layers"]
 
 
 def _resolve_task(task: Task | str | None, prompt: str) -> Task:
@@ -65,57 +64,19 @@ def _resolve_task(task: Task | str | None, prompt: str) -> Task:
     return Task(prompt, task)
 
 
-class _Streamer:
-    """Incremental detokenisation for ``on_token`` (holds back pieces that end mid-character)."""
+def _prompt_and_task(req: RunRequest, task: Task | str | None) -> tuple[str, Task]:
+    """The prompt to generate from and its task: ``req.prompt``, or the built-in ``req.task_id``."""
+    if req.prompt is None and req.task_id:
+        from o3viz.tasks.spec import load_task
 
-    def __init__(self, tokenizer, callback: OnToken, total: int):
-        self.tok, self.callback, self.total = tokenizer, callback, total
-        self.ids: list[int] = []
-        self.prefix, self.read = 0, 0
-
-    def __call__(self, index: int, token_id: int) -> None:
-        self.ids.append(token_id)
-        head = self.tok.decode(self.ids[self.prefix : self.read], skip_special_tokens=True)
-        new = self.tok.decode(self.ids[self.prefix :], skip_special_tokens=True)
-        piece = ""
-        if len(new) > len(head) and not new.endswith("\ufffd"):
-            piece = new[len(head) :]
-            self.prefix, self.read = self.read, len(self.ids)
-        self.callback(index, piece, self.total)
-
-
-def _versions() -> dict:
-    out = {}
-    for name in ("torch", "transformers", "o3viz"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = "unknown"
-    return out
-
-
-def _provenance(model, settings: dict, seed: int, instrumented: bool, created: str) -> Provenance:
-    info = getattr(model, "o3viz_info", None)
-    impl = model.config._attn_implementation
-    return Provenance(
-        model_id=getattr(info, "model_id", None) or str(getattr(model, "name_or_path", "") or ""),
-        revision=getattr(info, "revision", None),
-        dtype=str(model.dtype).replace("torch.", ""),
-        attn_implementation=f"{ATTN_NAME} (fp32 rows at decode, sdpa output at prefill)"
-        if instrumented
-        else impl,
-        device=str(model.device),
-        library_versions=_versions(),
-        settings=settings,
-        seed=seed,
-        created_at=created,
-        finished_at=timestamp(),
-    )
+        spec = load_task(req.task_id)
+        return spec.prompt, task if isinstance(task, Task) else spec.task
+    return req.prompt or "", _resolve_task(task, req.prompt or "")
 
 
 def _recorder(model, layout: PromptLayout, cfg: CaptureConfig) -> Recorder:
     c = model.config
-    keep = resolve_layers(cfg.layers, c.num_hidden_layers)
+    keep = resolve_layers(cfg.layers, c.num_hidden_layers) if cfg.enabled else []
     heads = None if cfg.heads is None else sorted({int(h) for h in cfg.heads})
     if heads is not None and any(not 0 <= h < c.num_attention_heads for h in heads):
         raise UsageError(f"heads must lie in 0..{c.num_attention_heads - 1}, got {heads}")
@@ -129,114 +90,95 @@ def _recorder(model, layout: PromptLayout, cfg: CaptureConfig) -> Recorder:
         heads,
         cfg.head_average,
         cfg.top_k,
-        cfg.prefill,
+        cfg.prefill and cfg.enabled,
         getattr(torch, cfg.dtype),
+        keep_steps=cfg.enabled,  # without attention capture only release reads the rows
     )
-    rec = Recorder(spec)
-    rec.record = cfg.enabled
-    return rec
+    return Recorder(spec)
 
 
-def _settings(cfg: CaptureConfig, daa: DAAConfig, **kw) -> dict:
-    d = {"capture": dataclasses.asdict(cfg), "daa": dataclasses.asdict(daa), **kw}
-    for part in ("capture", "daa"):
-        for k, v in d[part].items():
-            if isinstance(v, tuple | range) or hasattr(v, "tolist"):
-                d[part][k] = list(v.tolist() if hasattr(v, "tolist") else v)
-    return d
+@dataclass
+class _Hooks:
+    """The loop hooks of one capture, in the order they run."""
+
+    rec: Recorder
+    instrumented: bool  # the o3viz attention function is installed (recording or biasing)
+    track: DAATrack | None
+    release: ReleaseHook | None
+    streamer: Streamer | None
+
+    def loop(self) -> list:
+        both = (self.rec if self.instrumented else None, self.track, self.release, self.streamer)
+        return [h for h in both if h is not None]  # the recorder first: release reads its rows
+
+
+def _hooks(model, tokenizer, req: RunRequest, layout: PromptLayout, packed, kind: str, on_token) -> _Hooks:
+    rec = _recorder(model, layout, req.capture)
+    rec.record = req.capture.enabled or packed is not None
+    instrumented = rec.record or req.daa.mode == "allocate"
+    track = None
+    if req.daa.mode != "off":
+        track = DAATrack(model, layout, req.daa, kind, rec if instrumented else None)
+    return _Hooks(
+        rec,
+        instrumented,
+        track,
+        packed.hook(model, rec) if packed else None,
+        Streamer(tokenizer, on_token, req.max_new_tokens) if on_token else None,
+    )
 
 
 def capture(
     model,
     tokenizer,
-    prompt: str,
+    request: RunRequest | str,
     *,
-    max_new_tokens: int = 256,
-    capture: CaptureConfig | None = None,
-    daa: DAAConfig | None = None,
-    explore: int = 0,
-    seed: int = 0,
-    do_sample: bool = False,
-    temperature: float = 1.0,
     task: Task | str | None = None,
     on_token: OnToken | None = None,
     should_stop: Callable[[], bool] | None = None,
-    min_new_tokens: int = 0,
 ) -> Trace:
-    """Generate from ``prompt`` with instrumentation and return the run's ``Trace`` (one round).
+    """Generate with instrumentation and return the run's ``Trace`` (one round).
 
-    Greedy unless ``do_sample`` (seeded by ``seed``). ``on_token(index, text_piece, total)``
+    ``request`` carries every setting (a plain string is ``RunRequest(prompt=...)``); ``task`` is
+    the prompt's task or its kind (default: detected). ``on_token(index, text_piece, total)``
     streams progress; ``should_stop()`` is polled after every token (the app's Stop button).
-    ``min_new_tokens`` suppresses EOS that long (benchmarks use it for equal-length runs).
     """
-    cfg, daa = capture or CaptureConfig(), daa or DAAConfig()
-    RunRequest(
-        prompt=prompt,
-        max_new_tokens=max_new_tokens,
-        min_new_tokens=min_new_tokens,
-        capture=cfg,
-        daa=daa,
-        explore=explore,
-        temperature=temperature,
-    ).validate()
+    req = RunRequest(prompt=request) if isinstance(request, str) else request
+    req.validate()
     created = timestamp()
-    task = _resolve_task(task, prompt)
-    layout = layout_prompt(tokenizer, prompt)
-    rec = _recorder(model, layout, cfg)
-    instrumented = cfg.enabled or daa.mode == "allocate"
-    track = (
-        DAATrack(model, layout, daa, task.kind, rec if instrumented else None) if daa.mode != "off" else None
-    )
+    prompt, task = _prompt_and_task(req, task)
+    cfg = req.capture
+    packed = compress_prompt(tokenizer, prompt, req.compression) if req.compression else None
+    layout = packed.layout if packed else layout_prompt(tokenizer, prompt)
+    h = _hooks(model, tokenizer, req, layout, packed, task.kind, on_token)
     stop_ids = eos_ids(model, tokenizer)
-    streamer = _Streamer(tokenizer, on_token, max_new_tokens) if on_token else None
     with (
         moefied(model, tokenizer, MoefySetting(*cfg.moefy)) if cfg.moefy else nullcontext(None) as moefy_info,
-        instrument(model, rec) if instrumented else nullcontext(),
+        instrument(model, h.rec) if h.instrumented else nullcontext(),
     ):
-        with record_internals(
-            model, tokenizer, cfg, {"moefy": moefy_info} if moefy_info else None
-        ) as internals:
-            gen = run_loop(
-                model,
-                layout.ids,
-                max_new_tokens=max_new_tokens,
-                stop_ids=stop_ids,
-                min_new_tokens=min_new_tokens,
-                do_sample=do_sample,
-                temperature=temperature,
-                seed=seed,
-                before_forward=track.append if track else None,
-                after_forward=rec.end_step if instrumented else None,
-                on_token=streamer,
-                should_stop=should_stop,
-            )
+        with record_internals(model, tokenizer, cfg, {"moefy": moefy_info} if moefy_info else None) as inner:
+            hooks = [*h.loop(), inner]
+            gen = run_loop(model, layout.ids, req, stop_ids=stop_ids, hooks=hooks, should_stop=should_stop)
         rnd = _build_round(tokenizer, layout, gen, task, cfg)
-        rnd.internals = internals.finish(len(gen.ids))
-        if explore:
+        rnd.internals = inner.finish(len(gen.ids))
+        if req.explore:
             rnd.branches = explore_branches(
-                model,
-                tokenizer,
-                layout.ids,
-                gen.ids,
-                rnd.decision_points,
-                explore,
-                max_tokens=cfg.branch_tokens,
-                stop_ids=stop_ids,
-                kind=task.kind,
-                recorder=rec if instrumented else None,
-                track=track,
-            )
-    rnd.attention = _attention(rec, rnd, layout, cfg, track) if cfg.enabled else None
-    settings = _settings(
-        cfg,
-        daa,
-        max_new_tokens=max_new_tokens,
-        min_new_tokens=min_new_tokens,
-        explore=explore,
-        do_sample=do_sample,
-        temperature=temperature,
-    )
-    return Trace(task, [rnd], _provenance(model, settings, seed, instrumented, created))
+                model, tokenizer, layout.ids, gen.ids, rnd.decision_points, req, stop_ids=stop_ids,
+                kind=task.kind, recorder=h.rec if h.instrumented else None, track=h.track,
+            )  # fmt: skip
+    trace = Trace(task, [rnd], run_provenance(model, req, h.instrumented, created))
+    if packed is not None:
+        _compressed_round(rnd, packed, prompt)
+        trace.compression = h.release.result(gen, tokenizer).to_record(packed.ctx)
+    rnd.attention = _attention(h.rec, rnd, layout, cfg, h.track) if cfg.enabled else None
+    return trace
+
+
+def _compressed_round(rnd: Round, packed: CompressedPrompt, prompt: str) -> None:
+    """A compressed run's round: the prompt as given, the context segments as prompt segments."""
+    rnd.prompt = prompt
+    rnd.segments = packed.segments()
+    rnd.info["compressed_prompt"] = True
 
 
 def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureConfig) -> Round:

@@ -1,28 +1,55 @@
-"""A run on a compressed context (``python -m o3viz run --compress``): pattern recognition before
-the model (pointers for repeated segments), then generation with progressive release from the
-KV cache, all recorded in one trace with its compression map.
+"""Compressed runs (``RunRequest.compression``, ``python -m o3viz run --compress``): pattern
+recognition before the model (pointers for repeated segments, ``o3viz.compress.context``), then
+generation with progressive release from the KV cache (``o3viz.compress.release.ReleaseHook``),
+in the one generation loop, so a compressed run records attention, DAA, routing and the lens,
+explores branches, streams, stops and loops like any run.
 
-Attention here comes from the release loop's own eager decode steps (it needs each segment's
-received attention to decide releases), so the round carries tokens, steps and the compression
-record but no per-head attention rows; a plain ``capture`` of the same prompt gives those.
+``compress_prompt`` prepares the prompt side (what ``capture`` calls for a compressed run);
+``generate_with_release`` is the token-level form (ids and segment ranges in, ``ReleaseResult``
+out). ``o3viz.run.dispatch.run_compressed`` is a whole run with compression on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import torch
+from o3viz.compress.context import CompressedContext, CompressionConfig, compress_context
+from o3viz.compress.release import ReleaseHook, ReleaseResult, segment_token_ranges
+from o3viz.hooks.instrument import instrument
+from o3viz.hooks.recorder import Recorder, RecorderSpec
+from o3viz.run.loop import OnToken, eos_ids, run_loop
+from o3viz.run.prompt import PromptLayout, layout_prompt
+from o3viz.run.request import RunRequest
+from o3viz.trace import Segment
 
-from o3viz.compress.context import CompressionConfig, compress_context
-from o3viz.compress.release import generate_with_release, segment_token_ranges
-from o3viz.run.assemble import answer_span, build_steps, generated_tokens
-from o3viz.run.capture import _provenance
-from o3viz.run.prompt import render_chat, tokenize_with_offsets
-from o3viz.trace import Round, Task, Token, Trace
-from o3viz.trace.core import timestamp
-from o3viz.verify.trace_checks import claim_checks
+
+@dataclass
+class CompressedPrompt:
+    """A prompt compressed before the model: the context, the layout the model reads, and each
+    context segment's token range in it."""
+
+    ctx: CompressedContext
+    layout: PromptLayout
+    ranges: list[tuple[int, int]]
+
+    def hook(self, model, recorder: Recorder) -> ReleaseHook:
+        redundancy = [s.redundancy for s in self.ctx.segments]
+        return ReleaseHook(model, recorder, self.layout.ids, self.ranges, self.ctx.config, redundancy)
+
+    def segments(self) -> list[Segment]:
+        """The round's prompt segments: one per context segment (the compression record's index),
+        where segments a range pointer covers together give their tokens to the first."""
+        at = self.layout.rendered.find(self.ctx.text)
+        out, end = [], 0
+        for s, (a, b) in zip(self.ctx.segments, self.ranges, strict=True):
+            a = min(max(a, end), max(b, end))
+            b = max(b, a)
+            start = min(at + s.cstart, len(self.layout.rendered))
+            out.append(Segment(s.index, start, max(start, at + s.cend), a, b, f"{s.state} {s.index}"))
+            end = b
+        return out
 
 
 def _question_of(prompt: str) -> str | None:
@@ -31,53 +58,39 @@ def _question_of(prompt: str) -> str | None:
     return tail or None
 
 
-def run_compressed(
-    model: Any,
-    tokenizer: Any,
-    prompt: str,
+def compress_prompt(tokenizer, prompt: str, config: CompressionConfig) -> CompressedPrompt:
+    """Compress ``prompt`` and lay out what the model reads (chat template applied)."""
+    ctx = compress_context(prompt, tokenizer=tokenizer, config=config, question=_question_of(prompt))
+    layout = layout_prompt(tokenizer, ctx.text)
+    return CompressedPrompt(ctx, layout, segment_token_ranges(ctx, layout.rendered, layout.offsets))
+
+
+def generate_with_release(
+    model,
+    tokenizer,
+    input_ids,
+    segments: Sequence[Any],
+    req: RunRequest | None = None,
     *,
     config: CompressionConfig | None = None,
-    max_new_tokens: int = 64,
-    task: Task | None = None,
-    on_token: Callable[[int, str, int], None] | None = None,
-) -> Trace:
-    """Compress ``prompt``, generate with release/restore, and return the trace."""
-    config = config or CompressionConfig()
-    created = timestamp()
-    ctx = compress_context(prompt, tokenizer=tokenizer, config=config, question=_question_of(prompt))
-    rendered, chat = render_chat(tokenizer, ctx.text)
-    ids, offsets = tokenize_with_offsets(tokenizer, rendered, add_special=not chat)
-    ranges = segment_token_ranges(ctx, rendered, offsets)
+    redundancy: Sequence[float] | None = None,
+    on_token: OnToken | None = None,
+) -> ReleaseResult:
+    """Generate after ``input_ids`` ((n,) or (1, n)) with ``req``'s decoding settings (default:
+    greedy, 64 tokens) and progressive release of ``segments`` (token ranges into ``input_ids``),
+    recording only what release needs."""
+    import torch
 
-    def relay(step: int, token_id: int, piece: str) -> None:
-        if on_token is not None:
-            on_token(step, piece, max_new_tokens)
+    from o3viz.run.loop import Streamer
 
-    res = generate_with_release(
-        model,
-        tokenizer,
-        torch.tensor([ids]),
-        ranges,
-        config=config,
-        max_new_tokens=max_new_tokens,
-        on_token=relay,
-        redundancy=[s.redundancy for s in ctx.segments],
+    req = req or RunRequest(max_new_tokens=64)
+    ids = torch.as_tensor(input_ids, dtype=torch.long).flatten().tolist()
+    c = model.config
+    rec = Recorder(
+        RecorderSpec(c.num_hidden_layers, c.num_attention_heads, len(ids), prefill=False, keep_steps=False)
     )
-    text, tokens = generated_tokens(tokenizer, res.tokens, res.logprobs, res.entropies, res.top)
-    rnd = Round(
-        index=0,
-        prompt=prompt,
-        rendered_prompt=rendered,
-        text=text,
-        tokens=tokens,
-        prompt_tokens=[Token(i, rendered[s:e], s, e) for i, (s, e) in zip(ids, offsets, strict=True)],
-    )
-    rnd.answer = (text.strip().splitlines() or [""])[-1] or None
-    span = answer_span(text, rnd.answer)
-    rnd.steps, rnd.info["branch_rules"] = build_steps(text, tokens, span[0] if span else None)
-    rnd.info["compressed_prompt"] = True
-    rnd.checks, rnd.info["claim_checker"] = claim_checks(rnd)
-    settings = {"compression": asdict(config), "max_new_tokens": max_new_tokens}
-    trace = Trace(task or Task(prompt), [rnd], _provenance(model, settings, 0, False, created))
-    trace.compression = res.to_record(ctx)
-    return trace
+    release = ReleaseHook(model, rec, ids, segments, config or req.compression, redundancy)
+    hooks = [rec, release] + ([Streamer(tokenizer, on_token, req.max_new_tokens)] if on_token else [])
+    with instrument(model, rec):
+        gen = run_loop(model, ids, req, stop_ids=eos_ids(model, tokenizer), hooks=hooks)
+    return release.result(gen, tokenizer)

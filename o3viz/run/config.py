@@ -2,10 +2,11 @@
 ``DAAConfig`` (Dynamic Attention Allocation), the layer and top-k syntax shared by the CLI and the
 Run page (``parse_layers``, ``parse_top_k``) and the model-dependent ``resolve_layers``.
 
-Every rule that can be checked without a model lives in a ``validate`` method here;
-``o3viz.run.request.RunRequest.validate`` (the one validator of a run) calls them, and so does
-``capture`` through it. Rules that need the model (a layer or head index out of range) are
-checked by ``resolve_layers`` / the recorder when the model is known.
+Every rule that can be checked without a model lives in a ``validate`` method here (the routing,
+MoEfication and logit-lens rules in ``check_internals``); ``o3viz.run.request.RunRequest.validate``
+(the one validator of a run) calls them. Rules that need the model (a layer or head index out of
+range) are checked by ``resolve_layers`` / ``check_internals(cfg, num_layers)`` / the recorder
+when the model is known.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Literal, get_args
 
 from o3viz.errors import UsageError
 from o3viz.hooks.daa import ALPHA
-from o3viz.run.internals import check_internals
 
 ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
 MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
@@ -150,3 +150,16 @@ def resolve_layers(layers: LayerChoice | Sequence[int], num_layers: int) -> list
             raise UsageError(f"layer {i} does not exist; the model has layers 0..{num_layers - 1}")
         out.append(j)
     return sorted(set(out))
+
+
+def check_internals(cfg: CaptureConfig, num_layers: int | None = None) -> None:
+    """One-line ``UsageError`` for internals settings that cannot run (routing, MoEfication, the
+    logit lens); with ``num_layers``, also lens layers the model lacks."""
+    if cfg.routing_top_n is not None and cfg.routing_top_n < 1:
+        raise UsageError(f"routing top-n must be at least 1, not {cfg.routing_top_n}")
+    if cfg.moefy is not None and (len(cfg.moefy) != 2 or not 1 <= int(cfg.moefy[1]) <= int(cfg.moefy[0])):
+        raise UsageError(f"moefy must be (E, k) with 1 <= k <= E, not {tuple(cfg.moefy)}")
+    if cfg.lens_top_k < 1:
+        raise UsageError(f"the logit-lens top-k must be at least 1, not {cfg.lens_top_k}")
+    if num_layers is not None:
+        resolve_layers(list(cfg.logit_lens), num_layers)  # one line for a layer the model lacks

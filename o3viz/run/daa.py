@@ -1,5 +1,6 @@
 """DAA during a capture: relevance of the prompt from the model's input embeddings, the bias kept
-on the recorder and extended token by token, and the ``DAARecord`` written into the trace."""
+on the recorder and extended token by token (``DAATrack`` and ``BranchBias`` are hooks of the
+generation loop), and the ``DAARecord`` written into the trace."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import torch
 
 from o3viz.hooks.daa import RelevanceState, build_relevance, resolve_strength
 from o3viz.hooks.recorder import Recorder
+from o3viz.hooks.step import LoopState, StepHook
 from o3viz.run.config import DAAConfig
 from o3viz.run.prompt import PromptLayout
 from o3viz.trace.attention import DAARecord
 
 
-class DAATrack:
+class DAATrack(StepHook):
     """Keeps relevance (and, in allocate mode, the recorder's bias) in step with the context."""
 
     def __init__(
@@ -36,7 +38,7 @@ class DAATrack:
             bias = self.state.bias(self.state.values).to(self.device)
             recorder.set_bias(bias, lam.to(self.device), record_before=recorder.record)
 
-    def append(self, _index: int, token_id: int) -> None:
+    def before_forward(self, state: LoopState, g: int, token_id: int) -> None:
         """Relevance (and bias) of a newly chosen token, before it is fed to the model."""
         with torch.inference_mode():
             b = self.state.extend(self.embed(torch.tensor([token_id], device=self.device)))
@@ -70,7 +72,7 @@ class DAATrack:
 
 
 @dataclass
-class BranchBias:
+class BranchBias(StepHook):
     """Bias for a branch continuation: the main run's bias up to the branch point, then its own."""
 
     track: DAATrack
@@ -88,7 +90,7 @@ class BranchBias:
         if self.saved is not None:
             self.track.recorder.bias = self.saved
 
-    def __call__(self, _index: int, token_id: int) -> None:
+    def before_forward(self, state: LoopState, g: int, token_id: int) -> None:
         rec = self.track.recorder
         if not (self.track.allocate and rec is not None):
             return

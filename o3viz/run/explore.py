@@ -5,6 +5,7 @@ the main run and without recording attention."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import nullcontext
 
 import numpy as np
@@ -13,6 +14,7 @@ from o3viz.hooks.recorder import Recorder
 from o3viz.run.assemble import extract_answer
 from o3viz.run.daa import DAATrack
 from o3viz.run.loop import run_loop
+from o3viz.run.request import RunRequest
 from o3viz.trace.parts import Branch, DecisionPoint
 
 
@@ -28,36 +30,38 @@ def explore_branches(
     prompt_ids: list[int],
     gen_ids: list[int],
     points: list[DecisionPoint],
-    k: int,
+    req: RunRequest,
     *,
-    max_tokens: int,
     stop_ids: set[int],
     kind: str,
     recorder: Recorder | None,
     track: DAATrack | None,
 ) -> list[Branch]:
-    """Generate one branch per chosen decision point; sets each point's ``branch_ids``."""
+    """Generate one branch per chosen decision point (``req.explore`` of them, greedy, at most
+    ``req.capture.branch_tokens`` tokens each); sets each point's ``branch_ids``."""
     branches: list[Branch] = []
-    for point in strongest(points, k):
+    greedy = dataclasses.replace(
+        req, max_new_tokens=req.capture.branch_tokens, min_new_tokens=0, do_sample=False
+    )
+    for point in strongest(points, req.explore):
         alt = point.alternatives[0]
         prefix = gen_ids[: point.token_index]
         hook = track.branch_hook(len(prompt_ids) + len(prefix)) if track is not None else None
-        paused = recorder is not None and recorder.record
-        if paused:
-            recorder.record = False
+        if recorder is not None:
+            recorder.pause(True)  # branches are not recorded
         try:
             with hook if hook is not None else nullcontext():
                 res = run_loop(
                     model,
                     prompt_ids + prefix,
-                    max_new_tokens=max_tokens,
+                    greedy,
                     stop_ids=stop_ids,
+                    hooks=[hook] if hook is not None else [],
                     forced_first=alt.id,
-                    before_forward=hook,
                 )
         finally:
-            if paused:
-                recorder.record = True
+            if recorder is not None:
+                recorder.pause(False)
         head = tokenizer.decode(prefix, skip_special_tokens=True)
         full = tokenizer.decode(prefix + res.ids, skip_special_tokens=True)
         branch = Branch(

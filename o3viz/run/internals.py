@@ -2,8 +2,9 @@
 (``o3viz.hooks.routing``) and the logit lens (``o3viz.hooks.lens``), both opt-in.
 
 ``record_internals(model, tokenizer, cfg)`` is a context manager around the generation loop only
-(explored branches are not recorded); ``finish(num_generated)`` turns what was recorded into the
-round's ``InternalsRecord``, or None when neither was asked for.
+(explored branches are not recorded), and what it yields is one of the loop's hooks;
+``finish(num_generated)`` turns what was recorded into the round's ``InternalsRecord``, or None
+when neither was asked for.
 """
 
 from __future__ import annotations
@@ -14,21 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from o3viz.errors import UsageError
+from o3viz.hooks.step import StepHook
+from o3viz.run.config import check_internals, resolve_layers
 from o3viz.trace.internals import InternalsRecord
-
-
-def check_internals(cfg: Any, num_layers: int | None = None) -> None:
-    """One-line ``UsageError`` for internals settings that cannot run (``cfg``: a CaptureConfig)."""
-    if cfg.routing_top_n is not None and cfg.routing_top_n < 1:
-        raise UsageError(f"routing top-n must be at least 1, not {cfg.routing_top_n}")
-    if cfg.moefy is not None and (len(cfg.moefy) != 2 or not 1 <= int(cfg.moefy[1]) <= int(cfg.moefy[0])):
-        raise UsageError(f"moefy must be (E, k) with 1 <= k <= E, not {tuple(cfg.moefy)}")
-    if cfg.lens_top_k < 1:
-        raise UsageError(f"the logit-lens top-k must be at least 1, not {cfg.lens_top_k}")
-    if num_layers is not None:
-        from o3viz.run.config import resolve_layers  # config imports this module
-
-        resolve_layers(list(cfg.logit_lens), num_layers)  # one line for a layer the model lacks
 
 
 def check_internals_for(model, cfg: Any) -> None:
@@ -52,8 +41,9 @@ def routing_source(model) -> str:
 
 
 @dataclass
-class InternalsRun:
-    """The recorders of one run (either may be None)."""
+class InternalsRun(StepHook):
+    """The recorders of one run (either may be None); as the loop's hook, it pauses them during
+    forwards that are not generation steps (a KV-cache restore)."""
 
     routing: Any = None
     lens: Any = None
@@ -70,6 +60,11 @@ class InternalsRun:
         if self.lens is not None:
             out.lens = self.lens.to_record(num_generated, self.num_layers, self._decode)
         return out
+
+    def pause(self, paused: bool) -> None:
+        for rec in (self.routing, self.lens):
+            if rec is not None:
+                rec.record = not paused
 
     def _decode(self, token_id: int) -> str:
         return self.tokenizer.decode([token_id]) if self.tokenizer is not None else f"#{token_id}"
@@ -90,7 +85,6 @@ def record_internals(model, tokenizer, cfg: Any, info: dict | None = None) -> It
             run.routing = stack.enter_context(record_routing(model, spec))
         if cfg.logit_lens:
             from o3viz.hooks.lens import record_lens
-            from o3viz.run.config import resolve_layers
 
             layers = resolve_layers(list(cfg.logit_lens), n)
             run.lens = stack.enter_context(record_lens(model, layers, cfg.lens_top_k))

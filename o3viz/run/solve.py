@@ -9,12 +9,16 @@ transition matrix in ``o3viz.verify.policy``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from o3viz.run.assemble import answer_confidence
+from o3viz.run.capture import capture
+from o3viz.run.loop import OnToken
+from o3viz.run.provenance import settings_of
+from o3viz.run.request import RunRequest
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
@@ -30,16 +34,6 @@ from o3viz.verify.policy import (
 from o3viz.verify.trace_checks import claim_checks
 
 PREVIOUS_ATTEMPT_CHARS = 1500  # a small model loses the task if the revision prompt is too long
-
-
-@dataclass
-class SolveConfig:
-    """Settings of the verify/optimize loop."""
-
-    max_rounds: int = 3  # the article's "maximum number of steps"
-    confidence_threshold: float = 0.9  # stop when nothing failed and confidence reaches this
-    max_new_tokens: int = 256
-    timeout_s: float = 10.0  # per sandboxed test run
 
 
 def extract_code(text: str, entry_point: str | None) -> tuple[str, tuple[int, int]]:
@@ -132,49 +126,60 @@ def revision_prompt(spec: TaskSpec, previous: str, feedback: str) -> str:
 def solve(
     model: Any,
     tokenizer: Any,
-    task: str | TaskSpec,
+    req: RunRequest,
     *,
-    max_rounds: int = 3,
-    confidence_threshold: float = 0.9,
-    max_new_tokens: int = 256,
-    timeout_s: float = 10.0,
+    spec: TaskSpec | None = None,
     on_round: Callable[[Round], None] | None = None,
-    **capture_kwargs: Any,
+    on_token: OnToken | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
-    """Run the base → verify → optimize loop; every round, check and revision goes in the trace.
+    """Run the base → verify → optimize loop for ``req`` (``req.max_rounds`` rounds at most);
+    every round, check and revision goes in the trace.
 
-    ``task`` is a task id (``gsm8k:12``, ``humaneval:HumanEval/0``, ``mbppplus:Mbpp/2``), a
-    ``TaskSpec``, or any other string, taken as a free prompt verified by its claims only.
-    Extra keyword arguments go to ``o3viz.run.capture.capture`` (capture/DAA configs, explore, ...).
+    The task is ``spec`` if given, else ``req.task_id`` (``gsm8k:12``, ``humaneval:HumanEval/0``,
+    ``mbppplus:Mbpp/2``), else ``req.prompt`` as a free prompt verified by its claims only. Each
+    round is one ``capture`` with ``req``'s settings (compression, DAA, explore, ...). A
+    compressed run's trace keeps the first round's compression record (the task's own prompt);
+    every round says in ``info["compression"]`` how its prompt was compressed. A stop request
+    ends the loop after the round it interrupts.
     """
-    from o3viz.run.capture import capture
-
-    spec = (
-        task
-        if isinstance(task, TaskSpec)
-        else (load_task(task) if re.match(r"^(gsm8k|humaneval|mbppplus):", task, re.I) else prompt_task(task))
-    )
-    config = SolveConfig(max_rounds, confidence_threshold, max_new_tokens, timeout_s)
+    req.validate()
+    spec = spec or (load_task(req.task_id) if req.task_id else prompt_task(req.prompt or ""))
     rounds: list[Round] = []
-    prompt, trace = spec.prompt, None
-    for r in range(max_rounds):
+    prompt, first = spec.prompt, None
+    for r in range(req.max_rounds):
         trace = capture(
-            model, tokenizer, prompt, max_new_tokens=max_new_tokens, task=spec.task, **capture_kwargs
+            model,
+            tokenizer,
+            dataclasses.replace(req, prompt=prompt, task_id=None),
+            task=spec.task,
+            on_token=on_token,
+            should_stop=should_stop,
         )
+        first = first or trace
         rnd = trace.final
         rnd.index, rnd.prompt = r, prompt
-        verify_round(spec, rnd, timeout_s)
-        judge_branches(spec, rnd, timeout_s)
-        rnd.action = choose_action(rnd.checks, rnd.confidence, confidence_threshold, r == max_rounds - 1)
-        rnd.feedback = feedback_for(rnd.action, rnd.checks, rnd.answer) or None
+        if trace.compression is not None:
+            rnd.info["compression"] = {
+                "ratio": trace.compression.ratio,
+                "events": len(trace.compression.events),
+            }
+        _judge(spec, rnd, req, last=r == req.max_rounds - 1)
         rounds.append(rnd)
         if on_round is not None:
             on_round(rnd)
-        if rnd.action in STOP_ACTIONS:
+        if rnd.action in STOP_ACTIONS or rnd.info.get("stop_reason") == "stopped":
             break
         prompt = revision_prompt(spec, rnd.text, rnd.feedback or "")
-    assert trace is not None
-    trace.rounds = rounds
-    trace.task = spec.task
-    trace.provenance.settings["solve"] = asdict(config)
-    return trace
+    first.rounds, first.task = rounds, spec.task
+    first.provenance.finished_at = trace.provenance.finished_at
+    first.provenance.settings = settings_of(req)  # the rounds' captures saw the prompt, not the task id
+    return first
+
+
+def _judge(spec: TaskSpec, rnd: Round, req: RunRequest, last: bool) -> None:
+    """The verification layer and the policy: checks, branch verdicts, the action and its feedback."""
+    verify_round(spec, rnd, req.timeout_s)
+    judge_branches(spec, rnd, req.timeout_s)
+    rnd.action = choose_action(rnd.checks, rnd.confidence, req.confidence_threshold, last)
+    rnd.feedback = feedback_for(rnd.action, rnd.checks, rnd.answer) or None

@@ -87,7 +87,9 @@ def gsm8k_trace():
     except Exception as exc:  # noqa: BLE001 - no GSM8K data here: nothing to test against
         pytest.skip(f"GSM8K unavailable: {exc}")
     model, tok = load_model()
-    trace = capture(model, tok, spec.prompt, max_new_tokens=48, task=spec.task)
+    from o3viz.run.request import RunRequest
+
+    trace = capture(model, tok, RunRequest(prompt=spec.prompt, max_new_tokens=48), task=spec.task)
     if len(trace.final.steps) < 3:
         pytest.skip("the capture has fewer than 3 steps")
     trace.final.steps = trace.final.steps[:4]  # a short trace: 5 prefixes

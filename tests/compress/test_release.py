@@ -1,5 +1,5 @@
 """Progressive release: real KV-cache eviction and restore on a tiny random Llama and on the
-default model, against plain generation."""
+default model, against plain generation; release runs as a hook of the one generation loop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from o3viz.compress.context import CompressionConfig, compress_context
 from o3viz.compress.kv import KVState, evict_entries, prefill, supports_surgery
-from o3viz.compress.release import _apply_rules, _Tracker, generate_with_release
+from o3viz.compress.release import _apply_rules, _Tracker
+from o3viz.run.compressed import generate_with_release
+from o3viz.run.request import RunRequest
 from o3viz.trace.compression import CompressionRecord
 
 SEGMENTS = [(0, 4), (4, 14), (14, 24), (24, 34), (34, 40)]
@@ -44,7 +46,7 @@ def _kv(model, ids):
 def test_releasing_nothing_matches_plain_generation(tiny):
     model, ids = tiny
     res = generate_with_release(
-        model, None, ids, SEGMENTS, config=CompressionConfig(release_floor=0.0), max_new_tokens=10
+        model, None, ids, SEGMENTS, RunRequest(max_new_tokens=10), config=CompressionConfig(release_floor=0.0)
     )
     ref = model.generate(
         ids[None], max_new_tokens=10, do_sample=False, output_scores=True, return_dict_in_generate=True
@@ -99,7 +101,7 @@ def test_unused_segments_are_released_in_order_and_memory_shrinks(tiny, surgery)
     cfg = CompressionConfig(
         release_floor=1.01, release_window=2, surgery=surgery
     )  # every segment is "unused"
-    res = generate_with_release(model, None, ids, SEGMENTS, config=cfg, max_new_tokens=8)
+    res = generate_with_release(model, None, ids, SEGMENTS, RunRequest(max_new_tokens=8), config=cfg)
     released = [e.segment for e in res.events if e.kind == "release"]
     assert released == [1, 2, 3]  # oldest first; never the sink segment 0 nor the last (question) segment
     assert res.memory_tokens[:4] == [41, 32, 23, 14]
@@ -156,8 +158,8 @@ def test_default_model_evicts_unused_repeats_during_generation():
         tok,
         enc["input_ids"],
         ranges,
+        RunRequest(max_new_tokens=12),
         config=cfg,
-        max_new_tokens=12,
         redundancy=[s.redundancy for s in ctx.segments],
     )
     assert res.mode == "eviction" and len(res.tokens) == 12
@@ -172,13 +174,14 @@ def test_default_model_evicts_unused_repeats_during_generation():
 
 
 def test_release_reads_the_same_attention_as_eager_output_attentions_after_an_eviction(tiny):
-    """The release loop reads attention through o3viz's attention function (the one mechanism
-    capture uses); after an eviction leaves gaps in the positions, its row over the cache entries
-    equals eager ``output_attentions`` on the same cache."""
+    """Release reads attention from the run's recorder (o3viz's attention function, the one
+    mechanism capture uses); after an eviction leaves gaps in the positions, the recorder's row
+    read at the cache entries equals eager ``output_attentions`` on the same cache."""
     import copy
 
-    from o3viz.compress.release import _decode_step, _demand_recorder
+    from o3viz.compress.release import cache_attention
     from o3viz.hooks.instrument import instrument
+    from o3viz.hooks.recorder import Recorder, RecorderSpec
 
     model, ids = tiny
     kv = _kv(model, ids)
@@ -198,13 +201,27 @@ def test_release_reads_the_same_attention_as_eager_output_attentions_after_an_ev
     finally:
         model.set_attn_implementation(before)
     expected = torch.stack([a[0, :, -1].mean(0) for a in ref.attentions]).mean(0)
-    rec = _demand_recorder(model)
+    c = model.config
+    rec = Recorder(
+        RecorderSpec(c.num_hidden_layers, c.num_attention_heads, 40, prefill=False, keep_steps=False)
+    )
+    kv.append(7, 40)
+    rec.set_key_positions(kv.positions)
     with instrument(model, rec), torch.no_grad():
-        logits, att = _decode_step(model, kv, rec, 7, 40)
+        out = model(
+            input_ids=torch.tensor([[7]]),
+            position_ids=torch.tensor([[40]]),
+            past_key_values=kv.cache,
+            use_cache=True,
+        )
+    rec.end_step()
+    att = cache_attention(rec, kv, model)
     assert att.shape == (len(kv),) == (31,)
     torch.testing.assert_close(att, expected, atol=1e-6, rtol=1e-5)
-    torch.testing.assert_close(logits, ref.logits[0, -1], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out.logits[0, -1].float(), ref.logits[0, -1], atol=1e-5, rtol=1e-5)
+    # nothing is kept per step (keep_steps=False), and the released columns read 0
     assert model.config._attn_implementation == before and rec.steps_mean == []
+    assert float(rec.last_mean[4:14].abs().sum()) == 0.0
 
 
 class _BanTokens(torch.nn.Module):
@@ -230,7 +247,32 @@ def test_release_entropies_stay_finite_when_some_logits_are_minus_inf():
     model.generation_config.eos_token_id = None
     model.lm_head = torch.nn.Sequential(model.lm_head, _BanTokens(10))
     ids = torch.randint(10, 100, (40,))
-    res = generate_with_release(model, None, ids, SEGMENTS, max_new_tokens=6)
+    res = generate_with_release(model, None, ids, SEGMENTS, RunRequest(max_new_tokens=6))
     assert len(res.entropies) == 6
     assert all(e == e and 0 < e < 5 for e in res.entropies), res.entropies  # no NaN
     assert all(t >= 10 for t in res.tokens)
+
+
+def test_after_an_eviction_the_bias_is_read_at_the_entries_original_positions(tiny):
+    """With gaps in the cache, a -inf bias on position 2 must zero the entry that holds position 2
+    (segment 1 = positions 4..13 is gone): reading the bias as a window ending at the last
+    position, as without gaps, would shift it by the 10 released entries and miss it."""
+    from o3viz.hooks.instrument import instrument
+    from o3viz.hooks.recorder import Recorder, RecorderSpec
+
+    model, ids = tiny
+    kv = _kv(model, ids)
+    kv.release(1)
+    kv.append(7, 40)
+    c = model.config
+    rec = Recorder(RecorderSpec(c.num_hidden_layers, c.num_attention_heads, 40, prefill=False))
+    bias = torch.zeros(41)
+    bias[2] = float("-inf")
+    rec.set_bias(bias, torch.ones(c.num_hidden_layers, c.num_attention_heads), record_before=False)
+    rec.set_key_positions(kv.positions)
+    with instrument(model, rec), torch.no_grad():
+        model(input_ids=torch.tensor([[7]]), position_ids=torch.tensor([[40]]), past_key_values=kv.cache)
+    rec.end_step()
+    row = rec.last_mean
+    assert row.shape == (41,) and float(row[2]) == 0.0 and float(row[1]) > 0 and float(row[30]) > 0
+    assert float(row[4:14].sum()) == 0.0 and abs(float(row.sum()) - 1) < 1e-5

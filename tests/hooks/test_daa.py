@@ -16,7 +16,7 @@ from o3viz.hooks.daa import (
     relevance,
     resolve_strength,
 )
-from o3viz.run.capture import CaptureConfig, DAAConfig, capture
+from o3viz.run.capture import CaptureConfig, DAAConfig, RunRequest, capture
 from o3viz.testing.builders import make_tiny_llama
 
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
@@ -85,7 +85,9 @@ def tiny():
 
 def test_allocate_moves_attention_towards_relevant_keys(tiny):
     model, tok = tiny
-    tr = capture(model, tok, PROMPT, max_new_tokens=6, daa=DAAConfig(mode="allocate", strength=2.0))
+    tr = capture(
+        model, tok, RunRequest(prompt=PROMPT, max_new_tokens=6, daa=DAAConfig(mode="allocate", strength=2.0))
+    )
     att = tr.final.attention
     d = att.daa
     assert d.mode == "allocate" and d.before is not None and d.relevance.shape == (att.mean.shape[1],)
@@ -100,8 +102,10 @@ def test_allocate_moves_attention_towards_relevant_keys(tiny):
 def test_observe_records_relevance_and_leaves_attention_unchanged(tiny):
     model, tok = tiny
     cfg = CaptureConfig(layers="none", dtype="float32")
-    off = capture(model, tok, PROMPT, max_new_tokens=5, capture=cfg)
-    obs = capture(model, tok, PROMPT, max_new_tokens=5, capture=cfg, daa=DAAConfig(mode="observe"))
+    off = capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=5, capture=cfg))
+    obs = capture(
+        model, tok, RunRequest(prompt=PROMPT, max_new_tokens=5, capture=cfg, daa=DAAConfig(mode="observe"))
+    )
     assert off.final.attention.daa is None
     assert obs.final.attention.daa.before is None and obs.final.attention.daa.task_type == "math"
     np.testing.assert_array_equal(obs.final.attention.mean, off.final.attention.mean)

@@ -15,7 +15,7 @@ import torch
 
 from o3viz.errors import ModelLoadError
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
-from o3viz.run.capture import CaptureConfig, capture
+from o3viz.run.capture import CaptureConfig, RunRequest, capture
 
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
 
@@ -70,10 +70,12 @@ def test_recorded_rows_equal_eager_output_attentions(tok, arch, extra):
     tr = capture(
         model,
         tok,
-        PROMPT,
-        max_new_tokens=n,
-        min_new_tokens=n,
-        capture=CaptureConfig(layers="all", top_k=None, dtype="float32"),
+        RunRequest(
+            prompt=PROMPT,
+            max_new_tokens=n,
+            min_new_tokens=n,
+            capture=CaptureConfig(layers="all", top_k=None, dtype="float32"),
+        ),
     )
     assert model.config._attn_implementation == "sdpa"  # restored after the run
     att, p = tr.final.attention, len(tr.final.prompt_tokens)
@@ -162,7 +164,8 @@ def test_embedded_model_rows_equal_eager_within_1e5_and_a_2_percent_error_fails(
 
 def test_every_recorded_row_sums_to_one(tok):
     model = tiny_model("llama", len(tok))
-    tr = capture(model, tok, PROMPT, max_new_tokens=8, capture=CaptureConfig(layers="all", top_k=None))
+    req = RunRequest(prompt=PROMPT, max_new_tokens=8, capture=CaptureConfig(layers="all", top_k=None))
+    tr = capture(model, tok, req)
     att = tr.final.attention
     np.testing.assert_allclose(att.mean.astype(np.float32).sum(-1), 1.0, atol=1e-3)
     np.testing.assert_allclose(att.per_head.astype(np.float32).sum(-1), 1.0, atol=1e-3)

@@ -13,6 +13,7 @@ from o3viz.errors import UsageError
 from o3viz.hooks.lens import record_lens
 from o3viz.run.config import parse_indices, resolve_layers
 from o3viz.run.loop import run_loop
+from o3viz.run.request import RunRequest
 from o3viz.testing.builders import make_tiny_llama
 
 PROMPT = [1, 504, 3458, 314, 216, 28, 33, 34]
@@ -20,7 +21,7 @@ PROMPT = [1, 504, 3458, 314, 216, 28, 33, 34]
 
 def _run(model, layers, n=8):
     with record_lens(model, layers) as rec:
-        gen = run_loop(model, PROMPT, max_new_tokens=n, stop_ids=set())
+        gen = run_loop(model, PROMPT, RunRequest(max_new_tokens=n), stop_ids=set())
     return rec.to_record(len(gen.ids), model.config.num_hidden_layers, str), gen
 
 

@@ -13,6 +13,7 @@ import torch
 from o3viz.errors import UsageError
 from o3viz.hooks.routing import find_routers, normalise_scores, record_routing
 from o3viz.run.loop import run_loop
+from o3viz.run.request import RunRequest
 from o3viz.testing.moe import FAMILIES, tiny_moe
 
 PROMPT = [3, 17, 42, 9, 88, 5, 61]
@@ -88,7 +89,7 @@ def _mismatches(record, refs: list[dict], prompt_len: int, shift: int = 0) -> li
 
 def _generate_with_routing(model, n: int = 6):
     with record_routing(model) as rec:
-        gen = run_loop(model, PROMPT, max_new_tokens=n, stop_ids=set())
+        gen = run_loop(model, PROMPT, RunRequest(max_new_tokens=n), stop_ids=set())
     return rec.to_record(len(gen.ids)), gen.ids
 
 
@@ -133,7 +134,7 @@ def test_top_n_keeps_the_n_most_probable_experts():
     model = tiny_moe("olmoe")
     full, _ = _generate_with_routing(model)
     with record_routing(model, RoutingSpec(top_n=3, prefill=True)) as rec:
-        gen = run_loop(model, PROMPT, max_new_tokens=6, stop_ids=set())
+        gen = run_loop(model, PROMPT, RunRequest(max_new_tokens=6), stop_ids=set())
     top = rec.to_record(len(gen.ids))
     assert top.probs is None and top.top_index.shape == (6, 2, 3)
     dense = top.distribution()

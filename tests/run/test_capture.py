@@ -10,7 +10,7 @@ import pytest
 from o3viz.errors import UsageError
 from o3viz.run.allocation import step_allocation
 from o3viz.run.assemble import answer_confidence, build_steps, extract_answer
-from o3viz.run.capture import CaptureConfig, DAAConfig, capture, resolve_layers
+from o3viz.run.capture import CaptureConfig, DAAConfig, RunRequest, capture, resolve_layers
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace.io import load_trace, trace_bytes
 from o3viz.trace.parts import Segment, Step, Token
@@ -26,7 +26,7 @@ def tiny():
 @pytest.fixture(scope="module")
 def trace(tiny):
     model, tok = tiny
-    return capture(model, tok, PROMPT, max_new_tokens=16, explore=2)
+    return capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=16, explore=2))
 
 
 def test_prompt_tokens_and_segments_cover_the_rendered_prompt(trace):
@@ -94,10 +94,10 @@ def test_trace_round_trips_and_carries_provenance(trace):
 
 def test_storage_options_top_k_heads_and_head_average(tiny):
     model, tok = tiny
-    kw = {"max_new_tokens": 4, "min_new_tokens": 4}
-    topk = capture(model, tok, PROMPT, capture=CaptureConfig(layers=[1], top_k=3), **kw).final.attention
+    kw = {"prompt": PROMPT, "max_new_tokens": 4, "min_new_tokens": 4}
+    topk = capture(model, tok, RunRequest(capture=CaptureConfig(layers=[1], top_k=3), **kw)).final.attention
     assert ((topk.per_head != 0).sum(-1) == 3).all() and topk.layers == [1]
-    picked = capture(model, tok, PROMPT, capture=CaptureConfig(layers=[-1], heads=[2], top_k=None), **kw)
+    picked = capture(model, tok, RunRequest(capture=CaptureConfig(layers=[-1], heads=[2], top_k=None), **kw))
     att = picked.final.attention
     assert att.per_head.shape[1:3] == (1, 1) and att.heads == [2] and att.layers == [2]
     np.testing.assert_array_equal(att.token_matrix(layer=2, head=2), att.per_head[:, 0, 0].astype(np.float32))
@@ -105,7 +105,7 @@ def test_storage_options_top_k_heads_and_head_average(tiny):
         att.token_matrix(layer=2, head=0)
     assert load_trace(trace_bytes(picked)).final.attention.heads == [2]
     avg = capture(
-        model, tok, PROMPT, capture=CaptureConfig(head_average=True, top_k=None), **kw
+        model, tok, RunRequest(capture=CaptureConfig(head_average=True, top_k=None), **kw)
     ).final.attention
     assert avg.per_head.shape[2] == 1 and avg.heads == []
     np.testing.assert_allclose(avg.per_head.astype(np.float32).sum(-1), 1.0, atol=1e-3)
@@ -114,9 +114,10 @@ def test_storage_options_top_k_heads_and_head_average(tiny):
 def test_streaming_pieces_rebuild_the_text_and_stop_ends_the_run(tiny):
     model, tok = tiny
     pieces: list[str] = []
-    tr = capture(model, tok, PROMPT, max_new_tokens=12, on_token=lambda i, piece, total: pieces.append(piece))
+    req = RunRequest(prompt=PROMPT, max_new_tokens=12)
+    tr = capture(model, tok, req, on_token=lambda i, piece, total: pieces.append(piece))
     assert "".join(pieces) == tr.final.text and len(pieces) == 12
-    stopped = capture(model, tok, PROMPT, max_new_tokens=12, should_stop=lambda: True)
+    stopped = capture(model, tok, req, should_stop=lambda: True)
     assert len(stopped.final.tokens) == 1 and stopped.final.info["stop_reason"] == "stopped"
 
 
@@ -124,7 +125,11 @@ def test_sampling_is_reproducible_with_a_seed_and_differs_across_seeds(tiny):
     model, tok = tiny
     runs = [
         capture(
-            model, tok, PROMPT, max_new_tokens=8, do_sample=True, seed=s, capture=CaptureConfig(enabled=False)
+            model,
+            tok,
+            RunRequest(
+                prompt=PROMPT, max_new_tokens=8, do_sample=True, seed=s, capture=CaptureConfig(enabled=False)
+            ),
         ).final.text
         for s in (1, 1, 2)
     ]
@@ -133,7 +138,9 @@ def test_sampling_is_reproducible_with_a_seed_and_differs_across_seeds(tiny):
 
 def test_generation_only_mode_records_no_attention(tiny):
     model, tok = tiny
-    tr = capture(model, tok, PROMPT, max_new_tokens=3, capture=CaptureConfig(enabled=False))
+    tr = capture(
+        model, tok, RunRequest(prompt=PROMPT, max_new_tokens=3, capture=CaptureConfig(enabled=False))
+    )
     assert tr.final.attention is None and len(tr.final.tokens) == 3
     assert model.config._attn_implementation == "sdpa"
 
@@ -151,8 +158,9 @@ def test_generation_only_mode_records_no_attention(tiny):
 )
 def test_bad_arguments_raise_usage_error(tiny, kwargs):
     model, tok = tiny
+    settings = {k: v for k, v in kwargs.items() if k != "task"}
     with pytest.raises(UsageError):
-        capture(model, tok, PROMPT, **kwargs)
+        capture(model, tok, RunRequest(prompt=PROMPT, **settings), task=kwargs.get("task"))
     with pytest.raises(UsageError):
         capture(model, tok, "   ")
 

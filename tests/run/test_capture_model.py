@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from o3viz.errors import ModelLoadError
-from o3viz.run.capture import DAAConfig, capture
+from o3viz.run.capture import DAAConfig, RunRequest, capture
 from o3viz.trace.io import load_trace, save_trace
 
 
@@ -26,10 +26,12 @@ def test_default_model_capture_end_to_end(default_model, tmp_path):
     tr = capture(
         model,
         tok,
-        "What is 12 + 7? Answer with one number.",
-        max_new_tokens=20,
-        daa=DAAConfig(mode="allocate", strength=0.5),
-        explore=1,
+        RunRequest(
+            prompt="What is 12 + 7? Answer with one number.",
+            max_new_tokens=20,
+            daa=DAAConfig(mode="allocate", strength=0.5),
+            explore=1,
+        ),
     )
     r, att = tr.final, tr.final.attention
     assert model.config._attn_implementation == "sdpa"

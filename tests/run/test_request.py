@@ -7,6 +7,7 @@ import typing
 
 import pytest
 
+from o3viz.compress.context import CompressionConfig
 from o3viz.errors import UsageError
 from o3viz.run.config import CaptureConfig, DAAConfig, parse_layers, parse_top_k
 from o3viz.run.request import RunRequest
@@ -23,7 +24,6 @@ from o3viz.run.request import RunRequest
         {"rounds": 0},
         {"confidence_threshold": 1.5},
         {"timeout_s": 0},
-        {"compress_threshold": 0.2},
         {"capture": CaptureConfig(top_k=0)},
         {"capture": CaptureConfig(layers="some")},
         {"capture": CaptureConfig(layers=[0, "1"])},
@@ -31,8 +31,6 @@ from o3viz.run.request import RunRequest
         {"capture": CaptureConfig(heads=[-1])},
         {"daa": DAAConfig(mode="loud")},
         {"daa": DAAConfig(alpha=2.0)},
-        {"compress": True, "explore": 1},
-        {"compress": True, "task_id": "gsm8k:0"},
     ],
 )
 def test_validate_refuses_each_setting_that_cannot_run(change):
@@ -41,9 +39,26 @@ def test_validate_refuses_each_setting_that_cannot_run(change):
         dataclasses.replace(RunRequest(prompt="What is 2+3?"), **change).validate()
 
 
+def test_validate_checks_the_compression_settings_too():
+    cfg = CompressionConfig()
+    cfg.compress_threshold = 0.2  # below the expand threshold, set after construction
+    with pytest.raises(UsageError, match="thresholds"):
+        RunRequest(prompt="What is 2+3?", compression=cfg).validate()
+    with pytest.raises(UsageError, match="thresholds"):
+        CompressionConfig(compress_threshold=0.2)
+
+
+def test_compression_combines_with_every_other_setting():
+    """A compressed run uses the one generation loop, so nothing refuses it any more."""
+    both = {"compression": CompressionConfig(), "daa": DAAConfig(mode="allocate"), "explore": 2}
+    RunRequest(prompt="What is 2+3?", rounds=2, **both).validate()
+    RunRequest(task_id="gsm8k:0", **both).validate()
+
+
 def test_run_request_fields_are_typed():
     hints = typing.get_type_hints(RunRequest)
     assert hints["capture"] is CaptureConfig and hints["daa"] is DAAConfig
+    assert hints["compression"] == CompressionConfig | None
     assert typing.Any not in hints.values()
 
 

@@ -27,7 +27,6 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     [
         (["--task", "nope:3"], "unknown task"),
         (["--prompt", "hi", "--rounds", "0"], "rounds must be at least 1"),
-        (["--prompt", "hi", "--compress", "--rounds", "2"], "compression runs its own generation loop"),
         (["--prompt", "hi", "--compress", "--compress-threshold", "0.2"], "thresholds"),
         (["--prompt", "hi", "--confidence-threshold", "2"], "confidence threshold must be in [0, 1]"),
     ],
@@ -80,3 +79,30 @@ def test_compressed_run_records_pointers_events_and_memory(tmp_path):
     assert any(e.kind == "compress" and e.step == -1 for e in comp.events)
     assert comp.memory_tokens and len(comp.memory_tokens) == len(trace.tokens)
     assert "⟦" in trace.final.rendered_prompt and trace.final.prompt == prompt
+
+
+def test_compressed_run_combines_with_daa_and_the_verify_loop(tmp_path):
+    """``--compress`` runs in the one generation loop, so it takes DAA and rounds like any run."""
+    block = "\n".join(f"[worker {i % 4}] heartbeat ok; queue depth 0; retries 0" for i in range(12))
+    prompt = (
+        "Log:\n" + "\n".join([block] * 6) + "\nNOTE: backup moved to Friday.\n\nQuestion: when is the backup?"
+    )
+    (tmp_path / "p.txt").write_text(prompt)
+    path = tmp_path / "t.o3trace.json.gz"
+    args = ["--prompt-file", str(tmp_path / "p.txt"), "--compress", "--daa", "allocate", "--rounds", "2"]
+    out = run_cli(*args, "--max-new-tokens", "24", "--out", str(path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    trace = load_trace(path)
+    comp, first = trace.compression, trace.rounds[0]
+    assert (
+        comp is not None and comp.mode == "pointer+eviction" and comp.compressed_tokens < comp.original_tokens
+    )
+    assert len(comp.memory_tokens) == len(first.tokens) and first.prompt == prompt
+    assert first.action is not None and all(r.info["compression"]["ratio"] < 1 for r in trace.rounds)
+    if first.action not in ("accept", "accept_confident"):
+        assert len(trace.rounds) == 2
+    for rnd in trace.rounds:
+        daa = rnd.attention.daa
+        assert (
+            daa.mode == "allocate" and daa.before is not None and daa.before.shape == rnd.attention.mean.shape
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from o3viz.run.capture import CaptureConfig, capture
+from o3viz.run.capture import CaptureConfig, RunRequest, capture
 from o3viz.run.solve import solve
 from o3viz.tasks.kind import detect_task_type
 from o3viz.tasks.spec import prompt_task
@@ -37,8 +37,9 @@ def test_capture_and_solve_give_a_free_prompt_the_same_kind():
     model, tok = make_tiny_llama()
     off = CaptureConfig(enabled=False)
     for prompt, kind in DISAGREED:
-        captured = capture(model, tok, prompt, max_new_tokens=2, capture=off).task.kind
-        solved = solve(model, tok, prompt, max_rounds=1, max_new_tokens=2, capture=off).task.kind
+        req = RunRequest(prompt=prompt, rounds=1, max_new_tokens=2, capture=off)
+        captured = capture(model, tok, req).task.kind
+        solved = solve(model, tok, req).task.kind
         assert captured == solved == kind, prompt
 
 
@@ -70,7 +71,8 @@ def test_solve_keeps_the_answer_and_confidence_capture_stored():
     model, tok = make_tiny_llama()
     off = CaptureConfig(enabled=False)
     for prompt in ("Why is the sky blue?", "Tom has 3 apples and 5 pears."):  # general, math
-        captured = capture(model, tok, prompt, max_new_tokens=12, capture=off).final
-        solved = solve(model, tok, prompt, max_rounds=1, max_new_tokens=12, capture=off).final
+        req = RunRequest(prompt=prompt, rounds=1, max_new_tokens=12, capture=off)
+        captured = capture(model, tok, req).final
+        solved = solve(model, tok, req).final
         assert solved.text == captured.text, prompt
         assert (solved.answer, solved.confidence) == (captured.answer, captured.confidence), prompt

@@ -35,6 +35,8 @@ def test_capture_checks_the_claims_of_its_round():
     from o3viz.testing.builders import make_tiny_llama
 
     model, tok = make_tiny_llama(num_layers=2, max_positions=256)
-    rnd = capture(model, tok, "What is 17*23?", max_new_tokens=4).final
+    from o3viz.run.request import RunRequest
+
+    rnd = capture(model, tok, RunRequest(prompt="What is 17*23?", max_new_tokens=4)).final
     assert rnd.info["claim_checker"] == "ok"
     assert rnd.checks == claim_checks(rnd)[0]
