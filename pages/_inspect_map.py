@@ -23,7 +23,14 @@ from o3viz import (
     parse_id,
     search_outline,
 )
-from o3viz.figures import episode_items, episode_map_figure, outline_items, reasoning_map_figure
+from o3viz.figures import (
+    clip_label,
+    episode_items,
+    episode_map_figure,
+    escape_markdown,
+    outline_items,
+    reasoning_map_figure,
+)
 from pages._inspect_details import details_panel
 from pages._outline import outline_list
 from pages._ui import select_node, selected_node, show_figure
@@ -49,37 +56,62 @@ def graph_of(key: str, _trace: Trace):
     return build_graph(_trace)
 
 
-def _pick(node: str, episodes) -> None:
+def _step_of(node: str, outline) -> tuple[int, int] | None:
+    """(round, step) that holds ``node`` on the map: a step itself, a check's judged step, or a
+    round's answer and whole-round checks, which sit after its last step."""
+    nid = parse_id(node)
+    if nid is None or nid.kind not in ("step", "check", "answer"):
+        return None  # (a round or the task: no one episode holds it)
+    if nid.kind == "step":
+        return nid.round, nid.index
+    item = outline.find(node) if outline is not None else None
+    if getattr(item, "step", None) is not None:  # a check that judged one step
+        return nid.round, item.step
+    rnd = next((r for r in outline.rounds if r.index == nid.round), None) if outline is not None else None
+    return (rnd.index, len(rnd.steps) - 1) if rnd is not None and rnd.steps else None
+
+
+def _pick(node: str, episodes, outline=None) -> None:
     """A click anywhere on the map or the outline: an episode opens (or closes, when it is the
-    open one); a node is selected, and on a long trace its episode opens."""
+    open one); a node is selected, and on a long trace the episode that holds it opens."""
     if node.startswith("episode:"):
         k = node.split(":", 1)[1]
         st.session_state.inspect_episode = None if st.session_state.inspect_episode == k else k
         return
     select_node(node)
-    nid = parse_id(node)
-    ep = episode_of(episodes, nid.round, nid.index) if episodes and nid and nid.kind == "step" else None
+    at = _step_of(node, outline) if episodes else None
+    ep = episode_of(episodes, *at) if at is not None else None
     if ep is not None:
         st.session_state.inspect_episode = str(ep.index)
 
 
-def _on_map_click(chart_key: str, episodes=()) -> None:
+def _on_map_click(chart_key: str, episodes=(), outline=None) -> None:
     points = (st.session_state.get(chart_key) or {}).get("selection", {}).get("points", [])
     ids = [p.get("customdata") for p in points if isinstance(p.get("customdata"), str)]
     if ids:
-        _pick(ids[0], episodes)
+        _pick(ids[0], episodes, outline)
 
 
-def _on_outline_click(list_key: str, episodes=()) -> None:
+def _on_outline_click(list_key: str, episodes=(), outline=None) -> None:
     picked = (st.session_state.get(list_key) or {}).get("select")
     if isinstance(picked, str):
-        _pick(picked, episodes)
+        _pick(picked, episodes, outline)
 
 
-def _on_search(box_key: str, episodes=()) -> None:
+def _on_search(box_key: str, episodes=(), outline=None) -> None:
     if st.session_state.get(box_key):
-        _pick(st.session_state[box_key], episodes)
+        _pick(st.session_state[box_key], episodes, outline)
         st.session_state.map_focus = st.session_state[box_key]
+
+
+def _on_query(key: str, outline, episodes=()) -> None:
+    """A new query selects its first match at once (and opens the episode that holds it); the
+    pick list below then offers the others."""
+    query = st.session_state.get(f"map_search_{key}") or ""
+    matches = search_outline(outline, query) if query.strip() else []
+    if matches:
+        st.session_state[f"map_match_{key}"] = matches[0]
+        _on_search(f"map_match_{key}", episodes, outline)
 
 
 def _search(key: str, outline, episodes=()) -> list[str]:
@@ -88,18 +120,21 @@ def _search(key: str, outline, episodes=()) -> list[str]:
         key=f"map_search_{key}",
         placeholder="Find a step: text or id (wait, step:0:3)",
         label_visibility="collapsed",
+        on_change=_on_query,
+        args=(key, outline, episodes),
     )
-    matches = search_outline(outline, query) if query else []
-    if query:
+    matches = search_outline(outline, query) if query.strip() else []
+    if query.strip() and not matches:
+        st.caption(f"no match for “{escape_markdown(clip_label(query, 40))}”")
+    elif matches:
         st.selectbox(
             f"{len(matches)} match{'es' if len(matches) != 1 else ''}",
             matches,
-            index=None,
+            index=0,  # the first match, which the query selected
             key=f"map_match_{key}",
             format_func=lambda n: outline.label(n),
             on_change=_on_search,
-            args=(f"map_match_{key}", episodes),
-            placeholder="Pick one to go there",
+            args=(f"map_match_{key}", episodes, outline),
             label_visibility="collapsed",
         )
     return matches
@@ -155,7 +190,10 @@ def _long_map(key: str, outline, episodes, first_wrong, node, matches) -> None:
         fig = episode_map_figure(outline, episodes, selected=node, first_wrong=first_wrong, height=MAP_HEIGHT)
         chart_key = f"overview_{key}_{node}"
         show_figure(
-            fig, chart_key, on_select=lambda: _on_map_click(chart_key, episodes), selection_mode="points"
+            fig,
+            chart_key,
+            on_select=lambda: _on_map_click(chart_key, episodes, outline),
+            selection_mode="points",
         )
         return
     _episode_bar(episodes, ep)
@@ -167,7 +205,7 @@ def _long_map(key: str, outline, episodes, first_wrong, node, matches) -> None:
         strip,
         strip_key,
         download=False,
-        on_select=lambda: _on_map_click(strip_key, episodes),
+        on_select=lambda: _on_map_click(strip_key, episodes, outline),
         selection_mode="points",
     )
     sub = episode_outline(outline, ep)
@@ -184,7 +222,9 @@ def _long_map(key: str, outline, episodes, first_wrong, node, matches) -> None:
         title=f"Episode {ep.index}: steps {ep.start}–{ep.end} of {len(outline.steps)}",
     )
     chart_key = f"map_{key}_{ep.index}_{node}"
-    show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key, episodes), selection_mode="points")
+    show_figure(
+        fig, chart_key, on_select=lambda: _on_map_click(chart_key, episodes, outline), selection_mode="points"
+    )
 
 
 def map_view(key: str, trace: Trace) -> None:
@@ -204,7 +244,7 @@ def map_view(key: str, trace: Trace) -> None:
             node,
             key=list_key,
             height=MAP_HEIGHT - 100 if query_open(key) else MAP_HEIGHT - 52,
-            on_select=lambda: _on_outline_click(list_key, episodes),
+            on_select=lambda: _on_outline_click(list_key, episodes, outline),
         )
     with centre:
         if long:
