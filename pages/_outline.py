@@ -17,7 +17,7 @@ _CSS = """
 .o3-outline .row { display: flex; gap: 6px; align-items: baseline; padding: 2px 6px; cursor: pointer;
   border-radius: 4px; white-space: nowrap; overflow: hidden; }
 .o3-outline .row:hover { background: #f1f5f9; }
-.o3-outline .row.sel { background: #fde68a; outline: 1px solid #b45309; }
+.o3-outline .row.sel { background: #fde68a; outline: 1px solid #111827; }  /* the map's selection colour */
 .o3-outline summary.row { font-weight: 600; list-style: none; }
 .o3-outline summary.row::-webkit-details-marker { display: none; }
 .o3-outline .caret { width: 12px; color: #64748b; cursor: pointer; }

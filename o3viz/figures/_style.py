@@ -46,7 +46,27 @@ STEP_TYPE_LABELS = {
 }
 VERDICT_ORDER = ("pass", "correct", "unverifiable", "timeout", "error", "fail", "wrong")
 A_COLOR, B_COLOR = "#2563eb", "#ea580c"  # trace A and trace B in every comparison figure
+# Sequential scales hold no red or green (those mean fail and pass) and rise in lightness without a
+# dip, so "more" always reads as "lighter": Viridis for every attention and layer × head map.
 HEAT_SCALE = "Viridis"
+# Low token probability (or high entropy) as a deeper tint of Okabe-Ito blue over white: one hue,
+# sequential, and not the red that means wrong.
+TOKEN_RGB = (0, 114, 178)
+# A signed change that is no verdict (attention gained / lost): Okabe-Ito blue and reddish purple.
+GAIN_COLOR, LOSS_COLOR = "#0072B2", "#CC79A7"
+SELECT_COLOR = "#111827"  # the outline of the selected node / step, in every figure
+
+
+def tint(color: str, alpha: float) -> str:
+    """``#rrggbb`` as ``rgba(r,g,b,alpha)``: a light background of a palette colour.
+
+    >>> tint("#009E73", 0.15)
+    'rgba(0,158,115,0.15)'
+    """
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:g})"
+
+
 DIFF_SCALE = "RdBu_r"
 FONT = "Inter, -apple-system, Segoe UI, Roboto, sans-serif"
 

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from o3viz.figures._style import BAD_COLOR, GOOD_COLOR, HEAT_SCALE, base_layout, clip_label, empty_figure
+from o3viz.figures._style import GAIN_COLOR, HEAT_SCALE, LOSS_COLOR, base_layout, clip_label, empty_figure
 from o3viz.trace import AttentionRecord, Round
 
 MAX_TOKEN_ROWS = 256  # generated tokens in one token-level window
@@ -168,7 +168,7 @@ def layer_head_heatmap(rnd: Round, t0: int, t1: int, *, title: str | None = None
             z=grid,
             x=[f"h{h}" for h in range(grid.shape[1])],
             y=[f"L{i}" for i in range(grid.shape[0])],
-            colorscale="Magma",
+            colorscale=HEAT_SCALE,  # (Magma ran through red, which means fail)
             zmin=0,
             zmax=1,
             hovertemplate="layer %{y}, head %{x}<br>share on prompt %{z:.3f}<extra></extra>",
@@ -219,7 +219,7 @@ def relevance_figure(rnd: Round, g0: int = 0, g1: int | None = None) -> go.Figur
         c = daa.before.shape[1]
         diff = (att.mean[g0:g1, :c].astype(np.float32) - daa.before[g0:g1].astype(np.float32)).mean(axis=0)
         d, _ = bin_axis(diff[None, :], MAX_COLS, axis=1)
-        colors = np.where(d[0] >= 0, GOOD_COLOR, BAD_COLOR)
+        colors = np.where(d[0] >= 0, GAIN_COLOR, LOSS_COLOR)  # not green/red: no verdict here
         fig.add_trace(
             go.Bar(
                 x=x[: d.shape[1]],

@@ -167,7 +167,8 @@ def head_kurtosis_figure(rec: ImportanceRecord, *, height: int = 360) -> go.Figu
                 x=[layer for layer, _ in rec.receiver_heads],
                 y=[head for _, head in rec.receiver_heads],
                 mode="markers",
-                marker={"symbol": "circle-open", "size": 13, "color": "#D55E00", "line": {"width": 2}},
+                # white rings, not red: a receiver head is no failure
+                marker={"symbol": "circle-open", "size": 13, "color": "#ffffff", "line": {"width": 2}},
                 name=f"receiver heads (top {len(rec.receiver_heads)})",
                 hovertemplate="receiver head: layer %{x} · head %{y}<extra></extra>",
             )

@@ -15,7 +15,15 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.figures._style import HEAT_SCALE, base_layout, clip_label, empty_figure, esc, readable
+from o3viz.figures._style import (
+    HEAT_SCALE,
+    SELECT_COLOR,
+    base_layout,
+    clip_label,
+    empty_figure,
+    esc,
+    readable,
+)
 from o3viz.trace import Round
 
 Scale = Literal["linear", "log", "quantile"]
@@ -166,7 +174,7 @@ def step_attention_heatmap(
             x1=i + 0.5,
             y0=-0.5,
             y1=len(sa.targets) - 0.5,
-            line={"color": "#dc2626", "width": 3},
+            line={"color": SELECT_COLOR, "width": 3},  # the selection, as on the map (red means fail)
             xref="x",
             yref="y",
         )

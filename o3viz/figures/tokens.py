@@ -10,6 +10,7 @@ import html
 import math
 import re
 
+from o3viz.figures._style import BAD_COLOR, GOOD_COLOR, TOKEN_RGB, tint
 from o3viz.trace import Round
 
 MAX_TOKENS_HTML = 3000  # tokens per rendered window: keeps the page payload small
@@ -26,10 +27,11 @@ def escape_markdown(text: str) -> str:
 
 
 def _rgb(value: float, mode: str) -> str:
-    """Background colour: low probability / high entropy is warm, confident is clear."""
+    """Background colour: low probability / high entropy is a deeper blue, confident is clear
+    (blue, not red: red means a wrong claim)."""
     v = max(0.0, min(1.0, value))
-    alpha = (1.0 - v) * 0.75 if mode == "probability" else v * 0.75
-    return f"rgba(239,68,68,{alpha:.2f})"
+    alpha = (1.0 - v) * 0.6 if mode == "probability" else v * 0.6
+    return f"rgba({TOKEN_RGB[0]},{TOKEN_RGB[1]},{TOKEN_RGB[2]},{alpha:.2f})"
 
 
 def tokens_html(
@@ -71,7 +73,7 @@ def claims_html(rnd: Round) -> str:
         key=lambda c: c.span[0],
     )
     out, pos = [], 0
-    colors = {"correct": "#dcfce7", "wrong": "#fee2e2", "unverifiable": "#f1f5f9"}
+    colors = {"correct": tint(GOOD_COLOR, 0.18), "wrong": tint(BAD_COLOR, 0.2), "unverifiable": "#f1f5f9"}
     for c in spans:
         s, e = c.span
         if s < pos:
@@ -81,7 +83,9 @@ def claims_html(rnd: Round) -> str:
         tip = html.escape(f"{c.verdict}: {c.message or c.rule or ''}", quote=True)
         mark = f'<mark style="background:{bg};padding:1px 2px;border-radius:3px" title="{tip}">{html.escape(rnd.text[s:e])}</mark>'
         if c.verdict == "wrong" and c.computed is not None:
-            mark += f'<sup style="color:#D55E00;font-weight:600"> ✗ should be {html.escape(c.computed)}</sup>'
+            mark += (
+                f'<sup style="color:{BAD_COLOR};font-weight:600"> ✗ should be {html.escape(c.computed)}</sup>'
+            )
         out.append(mark)
         pos = e
     out.append(html.escape(rnd.text[pos:]))

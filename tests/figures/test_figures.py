@@ -103,7 +103,7 @@ def test_claims_html_shows_wrong_claims_in_red_with_the_correct_value(trace):
     rnd = next(r for r in trace.rounds if any(c.verdict == "wrong" for c in r.checks))
     wrong = next(c for c in rnd.checks if c.verdict == "wrong")
     out = claims_html(rnd)
-    assert f"should be {wrong.computed}" in out and "#fee2e2" in out
+    assert f"should be {wrong.computed}" in out and "background:rgba(213,94,0," in out  # the palette's red
     assert "<script>" not in out and "<img" not in out
 
 
