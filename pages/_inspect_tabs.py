@@ -215,8 +215,8 @@ def tokens_tab(key: str, trace: Trace) -> None:
     if n > 3000:
         start = c2.slider("First token", 0, n - 1, 0, step=100, key=f"tok_start_{key}")
     st.caption(
-        "Red = "
-        + ("low probability" if mode == "probability" else "high entropy")
+        "Deeper blue = "
+        + ("lower probability (clear = confident)" if mode == "probability" else "higher entropy")
         + "; an amber underline marks a decision point; hover a token for its alternatives."
     )
     st.html(tokens_html(rnd, color_by=mode, start=start))

@@ -153,6 +153,8 @@ def test_pages_pick_no_red_or_green_of_their_own_and_streamlits_pair_is_the_pale
     for page in sorted((REPO_ROOT / "pages").glob("*.py")):
         # Streamlit's named "red"/"green" are fine on pages: the theme below makes them the pair
         _assert_one_red_one_green(page.read_text(encoding="utf-8"), page.name, named=False)
+    tabs = (REPO_ROOT / "pages" / "_inspect_tabs.py").read_text(encoding="utf-8")
+    assert "Deeper blue = " in tabs and "Red = " not in tabs  # the Tokens tab's key names its colour
     theme = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())["theme"]
     # :red[…], :red-badge[…], st.badge(color="red") and their green twins draw these
     assert theme["redColor"].lower() == BAD_COLOR.lower()
