@@ -168,16 +168,19 @@ def step_attention_heatmap(
     )
     if selected is not None and selected in sa.steps:
         i = sa.steps.index(selected)
-        fig.add_shape(
-            type="rect",
-            x0=i - 0.5,
-            x1=i + 0.5,
-            y0=-0.5,
-            y1=len(sa.targets) - 0.5,
-            line={"color": SELECT_COLOR, "width": 3},  # the selection, as on the map (red means fail)
-            xref="x",
-            yref="y",
-        )
+        # the selection, as on the map (not red: red means fail): a white halo under a dark line,
+        # so it shows on Viridis' dark cells and on its light ones
+        for color, width in (("white", 6), (SELECT_COLOR, 2)):
+            fig.add_shape(
+                type="rect",
+                x0=i - 0.5,
+                x1=i + 0.5,
+                y0=-0.5,
+                y1=len(sa.targets) - 0.5,
+                line={"color": color, "width": width},
+                xref="x",
+                yref="y",
+            )
     fig.update_xaxes(type="category", title="reasoning step (hover for its text)", tickfont={"size": 11})
     fig.update_yaxes(
         type="category", autorange="reversed", tickfont={"size": 11}, title="attended to", automargin=True
