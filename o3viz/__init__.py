@@ -107,6 +107,7 @@ _APP: dict[str, str] = {
     "disagreement_line": "o3viz.analysis.provenance",
     "grading": "o3viz.analysis.provenance",
     "limit_line": "o3viz.analysis.provenance",
+    "stopped_at_limit": "o3viz.analysis.provenance",
     "trace_label": "o3viz.analysis.provenance",
     "check_label": "o3viz.verify.trace_checks",
     "MAX_PAGE": "o3viz.store.query",

@@ -30,7 +30,8 @@ def _start(
 
     model, tok = get_model(None)  # the copy the Run page uses: one model in memory
     copy = Trace.from_dict(trace.to_dict())
-    base = library()[key].name
+    entry = library()[key]
+    added = "resampling" if resample is not None else "importance: receiver heads, suppression"
 
     def work(report, should_stop) -> Trace:
         def progress(method: str, done: int, total: int) -> None:
@@ -49,7 +50,9 @@ def _start(
 
     job = TraceJob(
         work,
-        name=lambda t, stopped: f"{base} · importance" + (" (stopped early)" if stopped else ""),
+        # the copy keeps its trace's name and source (an import stays an import) and says what was added
+        name=lambda t, stopped: f"{entry.name} + {added}" + (" (stopped early)" if stopped else ""),
+        source=entry.source,
         store=store(),
         keep=lambda t: bool(t.final.importance),
         start=Progress(0, 0, "reading the trace with the local model…"),

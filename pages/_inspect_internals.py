@@ -12,12 +12,13 @@ from o3viz.figures import (
     escape_markdown,
     expert_load_figure,
     lens_grid_figure,
+    lens_window_start,
     routing_entropy_figure,
     routing_heatmap,
     step_routing_figure,
     token_routing_rows,
 )
-from pages._inspect_tabs import _round_pick, _selected_step
+from pages._inspect_tabs import _round_pick, _selected
 from pages._ui import show_figure
 
 HOW_TO = (
@@ -56,11 +57,12 @@ def internals_view(key: str, trace: Trace) -> None:
         _routing(key, rnd, cols)
 
 
-def _token_start(rnd, key: str) -> int:
-    """The first token of the step selected on the page (0 when none)."""
-    if not rnd.steps:
-        return 0
-    return max(0, rnd.steps[_selected_step(rnd)].token_start)
+def _token_start(rnd) -> int | None:
+    """The first token of the step selected on the page in this round (None when none)."""
+    r, s = _selected()
+    if r != rnd.index or s is None or not rnd.steps:
+        return None
+    return max(0, rnd.steps[min(s, len(rnd.steps) - 1)].token_start)
 
 
 def _routing(key: str, rnd, cols) -> None:
@@ -74,10 +76,13 @@ def _routing(key: str, rnd, cols) -> None:
         index=len(rec.layers) // 2,
         key=f"int_layer_{key}",
     )
-    g = c2.number_input("Token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"int_tok_{key}")
+    start = _token_start(rnd)
+    # keyed on the selection, so picking another step moves the token (a kept widget value would not)
+    g = c2.number_input("Token", 0, g_max, min(start or 0, g_max), key=f"int_tok_{key}_{start}")
     c3.caption(
         f"{len(rec.layers)} MoE layers · {rec.num_experts} experts · top-{rec.top_k} · scores: {rec.scoring}. "
-        "Squares: the experts each token was sent to. A step picked on the map sets the token."
+        "Squares: each token's strongest chosen experts (dots: the rest of the chosen). A step picked "
+        "on the map sets the token."
     )
     note = SOURCE_NOTE.get(rec.source, "")
     if rec.source == "random":
@@ -107,7 +112,9 @@ def _lens(key: str, rnd, cols) -> None:
     lens = rnd.internals.lens
     g_max = max(lens.token_ids.shape[0] - 1, 0)
     _, c1, _, c2 = cols
-    g0 = c1.number_input("From token", 0, g_max, min(_token_start(rnd, key), g_max), key=f"lens_from_{key}")
+    start = _token_start(rnd)
+    first = lens_window_start(rnd, lens.token_ids.shape[0], start)  # the selection, else the answer
+    g0 = c1.number_input("From token", 0, g_max, first, key=f"lens_from_{key}_{start}")
     c2.caption(
         escape_markdown(answer_depth_summary(lens, rnd))
         + " · Each cell: the token that layer's residual would predict (final norm + unembedding); "

@@ -5,6 +5,7 @@ reloading leaves it running, and the page picks it up again from session state."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,18 +35,48 @@ def follow_job(
     *,
     stop_label: str = "Stop",
     text: Callable[[], str] | None = None,
+    live: bool = False,
 ) -> None:
     """Draw Stop and the job's progress (and ``text()``, the streamed output) until it ends; then
     clear ``state_key``, call ``on_end(job)`` once and rerun. A Stop click reruns the page, whose
-    next follow shows "stopping…" until the job stops between two units of work."""
+    next follow shows "stopping…" until the job stops between two units of work.
+
+    ``live``: follow in a fragment that redraws itself every ``POLL_S`` instead of holding the page
+    run, so the page's script finishes at once (its other widgets answer, Stop answers within a
+    second, and the status shows from the first draw on)."""
+    if live:
+        st.fragment(lambda: _follow_once(state_key, job, on_end, stop_label, text), run_every=POLL_S)()
+        return
     st.button(stop_label, on_click=job.stop, icon=":material/stop:", type="primary", key=f"{state_key}_stop")
-    bar = st.progress(job.progress.fraction, job.progress.label or "starting…")
+    bar = st.progress(job.progress.fraction, status_line(job))
     box = st.empty() if text is not None else None
     while not job.wait(POLL_S):
-        p = job.progress
-        bar.progress(p.fraction, (p.label or "working…") + (" · stopping…" if job.stopped else ""))
+        bar.progress(job.progress.fraction, status_line(job))
         if box is not None:
             box.text(text()[-4000:])
     st.session_state[state_key] = None
     on_end(job)
     st.rerun()
+
+
+def _follow_once(state_key: str, job, on_end, stop_label: str, text) -> None:
+    if job.wait(0):
+        st.session_state[state_key] = None
+        on_end(job)
+        st.rerun()  # the whole page: the job's result shows outside this fragment
+    st.button(stop_label, on_click=job.stop, icon=":material/stop:", type="primary", key=f"{state_key}_stop")
+    st.progress(job.progress.fraction, status_line(job))
+    if text is not None:
+        st.text(text()[-4000:])
+
+
+def status_line(job) -> str:
+    """The job's phase, the seconds since it started (so a slow phase visibly ticks) and, once
+    Stop was clicked, what the stop waits for."""
+    label = job.progress.label or "working…"
+    started = getattr(job, "started", None)
+    if started is not None:
+        label += f" · {time.monotonic() - started:.0f} s"
+    if job.stopped:
+        label += " · stopping (after the current step)…"
+    return label

@@ -133,7 +133,7 @@ def show_figure(fig, key: str, *, download: bool = True, **kwargs):
     """Render a figure and (unless ``download=False``) a button that downloads it as standalone
     HTML (plotly.js inlined)."""
     event = st.plotly_chart(fig, key=key, theme=None, **kwargs)  # the figures carry their own style
-    if not download:
+    if not download or not fig.data:  # an empty figure (it says why) has nothing to download
         return event
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
     st.download_button(
@@ -183,21 +183,21 @@ def require_router() -> None:
 VERDICT_BADGE = {"pass": "green", "correct": "green", "fail": "red", "wrong": "red", "error": "orange"}
 
 
-def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=()) -> None:
+def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=()) -> bool:
     """Apply the URL's query to session state (``params`` maps a query name to a state key) when
     the URL changed since this session last wrote it: a bookmark or a shared link. Names in
     ``traces`` are library keys; one that is not in the library gets one line saying so and the
-    page keeps the session's own selection. ``view`` must be one of ``titles``; a new trace
-    clears the ``reset`` key (the selected node)."""
+    page keeps the session's own selection (False is returned, so a page can open nothing else).
+    ``view`` must be one of ``titles``; a new trace clears the ``reset`` key (the selected node)."""
     qp = st.query_params
     wanted = {k: qp.get(k) for k in params if qp.get(k)}
     if not wanted or wanted == st.session_state._url_written:
-        return
+        return True
     st.session_state._url_written = wanted
     missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
     if missing:
         st.warning(linked_missing(missing[0]), icon=":material/link_off:")
-        return
+        return False
     for name, value in wanted.items():
         state = params[name]
         if name == "view" and value not in titles:
@@ -205,6 +205,7 @@ def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = 
         if name in traces and reset and value != st.session_state.get(state):
             st.session_state[reset] = None
         st.session_state[state] = value
+    return True
 
 
 def sync_url(**params: str | None) -> None:

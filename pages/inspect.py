@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from o3viz import Trace, disagreement_line, first_wrong_step, grading, limit_line, summarize
+from o3viz import Trace, disagreement_line, first_wrong_step, grading, limit_line, parse_id, summarize
 from o3viz.figures import clip_label, escape_markdown, readable
 from pages._inspect_importance import importance_view
 from pages._inspect_internals import internals_view
@@ -38,6 +38,38 @@ VIEWS: list[tuple[str, View]] = [
     ("Tokens", tokens_tab),
     ("Inside the layers", internals_view),
 ]
+# Views that need data most traces lack: hidden where the trace has none, with the reason in one line.
+NEEDS: dict[str, tuple[Callable[[Trace], bool], str]] = {
+    "Compression": (lambda t: t.compression is not None, "the run did not use compression"),
+    "Inside the layers": (
+        lambda t: any(
+            r.internals is not None and (r.internals.routing or r.internals.lens) for r in t.rounds
+        ),
+        "no MoE routing or logit lens was recorded: o3viz run --moefy 16,4 --logit-lens 0,10,20,29, "
+        "or the Run page's Inside the layers, records them",
+    ),
+}
+
+
+def _views(trace: Trace) -> tuple[list[tuple[str, View]], str | None]:
+    """The views this trace has data for, and one line naming the hidden ones and why."""
+    shown = [(t, v) for t, v in VIEWS if t not in NEEDS or NEEDS[t][0](trace)]
+    hidden = [f"{t} ({NEEDS[t][1]})" for t, _ in VIEWS if t in NEEDS and not NEEDS[t][0](trace)]
+    return shown, ("Not shown for this trace: " + "; ".join(hidden) + ".") if hidden else None
+
+
+def _node_in(trace: Trace, node: str) -> bool:
+    """Whether a node id (from the URL: anyone's text) names a round, step or check of ``trace``."""
+    n = parse_id(node)
+    if n is None:
+        return False
+    if n.round is None:
+        return n.kind == "task" or (n.kind == "comp" and trace.compression is not None)
+    rnd = next((r for r in trace.rounds if r.index == n.round), None)
+    if rnd is None:
+        return False
+    sizes = {"step": len(rnd.steps), "check": len(rnd.checks), "dp": len(rnd.tokens)}
+    return n.index is None or n.kind not in sizes or 0 <= n.index < sizes[n.kind]
 
 
 def _answer_md(trace: Trace, answer: str) -> str:
@@ -108,12 +140,13 @@ def _remember_view() -> None:
 require_router()
 if not need_traces(1):
     st.stop()
-titles = [t for t, _ in VIEWS]
-url_state(
+if not url_state(
     {"trace": "inspect_key", "node": "inspect_node", "view": "inspect_view", "episode": "inspect_episode"},
     reset="inspect_node",
-    titles=titles,
-)
+    titles=[t for t, _ in VIEWS],
+):  # the link names a trace this library lacks: say so (url_state did) and open nothing else
+    st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
+    st.stop()
 top = st.columns([2, 3], vertical_alignment="center")
 key = pick_trace(
     "Inspect trace",
@@ -124,11 +157,22 @@ key = pick_trace(
     collapsed=True,
 )
 trace = library()[key].trace
+node = st.session_state.inspect_node
+if node and not _node_in(trace, node):
+    st.warning(
+        escape_markdown(f"The linked node {clip_label(node, 24)} is not in this trace; nothing is selected."),
+        icon=":material/link_off:",
+    )
+    st.session_state.inspect_node = None
 _header(trace, top[1])
+views, hidden = _views(trace)
+titles = [t for t, _ in views]
 if st.session_state.inspect_view not in titles:
     st.session_state.inspect_view = titles[0]
+if hidden:
+    st.caption(escape_markdown(hidden))
 tabs = st.tabs(titles, default=st.session_state.inspect_view, key="inspect_tab", on_change=_remember_view)
-for tab, (_, render) in zip(tabs, VIEWS, strict=True):
+for tab, (_, render) in zip(tabs, views, strict=True):
     if tab.open is not False:
         with tab:
             render(key, trace)

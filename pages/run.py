@@ -13,9 +13,11 @@ from o3viz import (
     RunRequest,
     UsageError,
     execute,
+    limit_line,
     one_line,
     parse_layers,
     run_name,
+    stopped_at_limit,
 )
 from o3viz.figures import escape_markdown
 from pages._jobs import follow_job, start_job
@@ -156,17 +158,18 @@ def internals_form() -> tuple[dict, str | None]:
 
 
 def start_run(req: RunRequest) -> RunJob:
-    """Check the settings, load the model (cached), then start the run in the background. The run
-    is numbered now, so the name the page reports is the name it is stored under."""
+    """Check the settings, then start the run in the background: the model loads (cached) in the
+    job's thread, so the page shows a status and Stop from the click on. The run is numbered now,
+    so the name the page reports is the name it is stored under."""
     req.validate()  # bad settings fail here, before the model loads
-    model, tok = get_model(req.model)
     st.session_state.runs += 1
     n = st.session_state.runs
     return RunJob(
-        lambda **callbacks: execute(model, tok, req, **callbacks),
+        lambda loaded, **callbacks: execute(*loaded, req, **callbacks),
         req.max_new_tokens,
         name=lambda trace, stopped: run_name(trace, n),
         store=store(),
+        load=lambda: get_model(req.model),
     )
 
 
@@ -174,10 +177,14 @@ def run_ended(job: RunJob) -> None:
     """The run is in the store (its job put it there); make it this session's and open it."""
     if job.error:
         st.session_state.run_message = ("error", job.error)
-    elif job.key is not None:
+    elif job.key is None:
+        st.session_state.run_message = ("stopped", "Stopped before the first token: nothing was added.")
+    else:
         pin([job.key])
         st.session_state.inspect_key, st.session_state.inspect_node = job.key, None
-        st.session_state.run_message = ("ok", job.name + (" (stopped early)" if job.stopped else ""))
+        limit = stopped_at_limit(job.trace.final) if job.trace.rounds else None
+        said = f" — {limit_line(limit)}, so its answer is not graded" if limit is not None else ""
+        st.session_state.run_message = ("ok", job.name + (" (stopped early)" if job.stopped else "") + said)
 
 
 require_router()
@@ -190,7 +197,7 @@ if problem:
     st.error(escape_markdown(problem))
 job = st.session_state.run_job
 if job is not None:
-    follow_job("run_job", job, run_ended, text=lambda: job.text)
+    follow_job("run_job", job, run_ended, text=lambda: job.text, live=True)
 if st.button(
     "Run",
     type="primary",
@@ -202,5 +209,7 @@ msg = take("run_message")
 if msg and msg[0] == "ok":
     st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
     st.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")
+elif msg and msg[0] == "stopped":
+    st.info(msg[1], icon=":material/stop:")
 elif msg:
     st.error(escape_markdown(f"The run failed: {msg[1]}"))

@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from o3viz.analysis.provenance import limit_line
 from o3viz.app.library import run_name
 from o3viz.errors import one_line
 from o3viz.store.store import Store
@@ -61,6 +63,7 @@ class Job:
 
     def __init__(self, work: Work, *, start: Progress | None = None) -> None:
         self.progress = start or Progress(0, 0, "starting")
+        self.started = time.monotonic()  # the page shows the seconds since, so a slow phase still ticks
         self.result: Any = None
         self.error: str | None = None
         self._stop = threading.Event()
@@ -137,7 +140,13 @@ class RunJob(TraceJob):
     """A model run: ``fn(on_token=..., should_stop=...)`` (``o3viz.execute``'s callbacks) returns
     the trace. Each generated piece of text goes to ``pieces``; progress counts the tokens against
     ``total`` (the token limit), which the run may update. The trace is stored as ``name`` says
-    (default ``run · TASK``)."""
+    (default ``run · TASK``).
+
+    With ``load``, the model loads in the job's own thread first, so the page shows a status and a
+    Stop from the click on: ``load()`` returns what ``fn`` takes first (``fn(loaded, on_token=...,
+    should_stop=...)``). The label says each phase: loading the model, reading the prompt until
+    the first token, the tokens, then building the trace. A Stop before the first token ends the
+    job with no trace (``result`` None, nothing stored)."""
 
     def __init__(
         self,
@@ -146,27 +155,57 @@ class RunJob(TraceJob):
         *,
         name: TraceName | None = None,
         store: Store | None = None,
+        load: Callable[[], Any] | None = None,
     ) -> None:
         self.pieces: list[str] = []
 
-        def work(report: Report, should_stop: Callable[[], bool]) -> Trace:
+        def work(report: Report, should_stop: Callable[[], bool]) -> Trace | None:
             def on_token(index: int, text_piece: str, total: int) -> None:
                 self.pieces.append(text_piece)
-                n = len(self.pieces)
-                report(Progress(n, total, f"{n} token{'s' if n != 1 else ''}"))
+                report(token_progress(len(self.pieces), index, total))
 
-            return fn(on_token=on_token, should_stop=should_stop)
+            args = ()
+            if load is not None:
+                args = (load(),)
+                if should_stop():
+                    return None
+                report(Progress(0, total, PREFILL_LABEL))
+            return fn(*args, on_token=on_token, should_stop=should_stop)
 
         super().__init__(
             work,
             name=name or (lambda trace, stopped: run_name(trace)),
             store=store,
-            start=Progress(0, total, "generating…"),
+            start=Progress(0, total, LOAD_LABEL if load is not None else PREFILL_LABEL),
         )
+
+    def finish(self, value: Trace | None) -> Trace | None:
+        return None if value is None else super().finish(value)
 
     @property
     def text(self) -> str:
         return "".join(self.pieces)
+
+
+LOAD_LABEL = "loading the model…"
+PREFILL_LABEL = "reading the prompt (prefill) · waiting for the first token…"
+
+
+def token_progress(n: int, index: int, total: int) -> Progress:
+    """Progress while tokens stream: ``n`` so far (all rounds), token ``index`` of this round, of at
+    most ``total``; at the limit the label says so, and that the trace is being built (verification, attention).
+
+    >>> token_progress(3, 2, 16).label
+    '3 tokens (of at most 16)'
+    >>> token_progress(16, 15, 16).label
+    '16 tokens · stopped at the limit (16 tokens) · building the trace…'
+    """
+    label = f"{n} token{'s' if n != 1 else ''}"
+    if total > 0 and index + 1 >= total:
+        label += f" · {limit_line(total)} · building the trace…"
+    elif total > 0:
+        label += f" (of at most {total})"
+    return Progress(n, total, label)
 
 
 IMPORT_BUDGET_S = 4 * 3600.0  # a whole dataset; the user can stop it at any time

@@ -2,7 +2,8 @@
 and balance, routing entropy, co-activation, per step type, A/B difference) and the logit lens
 (layer × token grid of the top prediction). Each takes trace records and returns a ``go.Figure``.
 
-Token axes show a window of at most ``MAX_TOKENS`` generated tokens (``g0`` onwards).
+Token axes show a window of at most ``MAX_TOKENS`` generated tokens (``g0`` onwards); the logit
+lens shows ``LENS_TOKENS``, starting where ``lens_window_start`` says (the selection, else the answer).
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ from o3viz.trace import Round
 from o3viz.trace.internals import LensRecord, RoutingRecord
 
 MAX_TOKENS = 120  # generated tokens per window on a token axis
-LENS_TOKENS = 32  # tokens per logit-lens window: few enough to print each cell's top token
+LENS_TOKENS = 24  # tokens per logit-lens window: few enough to print each cell's top token
+LENS_CELL_CHARS = 5  # a cell's label at 11 px in a 24-token window at 1280 px; the rest is in the hover
+BOXED_EXPERTS = 3  # chosen experts boxed per token (the rest of the chosen get a dot): with 12 of 16
+# chosen, boxing all of them fills the grid
 SOURCE_NOTE = {
     "model": "",
     "moefied": " · MoEfied dense model (learned weights split into experts)",
@@ -42,8 +46,23 @@ SOURCE_NOTE = {
 }
 
 
-def _label(text: str) -> str:
-    return html.escape(clip_label(text.replace("\n", "⏎"), 10)) or "·"
+def _label(text: str, n: int = 10) -> str:
+    return html.escape(clip_label(text.replace("\n", "⏎"), n)) or "·"
+
+
+def lens_window_start(rnd: Round, n: int, selected: int | None = None, width: int = LENS_TOKENS) -> int:
+    """Where the logit-lens window starts: a few tokens before the selected token, else where the
+    answer's tokens sit inside it (a little before the end), else 0. Never past the last window.
+
+    ``n`` is the number of generated tokens; ``selected`` the first token of the selected step.
+    """
+    last = max(0, n - width)
+    if selected is not None:
+        return min(max(0, selected - 2), last)
+    answer = answer_token_indices(rnd)
+    if answer:
+        return min(max(0, answer[-1] + 4 - width), last)
+    return 0
 
 
 def _window(rnd: Round, g0: int, n: int, width: int = MAX_TOKENS) -> tuple[int, int, list[str]]:
@@ -61,6 +80,8 @@ def routing_heatmap(rec: RoutingRecord, rnd: Round, layer_pos: int, g0: int = 0)
     """Expert (y) × generated token (x) router probabilities of one MoE layer; chosen experts marked."""
     layer = rec.layers[layer_pos]
     title = f"Which experts did each token use? (layer {layer}{', RANDOM weights' if rec.source == 'random' else ''})"
+    if rec.top_k > BOXED_EXPERTS:
+        title += f"<br><sup>boxed: each token's {BOXED_EXPERTS} strongest of its {rec.top_k} chosen experts; dots: the rest</sup>"
     g0, g1, labels = _window(rnd, g0, rec.num_generated)
     if g1 <= g0:
         return empty_figure(title, "No generated tokens in this window.")
@@ -79,19 +100,29 @@ def routing_heatmap(rec: RoutingRecord, rnd: Round, layer_pos: int, g0: int = 0)
         )
     )
     chosen = rec.experts[g0:g1, layer_pos]  # (g, k)
-    xs, ys = np.nonzero(chosen >= 0)
     weights = rec.weights[g0:g1, layer_pos].astype(np.float32)
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=chosen[xs, ys],
-            mode="markers",
-            marker={"symbol": "square-open", "size": 9, "color": "white", "line": {"width": 2}},
-            name="chosen",
-            customdata=np.stack([np.array(labels)[xs], weights[xs, ys]], -1),
-            hovertemplate="token %{customdata[0]}<br>chose expert %{y}, weight %{customdata[1]:.3f}<extra></extra>",
+    top = _top_chosen(chosen, weights, z.T)
+    boxed = min(BOXED_EXPERTS, rec.top_k)
+    for is_top, name, marker in (
+        (
+            True,
+            f"top {boxed} chosen",
+            {"symbol": "square-open", "size": 10, "color": "white", "line": {"width": 2}},
+        ),
+        (False, "other chosen", {"symbol": "circle", "size": 3, "color": "white"}),
+    ):
+        xs, ys = np.nonzero((chosen >= 0) & (top == is_top))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=chosen[xs, ys],
+                mode="markers",
+                marker=marker,
+                name=name,
+                customdata=np.stack([np.array(labels)[xs], weights[xs, ys]], -1),
+                hovertemplate="token %{customdata[0]}<br>chose expert %{y}, weight %{customdata[1]:.3f}<extra></extra>",
+            )
         )
-    )
     fig.update_xaxes(
         title="generated token",
         tickvals=list(range(g1 - g0))[:: max(1, (g1 - g0) // 24)],
@@ -101,13 +132,32 @@ def routing_heatmap(rec: RoutingRecord, rnd: Round, layer_pos: int, g0: int = 0)
     fig.update_yaxes(
         title="expert", dtick=1 if rec.num_experts <= 32 else None, range=[-0.5, rec.num_experts - 0.5]
     )
-    return base_layout(fig, title, height=360, margin={"l": 60, "r": 20, "t": 50, "b": 90})
+    return base_layout(fig, title, height=380, margin={"l": 60, "r": 20, "t": 70, "b": 90})
+
+
+def _top_chosen(chosen: np.ndarray, weights: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """(g, k) True for each token's ``BOXED_EXPERTS`` strongest chosen experts: by weight, or by
+    router probability where the weights are all equal (MoEfied: chosen experts are summed)."""
+    used = chosen >= 0
+    g = np.arange(chosen.shape[0])[:, None]
+    w = weights[used]
+    if w.size and bool((w == w[0]).all()):
+        strength = np.where(used, probs[g, np.clip(chosen, 0, None)], -np.inf)
+    else:
+        strength = np.where(used, weights, -np.inf)
+    order = np.argsort(-strength, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    rank[g, order] = np.arange(chosen.shape[1])[None, :]
+    return (rank < BOXED_EXPERTS) & used
 
 
 def expert_load_figure(rec: RoutingRecord) -> go.Figure:
     """Layer × expert share of choices (×E: 1 = even), with CV and Switch's N·Σf·P per layer."""
     load = expert_load(rec)
-    title = f"How evenly were the experts used? (load per MoE layer){routing_source_note(rec)}"
+    note = routing_source_note(rec).removeprefix(" · ")
+    title = "How evenly were the experts used? (load per MoE layer)" + (
+        f"<br><sup>{note}</sup>" if note else ""
+    )
     if rec.num_generated == 0:
         return empty_figure(title, "No generated tokens.")
     ticks = [
@@ -127,7 +177,7 @@ def expert_load_figure(rec: RoutingRecord) -> go.Figure:
     )
     fig.update_xaxes(title="expert (load ×E: 1 = even share; CV 0 = perfectly even; bal 1 = balanced)")
     return base_layout(
-        fig, title, height=max(260, 40 + 16 * len(ticks)), margin={"l": 170, "r": 20, "t": 50, "b": 50}
+        fig, title, height=max(260, 60 + 16 * len(ticks)), margin={"l": 170, "r": 20, "t": 70, "b": 50}
     )
 
 
@@ -244,7 +294,10 @@ def lens_grid_figure(lens: LensRecord, rnd: Round, g0: int = 0) -> go.Figure:
     if g1 <= g0:
         return empty_figure(title, "No generated tokens in this window.")
     ids, probs, rank = lens.token_ids[g0:g1], lens.probs[g0:g1].astype(np.float32), lens.rank[g0:g1]
-    top = [[_label(lens.text_of(ids[g, y, 0])) for g in range(g1 - g0)] for y in range(len(lens.layers))]
+    top = [
+        [_label(lens.text_of(ids[g, y, 0]), LENS_CELL_CHARS) for g in range(g1 - g0)]
+        for y in range(len(lens.layers))
+    ]
     hover = [
         [
             "<br>".join(

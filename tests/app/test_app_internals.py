@@ -18,7 +18,9 @@ APP = str(REPO_ROOT / "app.py")
 def samples(tmp_path, monkeypatch):
     trace_with_internals(0).save(tmp_path / "a_routing.o3trace.json")
     trace_with_internals(1).save(tmp_path / "b_routing.o3trace.json")
-    make_trace(12, seed=1).save(tmp_path / "c_plain.o3trace.json")
+    plain = make_trace(12, seed=1)
+    plain.compression = None  # neither internals nor compression: both tabs are hidden
+    plain.save(tmp_path / "c_plain.o3trace.json")
     moefied = trace_with_internals(2)
     moefied.final.internals.routing.source = "moefied"
     moefied.save(tmp_path / "d_moefied.o3trace.json")
@@ -62,10 +64,15 @@ def test_logit_lens_view_shows_the_grid_and_the_answer_depth(samples):
     assert any("first top" in c.value and "layer 3" in c.value for c in at.caption)
 
 
-def test_a_trace_without_internals_says_how_to_record_them(samples):
+def test_a_trace_without_internals_hides_the_tab_and_says_why_and_how_to_record_them(samples):
+    """Tabs without data (Inside the layers, Compression) are hidden, with one line saying why."""
     at = _inspect("c_plain")
-    assert not at.get("plotly_chart")
-    assert any("--logit-lens" in i.value for i in at.info)
+    labels = [t.label for t in at.tabs]
+    assert "Inside the layers" not in labels and "Reasoning map" in labels
+    assert "Compression" not in labels
+    (line,) = [c.value for c in at.caption if c.value.startswith("Not shown for this trace")]
+    assert "--logit-lens" in line.replace("\\", "") and "did not use compression" in line
+    assert at.session_state["inspect_view"] == "Reasoning map"  # the asked-for view is not there
 
 
 def test_compare_shows_the_routing_difference_when_both_runs_have_routing(samples):
@@ -78,3 +85,20 @@ def test_compare_shows_the_routing_difference_when_both_runs_have_routing(sample
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value == "Expert routing" for s in at.subheader)
+
+
+def test_a_link_to_an_unknown_trace_or_node_says_so_and_opens_nothing_else(samples):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/inspect.py")
+    at.query_params["trace"] = "0123456789abcdef"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not in this session" in w.value for w in at.warning)
+    assert not at.tabs and not at.get("plotly_chart")  # no other trace opened in its place
+    key = next(k for k, e in at.session_state["library"].items() if e.name.startswith("c_plain"))
+    at.query_params["trace"], at.query_params["node"] = key, "step:0:999"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not in this trace" in w.value for w in at.warning)
+    assert at.session_state["inspect_key"] == key and at.session_state["inspect_node"] is None

@@ -54,3 +54,31 @@ def test_bad_layer_text_is_said_and_blocks_the_run(tmp_path, monkeypatch):
     assert next(b for b in at.button if b.label == "Run").disabled
     at.text_input(key="run_layers").set_value("0, 15").run()
     assert not at.error and not next(b for b in at.button if b.label == "Run").disabled
+
+
+def test_the_run_page_shows_a_status_from_the_click_and_says_when_a_run_hit_its_limit(tmp_path, monkeypatch):
+    """Right after Run the page shows Stop and a status (the phase before the first token: loading
+    the model, reading the prompt), not nothing; a run cut at its token limit says so when it ends."""
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/run.py").run()
+    at.text_area(key="run_prompt").set_value("Write a long story about a cat who learns to sail.")
+    at.slider(key="run_max_new").set_value(16)
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()  # the page's script ends at once: the run is followed in a fragment
+    assert not at.exception, [e.value for e in at.exception]
+    job = at.session_state.run_job
+    (bar,) = at.get("progress")
+    label = bar.proto.text
+    assert label.endswith(" s") or "stopping" in label  # the seconds tick while a phase lasts
+    if job is not None and not job.pieces:
+        assert label.startswith(("loading the model", "reading the prompt")), label
+    assert any(b.label == "Stop" for b in at.button)
+    deadline = time.time() + 300
+    while time.time() < deadline and at.session_state.run_job is not None:
+        time.sleep(0.5)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    finished = [s.value for s in at.success if "Finished" in s.value]
+    assert len(finished) == 1 and escape_markdown("stopped at the limit (16 tokens)") in finished[0], finished

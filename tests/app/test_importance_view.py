@@ -122,7 +122,8 @@ def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(sa
     at.run()
     at = _importance_view(at, "b_without")
     before = {r["key"] for r in Store().rows(Query(), ("key",))}
-    base = at.session_state["library"][at.session_state["inspect_key"]].name
+    entry = at.session_state["library"][at.session_state["inspect_key"]]
+    base, source = entry.name, entry.source
     next(b for b in at.button if b.label == "Analyse with the local model").click().run()
     deadline = time.time() + 600
     while time.time() < deadline and at.session_state["importance_job"] is not None:
@@ -130,6 +131,8 @@ def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(sa
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     new = [r for r in Store().rows(Query(), ("key", "name", "source")) if r["key"] not in before]
-    assert new == [{"key": at.session_state["inspect_key"], "name": f"{base} · importance", "source": "run"}]
+    # the copy keeps its trace's name and source (not "run"), and says what was added
+    added = f"{base} + importance: receiver heads, suppression"
+    assert new == [{"key": at.session_state["inspect_key"], "name": added, "source": source}]
     assert any(escape_markdown(new[0]["name"]) in s.value for s in at.success)
     assert len(at.get("plotly_chart")) >= 1  # the analysed copy shows its scores

@@ -58,7 +58,7 @@ def test_a_finished_run_is_stored_once_under_the_name_the_page_shows(tmp_path):
     (row,) = _rows(store)
     assert row == {"key": job.key, "name": job.name, "source": "run"}
     assert job.name == f"run 3 · {trace.task.question[:10]}"  # what the page reports, and the library lists
-    assert job.text == " t0 t1 t2 t3 t4" and job.progress == Progress(5, 16, "5 tokens")
+    assert job.text == " t0 t1 t2 t3 t4" and job.progress == Progress(5, 16, "5 tokens (of at most 16)")
 
 
 def test_a_run_named_by_default_has_no_number_placeholder(tmp_path):
@@ -121,3 +121,40 @@ def test_run_job_reports_errors_as_one_line():
     job = RunJob(failing, 1)
     job.wait(10)
     assert job.trace is None and job.error == "ValueError: bad settings"
+
+
+def test_a_run_job_says_each_phase_before_its_first_token_and_stops_during_the_load(tmp_path):
+    """From the click on there is a status: loading the model, then reading the prompt until the
+    first token, then the tokens; at the limit it says so. A Stop during the load stores nothing."""
+    store = Store(tmp_path / "store")
+    loading, go = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def load():
+        loading.set()
+        go.wait(10)
+        return "model"
+
+    def run(model, *, on_token, should_stop):
+        seen.append(job.progress.label)  # what the page shows between the load and the first token
+        for i in range(4):
+            on_token(i, f" t{i}", 4)
+        seen.append(job.progress.label)
+        return make_trace(4, seed=5)
+
+    job = RunJob(run, 4, load=load, store=store)
+    loading.wait(10)
+    assert job.progress.label == "loading the model…"
+    go.set()
+    assert job.wait(30) and job.error is None and job.key is not None
+    assert seen[0].startswith("reading the prompt") and "first token" in seen[0]
+    assert "stopped at the limit (4 tokens)" in seen[1]
+
+    loading.clear()
+    go.clear()
+    stopped = RunJob(run, 4, load=load, store=store)
+    loading.wait(10)
+    stopped.stop()
+    go.set()
+    assert stopped.wait(30) and stopped.result is None and stopped.key is None and stopped.error is None
+    assert len(_rows(store)) == 1

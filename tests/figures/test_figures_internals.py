@@ -3,31 +3,36 @@ when there is nothing to draw, and label random-weight routing as such."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
+from o3viz.analysis.internals import answer_token_indices
 from o3viz.figures import (
     answer_depth_summary,
     coactivation_figure,
     expert_load_figure,
     lens_grid_figure,
+    lens_window_start,
     routing_diff_figure,
     routing_entropy_figure,
     routing_heatmap,
     step_routing_figure,
     token_routing_rows,
 )
+from o3viz.figures.internals import LENS_CELL_CHARS, LENS_TOKENS
+from o3viz.paths import REPO_ROOT
 from o3viz.testing.internals import trace_with_internals
+from o3viz.trace import load_trace
 
 
 def test_heatmap_marks_exactly_the_chosen_experts_and_labels_random_weights():
     t = trace_with_internals()
     rec = t.final.internals.routing
     fig = routing_heatmap(rec, t.final, 1)
-    marks = fig.data[1]
-    assert len(marks.x) == rec.num_generated * rec.top_k
-    assert sorted(zip(marks.x, marks.y, strict=True)) == sorted(
-        (g, int(e)) for g in range(rec.num_generated) for e in rec.experts[g, 1]
-    )
+    marked = [(x, y) for marks in fig.data[1:] for x, y in zip(marks.x, marks.y, strict=True)]
+    assert len(marked) == rec.num_generated * rec.top_k
+    assert sorted(marked) == sorted((g, int(e)) for g in range(rec.num_generated) for e in rec.experts[g, 1])
     assert "RANDOM weights" in fig.layout.title.text
 
 
@@ -67,3 +72,45 @@ def test_empty_windows_say_so():
     rec = t.final.internals.routing
     fig = routing_heatmap(rec, t.final, 0, g0=99)
     assert "No generated tokens" in fig.layout.annotations[0].text
+
+
+MOE_SAMPLE = REPO_ROOT / "sample_traces" / "moefied_gsm8k_lens.o3trace.json.gz"
+
+
+def test_with_12_of_16_experts_chosen_only_the_3_strongest_are_boxed():
+    """The MoE sample chooses 12 of 16 experts per token: boxing all 12 made the grid solid. Each
+    token boxes its 3 most probable chosen experts; the other 9 get a dot."""
+    rnd = load_trace(MOE_SAMPLE).final
+    rec = rnd.internals.routing
+    assert (rec.num_experts, rec.top_k) == (16, 12)
+    fig = routing_heatmap(rec, rnd, 3)
+    boxed, dots = fig.data[1], fig.data[2]
+    n = len(fig.data[0].x)  # tokens in the window
+    assert len(boxed.x) == 3 * n and len(dots.x) == 9 * n
+    probs = rec.distribution()[:n, 3]  # (g, E)
+    for g in range(n):
+        mine = {int(y) for x, y in zip(boxed.x, boxed.y, strict=True) if x == g}
+        chosen = [int(e) for e in rec.experts[g, 3]]
+        assert mine == set(sorted(chosen, key=lambda e: -probs[g, e])[:3])
+    assert "3 strongest of its 12" in fig.layout.title.text
+
+
+def test_the_expert_load_title_fits_and_names_the_moefied_model_on_its_own_line():
+    rec = load_trace(MOE_SAMPLE).final.internals.routing
+    title = expert_load_figure(rec).layout.title.text
+    head, _, note = title.partition("<br>")
+    assert len(head) <= 60 and "MoEfied dense model" in note  # the note was cut off at 1280 px
+
+
+def test_lens_cell_labels_fit_their_cells_and_the_window_holds_the_answer_or_the_selection():
+    rnd = load_trace(MOE_SAMPLE).final
+    lens = rnd.internals.lens
+    n = lens.token_ids.shape[0]
+    start = lens_window_start(rnd, n)
+    answer = answer_token_indices(rnd)
+    assert answer and all(start <= g < start + LENS_TOKENS for g in answer)  # was 0..31: the answer at 78
+    fig = lens_grid_figure(lens, rnd, g0=start)
+    cells = [c for row in fig.data[0].text for c in row]
+    assert max(len(html.unescape(c)) for c in cells) <= LENS_CELL_CHARS
+    assert lens_window_start(rnd, n, selected=18) == 16  # a selected step: a couple of tokens before it
+    assert lens_window_start(rnd, n, selected=n - 1) == n - LENS_TOKENS  # never past the last window
