@@ -263,7 +263,7 @@ def _episode_maps(c: Comparison, a: Outline, b: Outline, *, height: int) -> tupl
     lays = [map_layout(o) for o in (a, b)]
     lo = min(lay.rounds[0][1] for lay in lays if lay.rounds) if any(lay.rounds for lay in lays) else -1.0
     hi = max(lay.rounds[-1][2] for lay in lays if lay.rounds) if any(lay.rounds for lay in lays) else 1.0
-    pad = (hi - lo) * EDGE_PX / 400  # as the overview pads itself: the star is never cut at an edge
+    pad = (hi - lo) * EDGE_PX / 900  # Compare draws it ~900 px wide at 1280: the star is never cut
     x_range = (lo - pad, hi + pad)
     d = c.first_divergence
     figs = []
