@@ -1,7 +1,8 @@
 """Compare two traces: what changed in one line (answer, verdict, steps, first divergence), tiles
 with A and B and the difference, the two final rounds as reasoning maps on one scale with aligned
-steps one above the other, the step alignment, per-step curves, the attention difference, and
-verdict/compression differences. Counts say whether they are totals or the final round's."""
+steps one above the other (episode overviews when long), the step alignment, per-step curves,
+the attention difference, and verdict/compression differences. Counts say whether they are totals
+or the final round's."""
 
 from __future__ import annotations
 
@@ -156,11 +157,19 @@ _summary(comp)
 for col, metric_key in zip(st.columns(len(TILES)), TILES, strict=True):
     _tile(col, comp.metric(metric_key))
 
-fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=235)
+long = comp.alignment is not None and comp.alignment.method == "episodes"
+fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=280 if long else 235)
 show_figure(fig_a, "cmp_map_a", download=False)
 show_figure(fig_b, "cmp_map_b")
 
 st.subheader(f"Steps of the final rounds, aligned (similarity {comp.similarity:.0%})")
+if long:
+    al = comp.alignment
+    st.caption(
+        f"Long traces are aligned by episode first ({len(al.pairs)} episode pairs matched), then step "
+        f"by step inside the matched episodes: {al.cells:,} comparisons instead of "
+        f"{len(a.final.steps) * len(b.final.steps):,}."
+    )
 _steps_table(comp, a, b)
 show_figure(alignment_figure(comp), "cmp_align")
 

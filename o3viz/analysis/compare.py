@@ -1,7 +1,8 @@
 """Comparing two traces: headline metrics with deltas, the steps aligned as a diff, per-step curves
 (token entropy, confidence, attention on the prompt), a difference heatmap where the shapes allow,
 and the differences in verdicts and compression. Works for traces of any lengths, models and
-sources; what cannot be compared is reported with a reason, never faked.
+sources; what cannot be compared is reported with a reason, never faked. The steps are aligned by
+``o3viz.analysis.align`` (exactly when short, by episode first when long).
 
 >>> from o3viz.testing.synthetic import make_trace
 >>> c = compare_traces(make_trace(8, seed=1), make_trace(12, seed=2))
@@ -11,13 +12,13 @@ sources; what cannot be compared is reported with a reason, never faked.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from o3viz.analysis.align import AlignedStep, Alignment, align_rounds, align_steps  # noqa: F401 (re-exported)
 from o3viz.analysis.summary import summarize
 from o3viz.trace import Round, Trace
 
@@ -53,17 +54,6 @@ class MetricRow:
 
 
 @dataclass
-class AlignedStep:
-    """One row of the step diff: ``tag`` is equal | replace | insert | delete (difflib's opcodes)."""
-
-    tag: str
-    a_index: int | None
-    a_text: str
-    b_index: int | None
-    b_text: str
-
-
-@dataclass
 class DiffMatrix:
     """B − A over (progress bins × shared columns), or why there is none."""
 
@@ -79,12 +69,13 @@ class Comparison:
     b_name: str
     metrics: list[MetricRow]
     steps: list[AlignedStep]
-    similarity: float  # difflib ratio of the step sequences, 0..1
+    similarity: float  # difflib's ratio of the aligned step sequences, 0..1
     curves: dict[str, tuple[list[float], list[float]]]  # per-step series of A and of B
     diff: DiffMatrix
     verdicts: dict[str, tuple[int, int]]
     checks: list[dict]  # checks whose verdict differs between the final rounds (matched by name)
     compression: list[MetricRow]
+    alignment: Alignment | None = None  # how the steps were aligned, and what it cost
 
     @property
     def first_divergence(self) -> AlignedStep | None:
@@ -165,35 +156,6 @@ def _short(v, n: int = 40) -> str:
         return "—"
     text = " ".join(f"{v:.2f}".split() if isinstance(v, float) else str(v).split())
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def align_steps(a: Round, b: Round) -> tuple[list[AlignedStep], float]:
-    """Sequence alignment of the two rounds' steps (difflib on normalised step text)."""
-    ta, tb = [_norm(s.text) for s in a.steps], [_norm(s.text) for s in b.steps]
-    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-    rows: list[AlignedStep] = []
-    for tag, i0, i1, j0, j1 in sm.get_opcodes():
-        for k in range(max(i1 - i0, j1 - j0)):
-            i, j = i0 + k, j0 + k
-            sa = a.steps[i] if i < i1 else None
-            sb = b.steps[j] if j < j1 else None
-            row_tag = (
-                tag if tag != "replace" else ("replace" if sa and sb else ("delete" if sa else "insert"))
-            )
-            rows.append(
-                AlignedStep(
-                    row_tag,
-                    sa.index if sa else None,
-                    sa.text if sa else "",
-                    sb.index if sb else None,
-                    sb.text if sb else "",
-                )
-            )
-    return rows, sm.ratio()
 
 
 def step_series(rnd: Round) -> dict[str, list[float]]:
@@ -298,7 +260,7 @@ def _check_diffs(a: Round, b: Round) -> list[dict]:
 
 def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") -> Comparison:
     """Everything the Compare page shows, computed from the two traces' final rounds."""
-    steps, ratio = align_steps(a.final, b.final)
+    al = align_rounds(a.final, b.final)
     sa, sb = step_series(a.final), step_series(b.final)
     curves = {k: (sa[k], sb[k]) for k in sa if sa[k] or sb[k]}
     va = Counter(c.verdict for r in a.rounds for c in r.checks)
@@ -308,13 +270,14 @@ def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") 
         a_name,
         b_name,
         _metrics(a, b),
-        steps,
-        ratio,
+        al.rows,
+        al.similarity,
         curves,
         attention_diff(a.final, b.final),
         verdicts,
         _check_diffs(a.final, b.final),
         _compression_rows(a, b),
+        al,
     )
 
 

@@ -176,11 +176,51 @@ def _final_only(o: Outline) -> Outline:
     return Outline(o.question, o.answer, o.verdict, o.rounds[-1:])
 
 
+def _divergence_label(tag: str, idx: int | None, other: int | None) -> str:
+    if idx is None:
+        return f"▼ first divergence: {tag} has no step here (the other's step {other})"
+    return f"▼ first divergence: {tag} step {idx}"
+
+
+def mark_divergence(
+    fig: go.Figure, x: float, y: float | None, text: str, x_range: tuple[float, float]
+) -> None:
+    """The first divergence on a map: a dashed line down the plot at ``x``, a ring on the step at
+    ``(x, y)`` (the ring is hollow), and the label in the margin above the plot, never on a node.
+    The label moves right of the round header near the left edge and ends at ``x`` near the right."""
+    lo, hi = x_range
+    fig.add_shape(
+        type="line", x0=x, x1=x, y0=0, y1=1, xref="x", yref="paper", layer="below",
+        line={"color": "#111827", "width": 1.5, "dash": "dot"},
+    )  # fmt: skip
+    if y is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers",
+                hoverinfo="skip",
+                name="first divergence",
+                marker={"size": 24, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": "#111827"}},
+            )  # fmt: skip
+        )
+    share = (x - lo) / (hi - lo) if hi > lo else 0.0
+    fig.add_annotation(
+        x=x, y=1.0, xref="x", yref="paper", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,
+        axref="x", ax=max(x, lo + 0.3 * (hi - lo)), ayref="pixel", ay=-16,
+        xanchor="right" if share > 0.6 else "left", yanchor="bottom",
+        text=f"<b>{html.escape(text)}</b>", font={"size": 12, "color": "#111827"}, captureevents=False,
+    )  # fmt: skip
+
+
 def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) -> tuple[go.Figure, go.Figure]:
-    """The final rounds of A and B as two reasoning maps on one scale: the same lanes, the same x
-    range, and aligned steps at the same x (one above the other); the first divergence is marked
-    in both."""
+    """The final rounds of A and B on one scale, the first divergence marked in both (its label in
+    the margin above the plot). Short rounds are two reasoning maps with the same lanes, the same x
+    range, and aligned steps at the same x (one above the other); long ones (aligned by episode,
+    ``c.alignment.method == "episodes"``) are two episode overviews over one step range."""
     a, b = _final_only(a), _final_only(b)
+    if c.alignment is not None and c.alignment.method == "episodes":
+        return _episode_maps(c, a, b, height=height)
     ra = a.rounds[0].index if a.rounds else 0
     rb = b.rounds[0].index if b.rounds else 0
     xa = {make_id("step", ra, s.a_index): float(i) for i, s in enumerate(c.steps) if s.a_index is not None}
@@ -188,22 +228,68 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
     present = set(a.types()) | set(b.types())
     lanes = [t for t in (*TYPES, UNTYPED) if t in present] + [CHECKS, ANSWER]
     width = max(map_layout(a, lanes, xa).width, map_layout(b, lanes, xb).width)
+    x_range = (-0.8, width + 0.8)
     d = c.first_divergence
     figs = []
-    for tag, name, o, x_of, r, idx in (
-        ("A", c.a_name, a, xa, ra, d.a_index if d else None),
-        ("B", c.b_name, b, xb, rb, d.b_index if d else None),
+    for tag, name, o, x_of, r, idx, other in (
+        ("A", c.a_name, a, xa, ra, d.a_index if d else None, d.b_index if d else None),
+        ("B", c.b_name, b, xb, rb, d.b_index if d else None, d.a_index if d else None),
     ):
         n = len(o.steps)
-        figs.append(
-            reasoning_map_figure(
-                o,
-                lanes=lanes,
-                x_of=x_of,
-                x_range=(-0.8, width + 0.8),
-                selected=make_id("step", r, idx) if idx is not None else None,
-                height=height,
-                title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
-            )
+        fig = reasoning_map_figure(
+            o,
+            lanes=lanes,
+            x_of=x_of,
+            x_range=x_range,
+            height=height,
+            title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
         )
+        if d is not None:
+            node = make_id("step", r, idx) if idx is not None else None
+            pos = map_layout(o, lanes, x_of).pos
+            x = pos[node][0] if node in pos else float(c.steps.index(d))  # its row where it has no step
+            mark_divergence(
+                fig, x, pos[node][1] if node in pos else None, _divergence_label(tag, idx, other), x_range
+            )
+        figs.append(fig)
+    return figs[0], figs[1]
+
+
+def _episode_maps(c: Comparison, a: Outline, b: Outline, *, height: int) -> tuple[go.Figure, go.Figure]:
+    """Both long final rounds as episode overviews over one step range, the divergence marked."""
+    from o3viz.analysis.episodes import find_episodes
+    from o3viz.figures.episode_map import EDGE_PX, episode_map_figure
+
+    lays = [map_layout(o) for o in (a, b)]
+    lo = min(lay.rounds[0][1] for lay in lays if lay.rounds) if any(lay.rounds for lay in lays) else -1.0
+    hi = max(lay.rounds[-1][2] for lay in lays if lay.rounds) if any(lay.rounds for lay in lays) else 1.0
+    pad = (hi - lo) * EDGE_PX / 900  # Compare draws it ~900 px wide at 1280: the star is never cut
+    x_range = (lo - pad, hi + pad)
+    d = c.first_divergence
+    figs = []
+    for tag, name, o, lay, idx, other in (
+        ("A", c.a_name, a, lays[0], d.a_index if d else None, d.b_index if d else None),
+        ("B", c.b_name, b, lays[1], d.b_index if d else None, d.a_index if d else None),
+    ):
+        episodes = find_episodes(o, c.alignment.min_steps)
+        fig = episode_map_figure(o, episodes, height=height)
+        n = len(o.steps)
+        title = f"{tag} · {clip_label(name, 40)}: final round, {n} steps in {len(episodes)} episodes"
+        legend = (
+            "bar = one episode, in the lane of its main step type · ◀ backtrack · ◆ self-check · ✗ failed"
+        )
+        fig.update_layout(
+            title_text=f"{html.escape(title)}<br><span style='font-size:11px;color:#64748b'>{legend}</span>",
+            margin={"t": 84},
+        )
+        fig.update_xaxes(range=list(x_range))
+        if d is not None:
+            rid = o.rounds[0].index if o.rounds else 0
+            node = make_id("step", rid, idx) if idx is not None else None
+            prev = [
+                s for s in c.steps[: c.steps.index(d)] if (s.a_index if tag == "A" else s.b_index) is not None
+            ]
+            x = lay.pos[node][0] if node in lay.pos else (len(prev) - 0.5)
+            mark_divergence(fig, x, None, _divergence_label(tag, idx, other), x_range)
+        figs.append(fig)
     return figs[0], figs[1]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from o3viz.analysis.align import align_rounds
 from o3viz.analysis.compare import PROGRESS_BINS, align_steps, compare_traces, step_series
 from o3viz.figures import alignment_figure, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.testing.synthetic import make_trace
@@ -107,3 +109,71 @@ def test_the_summary_names_answer_verdict_steps_and_the_first_divergence():
     assert c.first_divergence is not None and c.first_divergence.a_index == 4
     text = " · ".join(c.summary())
     assert "same answer" in text and "steps 10 → 8" in text and "only A has step 4" in text
+
+
+# Long traces: episodes first, then steps inside matched episodes (issue 24)
+
+
+@pytest.fixture(scope="module")
+def long_pair():
+    pytest.importorskip("o3viz.testing.long_r1")
+    from o3viz.testing.compare_pair import planted_pair
+    from o3viz.testing.long_r1 import R1_FILE
+
+    if not R1_FILE.exists():
+        pytest.skip("../shared/data is absent")
+    return planted_pair(2000)
+
+
+def _covers_every_step_once_in_order(rows, a, b) -> bool:
+    ia = [r.a_index for r in rows if r.a_index is not None]
+    ib = [r.b_index for r in rows if r.b_index is not None]
+    return ia == [s.index for s in a.steps] and ib == [s.index for s in b.steps]
+
+
+def test_two_2000_step_traces_align_by_episode_in_bounded_cells_and_find_the_replaced_episode(long_pair):
+    a, b, at = long_pair
+    n, m = len(a.final.steps), len(b.final.steps)
+    al = align_rounds(a.final, b.final)
+    assert al.method == "episodes" and al.pairs
+    assert al.cells <= al.bound <= n * m // 12  # the exact alignment would be n · m = 3.9 M cells
+    d = next(r for r in al.rows if r.tag != "equal")
+    assert (d.a_index, d.b_index) == (at, at) and d.tag == "replace"
+    assert _covers_every_step_once_in_order(al.rows, a.final, b.final)
+    changed = sum(sa.text != sb.text for sa, sb in zip(a.final.steps, b.final.steps, strict=True))
+    assert sum(r.tag != "equal" for r in al.rows) == changed  # nothing else is reported as changed
+    c = compare_traces(a, b)
+    assert c.first_divergence == d and f"A step {at} vs B step {at}" in c.summary()[-1]
+
+
+def test_a_deleted_episode_is_reported_as_deletes_and_every_other_step_stays_equal(long_pair):
+    import copy
+
+    a, _, _ = long_pair
+    b = copy.deepcopy(a)
+    b.final.steps = b.final.steps[:400] + b.final.steps[450:]
+    al = align_rounds(a.final, b.final)
+    assert al.method == "episodes" and al.cells <= al.bound
+    assert [r.tag for r in al.rows].count("delete") == 50 and {r.tag for r in al.rows} == {"equal", "delete"}
+    assert next(r for r in al.rows if r.tag != "equal").a_index == a.final.steps[400].index
+
+
+def test_unrelated_long_traces_still_align_in_bounded_cells(long_pair):
+    import copy
+    import random
+
+    a, _, _ = long_pair
+    b = copy.deepcopy(a)
+    random.Random(0).shuffle(b.final.steps)
+    al = align_rounds(a.final, b.final)
+    assert al.cells <= al.bound <= len(a.final.steps) ** 2 // 12
+    assert _covers_every_step_once_in_order(al.rows, a.final, b.final)
+    assert al.similarity < 0.2
+
+
+def test_short_rounds_are_aligned_exactly_in_one_pass_of_n_times_m_cells():
+    a, b = make_trace(150, seed=1), make_trace(150, seed=2)
+    al = align_rounds(a.final, b.final)
+    assert al.method == "steps" and al.cells == al.bound == 150 * 150
+    rows, ratio = align_steps(a.final, b.final)
+    assert (rows, ratio) == (al.rows, al.similarity)
