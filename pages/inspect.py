@@ -51,11 +51,13 @@ NEEDS: dict[str, tuple[Callable[[Trace], bool], str]] = {
 }
 
 
-def _views(trace: Trace) -> tuple[list[tuple[str, View]], str | None]:
-    """The views this trace has data for, and one line naming the hidden ones and why."""
+def _views(trace: Trace) -> tuple[list[tuple[str, View]], tuple[str, str] | None]:
+    """The views this trace has data for, and (one line naming the hidden ones, why)."""
     shown = [(t, v) for t, v in VIEWS if t not in NEEDS or NEEDS[t][0](trace)]
-    hidden = [f"{t} ({NEEDS[t][1]})" for t, _ in VIEWS if t in NEEDS and not NEEDS[t][0](trace)]
-    return shown, ("Not shown for this trace: " + "; ".join(hidden) + ".") if hidden else None
+    hidden = [t for t, _ in VIEWS if t in NEEDS and not NEEDS[t][0](trace)]
+    # one short line beside the tabs; the reasons (and how to record the data) on hover
+    why = "; ".join(f"{t}: {NEEDS[t][1]}" for t in hidden)
+    return shown, (f"Not recorded for this trace: {', '.join(hidden)}", why) if hidden else None
 
 
 def _node_in(trace: Trace, node: str) -> bool:
@@ -77,40 +79,30 @@ def _answer_md(trace: Trace, answer: str) -> str:
     complete) and the reference next to it ("expected 18")."""
     g = grading(trace)
     shown = escape_markdown(clip_label(answer, 40)) if answer else "—"
-    verdict = (
-        f":gray-badge[{limit_line(g.limit)}]"
-        if g.limit is not None
-        else verdict_md(trace.final.verdict if trace.rounds else None)
-    )
+    verdict = verdict_md(trace.final.verdict if trace.rounds else None)
+    if g.limit is not None:
+        # an unfinished answer is not graded as if complete; a code round's tests did run on the
+        # program it wrote, so their verdict stays beside the limit
+        limit = f":gray-badge[{limit_line(g.limit)}]"
+        verdict = f"{verdict} {limit}" if trace.task.kind == "code" else limit
     ref = readable(" ".join((trace.task.reference or "").split())).replace("`", "ˋ")
     expected = f" · expected {escape_markdown(clip_label(ref, 24))}" if ref else ""
     return f"**Final answer** · {shown} {verdict}{expected}"
 
 
-def _where_it_went_wrong(trace: Trace) -> None:
-    """Both gradings, each named, the disagreement sentence, and the first wrong step (a button
-    that selects it)."""
+def _gradings(trace: Trace):
+    """(the lines naming both gradings and, where they disagree, the sentence saying so; the
+    first wrong step or None)."""
     g = grading(trace)
     disagree = disagreement_line(g.source, g.check)
     lines = [escape_markdown(ln) for ln in g.lines() if ln != disagree]
     if disagree:  # one compact line, in the page's warning colour, not a banner over the map
         lines.append(f":orange[:material/rule: **{escape_markdown(disagree)}**]")
     wrong = first_wrong_step(trace)
-    if lines or wrong is not None:
-        cols = st.columns([4, 1], vertical_alignment="center")
-        cols[0].caption(" · ".join(lines) or " ")
-        if wrong is not None:
-            cols[1].button(
-                f"First wrong step: {wrong.step}",
-                key="go_first_wrong",
-                help=wrong.reason,
-                icon=":material/error:",
-                on_click=select_node,
-                args=(wrong.node,),
-            )
+    return lines, wrong
 
 
-def _header(trace: Trace, question_col) -> None:
+def _header(trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
     """The question and the final answer with its verdict and the reference (one line each, full
     text on hover), then the totals, labelled as totals."""
     s = summarize(trace)
@@ -123,14 +115,25 @@ def _header(trace: Trace, question_col) -> None:
     conf = trace.final.confidence if trace.rounds else None
     c1, c2 = st.columns([2, 3])
     c1.markdown(_answer_md(trace, answer), help=answer[:2000] if len(answer) > 40 else None)
-    c2.caption(
-        escape_markdown(
-            f"Totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
-            f"({rounds}) · {s.tokens} generated tokens · {s.decision_points} decision points · "
-            f"final confidence {fmt(conf)}"
-        )
+    totals = escape_markdown(
+        f"Totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
+        f"({rounds}) · {s.tokens} generated tokens · {s.decision_points} decision points · "
+        f"final confidence {fmt(conf)}"
     )
-    _where_it_went_wrong(trace)
+    lines, wrong = _gradings(trace)
+    # one caption beside the answer (totals, then both gradings), so the map stays on the first screen
+    c2.caption("  \n".join([totals, " · ".join(lines)] if lines else [totals]))
+    if wrong is not None:
+        c1.button(
+            f"First wrong step: {wrong.step}",
+            key="go_first_wrong",
+            help=wrong.reason,
+            icon=":material/error:",
+            on_click=select_node,
+            args=(wrong.node,),
+        )
+    if hidden:
+        c1.caption(escape_markdown(hidden[0]), help=hidden[1])
 
 
 def _remember_view() -> None:
@@ -164,13 +167,11 @@ if node and not _node_in(trace, node):
         icon=":material/link_off:",
     )
     st.session_state.inspect_node = None
-_header(trace, top[1])
 views, hidden = _views(trace)
+_header(trace, top[1], hidden)
 titles = [t for t, _ in views]
 if st.session_state.inspect_view not in titles:
     st.session_state.inspect_view = titles[0]
-if hidden:
-    st.caption(escape_markdown(hidden))
 tabs = st.tabs(titles, default=st.session_state.inspect_view, key="inspect_tab", on_change=_remember_view)
 for tab, (_, render) in zip(tabs, views, strict=True):
     if tab.open is not False:

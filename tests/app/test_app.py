@@ -88,24 +88,25 @@ from streamlit.testing.v1 import AppTest
 at = AppTest.from_file(sys.argv[1], default_timeout=240)
 at.run()
 at.switch_page("pages/inspect.py").run()
-views = [t.label for t in at.tabs]
 seen = []
-for page, shown in (
-    ("pages/inspect.py", views),
-    ("pages/compare.py", [None]),
-    ("pages/dataset.py", [None]),
-    ("pages/run.py", [None]),
-    ("pages/library.py", [None]),
-):
-    at.switch_page(page)
-    for view in shown:
-        if view:
-            at.session_state["inspect_view"] = view
+# Views without data are hidden (Compression, Inside the layers): visit each view on a trace that has it.
+for key in list(at.session_state["library"]):
+    at.session_state["inspect_key"] = key
+    at.run()
+    for view in [t.label for t in at.tabs]:
+        if view in seen:
+            continue
+        at.session_state["inspect_view"] = view
         at.run()
-        assert not at.exception, (page, view, [e.value for e in at.exception])
+        assert not at.exception, ("inspect", key, view, [e.value for e in at.exception])
         if view == "Importance":
             assert any(b.label == "Analyse with the local model" for b in at.button)
-        seen.append(view or page)
+        seen.append(view)
+for page in ("pages/compare.py", "pages/dataset.py", "pages/run.py", "pages/library.py"):
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, (page, [e.value for e in at.exception])
+    seen.append(page)
 assert any(b.label == "Run" for b in at.switch_page("pages/run.py").run().button)
 print(len(seen), "Importance" in seen, "o3viz.model" in sys.modules, "transformers" in sys.modules)
 """
@@ -119,6 +120,9 @@ def test_browsing_every_page_and_view_never_loads_a_model(samples):
     import subprocess
     import sys
 
+    from o3viz.testing.internals import trace_with_internals
+
+    trace_with_internals(0).save(samples / "c_routing.o3trace.json")  # for the Inside the layers view
     out = subprocess.run(
         [sys.executable, "-c", BROWSE, APP], capture_output=True, text=True, timeout=600, cwd=REPO_ROOT
     )
@@ -209,7 +213,8 @@ def test_a_link_to_a_trace_not_in_the_library_says_so_in_one_line(samples):
     at.run()
     assert not at.exception
     assert len(at.warning) == 1 and "not in this session's library" in at.warning[0].value
-    assert at.session_state["inspect_key"] in at.session_state["library"]
+    assert at.session_state["inspect_key"] is None  # nothing else opens in its place (issue 22)
+    assert not at.get("plotly_chart")
 
 
 def test_inspect_selection_survives_a_page_switch_and_is_written_to_the_url(samples):

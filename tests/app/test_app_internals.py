@@ -70,8 +70,10 @@ def test_a_trace_without_internals_hides_the_tab_and_says_why_and_how_to_record_
     labels = [t.label for t in at.tabs]
     assert "Inside the layers" not in labels and "Reasoning map" in labels
     assert "Compression" not in labels
-    (line,) = [c.value for c in at.caption if c.value.startswith("Not shown for this trace")]
-    assert "--logit-lens" in line.replace("\\", "") and "did not use compression" in line
+    (cap,) = [c for c in at.caption if c.value.startswith("Not recorded for this trace")]
+    assert "Compression" in cap.value and "Inside the layers" in cap.value  # one short line
+    why = cap.proto.help  # the reasons and how to record them, on hover
+    assert "--logit-lens" in why and "did not use compression" in why
     assert at.session_state["inspect_view"] == "Reasoning map"  # the asked-for view is not there
 
 

@@ -72,7 +72,8 @@ def server(tmp_path_factory):
     upload.parent.mkdir()
     make_trace(24, seed=5, rounds=2, daa_mode="observe").save(upload)
     port = _free_port()
-    env = {**os.environ, "O3VIZ_SAMPLES": str(samples)}
+    # a store of its own: the home store may already hold the upload (then it says "already in the library")
+    env = {**os.environ, "O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(tmp / "home")}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
     cmd += ["--server.headless", "true", "--server.address", "127.0.0.1"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

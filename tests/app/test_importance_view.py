@@ -61,7 +61,9 @@ def test_importance_view_shows_scores_matrix_heads_and_the_proxy_note(samples):
     titles = [c.proto.spec for c in at.get("plotly_chart")]
     assert len(titles) == 3
     assert any("Which steps mattered?" in s for s in titles) and any("Kurtosis" in s for s in titles)
-    assert any("a proxy for deepseek" in c.value for c in at.caption)
+    assert any(
+        "not by the model that wrote this trace" in c.value and "deepseek" in c.value for c in at.caption
+    )
     assert any(b.label == "Analyse again with the local model" for b in at.button)
 
 
