@@ -185,8 +185,15 @@ def filters() -> Query:
             key="lib_types",
             format_func=lambda t: STEP_TYPE_LABELS.get(t, t),
         )
+        disagree = st.toggle(
+            "Only where the gradings disagree",
+            key="lib_disagree",
+            help="the source's grade and o3viz's answer check say different things",
+        )
         sort, desc = SORTS[st.selectbox("Sort", list(SORTS), key="lib_sort")]
-    return Query(search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc)
+    return Query(
+        search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc, disagree=disagree
+    )
 
 
 require_router()

@@ -49,10 +49,6 @@ class Query:
     # which grade ``correct`` filters on ("either": the source's where it has one, else the check's)
     graded_by: GradedBy = "either"
     disagree: bool = False  # only traces whose two gradings disagree
-    graded_by: GradedBy = (
-        "either"  # which grade ``correct`` filters on (either: the source's, else the check's)
-    )
-    disagree: bool = False  # only traces whose two gradings disagree
 
 
 def fts_expression(text: str) -> str:

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from o3viz.figures import escape_markdown
 from o3viz.importers import import_trace
 from o3viz.paths import REPO_ROOT
+from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.testing.synthetic import make_trace
 
@@ -89,3 +90,18 @@ def test_the_library_search_shows_a_match_column_with_the_words_around_it(sample
     at.text_input(key="lib_search").set_value("rhinoceros").run()
     frame = _frame(at)
     assert list(frame["name"]) == ["r1.txt"] and "«rhinoceros»" in frame["match"][0]
+
+
+def test_the_library_filters_on_the_gradings_disagreeing(samples, shared_data):
+    """R1 pilot record 5: the source graded it wrong, o3viz's check right; the Library's "Only where
+    the gradings disagree" toggle (under More) keeps it and drops the samples."""
+    pilot = import_trace(shared_data / "traces/topology_pilot_math500_r1.jsonl", record=4)
+    key = Store().add(pilot, source="import", dataset="pilot", record=5, name="pilot record 5")
+    at = _app()
+    everything = len(_frame(at))
+    at.toggle(key="lib_disagree").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _frame(at)
+    assert 1 <= len(shown) < everything
+    assert "pilot record 5" in list(shown["name"])  # the one trace whose gradings disagree
+    assert [r["key"] for r in Store().rows(Query(disagree=True), ("key",))] == [key]
