@@ -234,13 +234,18 @@ def map_view(key: str, trace: Trace) -> None:
         node = None  # (the graph is built only for ids the outline does not know)
     long = len(outline.steps) > OVERVIEW_FROM
     episodes, first_wrong = episodes_of(key, trace) if long else ([], None)
+    if not long:
+        wrong = first_wrong_step(trace)
+        first_wrong = wrong.node if wrong else None
     left, centre, right = st.columns([1.25, 2.45, 1.5], gap="small")
     with left:
         matches = _search(key, outline, episodes)
         list_key = f"outline_{key}"
         ep = open_episode(episodes) if long else None
         outline_list(
-            episode_items(outline, episodes, ep.index if ep else None) if long else outline_items(outline),
+            episode_items(outline, episodes, ep.index if ep else None, first_wrong)
+            if long
+            else outline_items(outline, first_wrong),
             node,
             key=list_key,
             height=MAP_HEIGHT - 100 if query_open(key) else MAP_HEIGHT - 52,
@@ -254,7 +259,13 @@ def map_view(key: str, trace: Trace) -> None:
             dep_min = _dep_min(key, outline)
             height = MAP_HEIGHT - 76 if outline.has_dependencies else MAP_HEIGHT  # the slider's room
             fig = reasoning_map_figure(
-                outline, selected=node, highlight=matches, focus=focus, height=height, dep_min=dep_min
+                outline,
+                selected=node,
+                highlight=matches,
+                focus=focus,
+                height=height,
+                dep_min=dep_min,
+                first_wrong=first_wrong,
             )
             chart_key = f"map_{key}_{node}"
             show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")

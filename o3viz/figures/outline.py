@@ -30,7 +30,7 @@ def _check_row(c: OutlineCheck, depth: int) -> dict:
     }
 
 
-def _step_row(s: OutlineStep, depth: int = 1) -> dict:
+def _step_row(s: OutlineStep, depth: int = 1, first_wrong: str | None = None) -> dict:
     marks = {"backtrack": f"↩ {s.parent}" if s.parent is not None else "↩", "self_check": "◆", "final": "★"}
     passed = sum(c.verdict in ("pass", "correct") for c in s.checks)
     failed = sum(c.verdict in ("fail", "wrong", "error", "timeout") for c in s.checks)
@@ -43,7 +43,15 @@ def _step_row(s: OutlineStep, depth: int = 1) -> dict:
         "type": STEP_TYPE_LABELS.get(s.type, s.type),
         "color": STEP_TYPE_COLORS.get(s.type, "#BBBBBB"),
         "mark": marks.get(s.kind, ""),
-        "chip": " ".join(x for x in (f"✓{passed}" if passed else "", f"✗{failed}" if failed else "") if x),
+        "chip": " ".join(
+            x
+            for x in (
+                "first wrong" if s.id == first_wrong else "",
+                f"✓{passed}" if passed else "",
+                f"✗{failed}" if failed else "",
+            )
+            if x
+        ),
         "title": s.text[:600],
     }
 
@@ -94,7 +102,9 @@ def _round_rows(r, steps_rows: list[dict]) -> list[dict]:
     return [head, *steps_rows, *tail]
 
 
-def episode_items(outline: Outline, episodes: list[Episode], open_index: int | None) -> list[dict]:
+def episode_items(
+    outline: Outline, episodes: list[Episode], open_index: int | None, first_wrong: str | None = None
+) -> list[dict]:
     """The outline of a long trace: rounds → episodes, and only the open episode's steps and
     checks (so 5,000 steps make about fifty rows, plus the open episode's)."""
     rows: list[dict] = []
@@ -104,20 +114,21 @@ def episode_items(outline: Outline, episodes: list[Episode], open_index: int | N
             body.append(_episode_row(ep, r.steps[ep.lo], ep.index == open_index))
             if ep.index == open_index:
                 for s in r.steps[ep.lo : ep.hi]:
-                    body.append(_step_row(s, 2))
+                    body.append(_step_row(s, 2, first_wrong))
                     body += [_check_row(c, 3) for c in s.checks]
         body += [_check_row(c, 1) for c in r.checks]
         rows += _round_rows(r, body)
     return rows
 
 
-def outline_items(outline: Outline) -> list[dict]:
-    """One dict per row, in reading order; ``depth`` 0 is a round (a collapsible group)."""
+def outline_items(outline: Outline, first_wrong: str | None = None) -> list[dict]:
+    """One dict per row, in reading order; ``depth`` 0 is a round (a collapsible group). The step
+    ``first_wrong`` (an id) says so in its chip."""
     rows: list[dict] = []
     for r in outline.rounds:
         body: list[dict] = []
         for s in r.steps:
-            body.append(_step_row(s))
+            body.append(_step_row(s, 1, first_wrong))
             body += [_check_row(c, 2) for c in s.checks]
         body += [_check_row(c, 1) for c in r.checks]
         rows += _round_rows(r, body)

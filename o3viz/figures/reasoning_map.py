@@ -300,6 +300,24 @@ def _selection(fig: go.Figure, lay: MapLayout, outline: Outline, selected: str |
         )
 
 
+def _first_wrong_ring(fig: go.Figure, pos: tuple[float, float]) -> None:
+    fig.add_trace(
+        go.Scatter(
+            x=[pos[0]],
+            y=[pos[1]],
+            mode="markers",
+            marker={
+                "size": 34,
+                "color": "rgba(0,0,0,0)",
+                "line": {"width": 2.5, "color": VERDICT_COLORS["fail"], "dash": "dot"},
+            },
+            hovertext=["first wrong step"],
+            hoverinfo="text",
+            name="first wrong step",
+        )
+    )
+
+
 def reasoning_map_figure(
     outline: Outline,
     *,
@@ -313,6 +331,7 @@ def reasoning_map_figure(
     x_of: dict[str, float] | None = None,
     x_range: tuple[float, float] | None = None,
     show_answer: bool = True,
+    first_wrong: str | None = None,
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
@@ -320,7 +339,8 @@ def reasoning_map_figure(
     moves the view to that node on traces too wide to read whole. ``lanes``, ``x_of`` and
     ``x_range`` put two maps on one scale (Compare); dependency arcs are drawn for steps of
     importance at least ``dep_min``; ``show_answer=False`` leaves out the answer's star and label
-    (a zoomed-in episode that does not reach it)."""
+    (a zoomed-in episode that does not reach it); ``first_wrong`` (a step id) gets a red dashed ring
+    ("first wrong step", the one rule of ``o3viz.analysis.wrong_step``)."""
     lay = map_layout(outline, lanes, x_of)
     size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
     fig = go.Figure(_edges(outline, lay, dep_min))
@@ -330,6 +350,8 @@ def reasoning_map_figure(
         fig.add_traces(_answer_traces(outline, lay))
     add_round_bands(fig, outline, lay)
     _selection(fig, lay, outline, selected, highlight)
+    if first_wrong in lay.pos:
+        _first_wrong_ring(fig, lay.pos[first_wrong])
     n = len(outline.steps)
     sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
     if outline.has_importance:  # a second line: one line of legend would be cut off at 1280 px

@@ -225,3 +225,28 @@ def test_the_episode_overview_of_a_2000_step_r1_import_draws_at_most_300_marks(s
     star = next(t for t in fig.data if t.name == "answer")
     assert x0 < min(star.x) and (x1 - max(star.x)) / (x1 - x0) * 640 >= 20
     assert any(t.name == "selected" for t in fig.data)  # the selection is drawn on the overview
+
+
+def test_the_first_wrong_step_is_ringed_on_the_short_map_where_the_rule_puts_it():
+    from o3viz.analysis.wrong_step import first_wrong_step
+    from o3viz.trace import Check
+
+    trace = import_trace(
+        "<think>\nWe need x.\nx = 2 + 3 = 6.\nSo x = 6.\n</think>\nThe answer is 6.", claims=False
+    )
+    trace.final.checks.append(Check("claim", "2+3 = 6", "wrong", step=1))
+    wrong = first_wrong_step(trace)
+    outline = build_outline(trace)
+    fig = reasoning_map_figure(outline, first_wrong=wrong.node)
+    (ring,) = [t for t in fig.data if t.name == "first wrong step"]
+    assert (ring.x[0], ring.y[0]) == map_layout(outline).pos["step:0:1"]
+    assert not [t for t in reasoning_map_figure(outline).data if t.name == "first wrong step"]
+
+
+def test_the_outline_row_of_the_first_wrong_step_says_so():
+    trace = make_trace(6, seed=1)
+    outline = build_outline(trace)
+    rows = outline_items(outline, first_wrong="step:0:2")
+    marked = [r["id"] for r in rows if r.get("kind") == "step" and "first wrong" in r["chip"]]
+    assert marked == ["step:0:2"]
+    assert not [r for r in outline_items(outline) if "first wrong" in str(r.get("chip"))]
