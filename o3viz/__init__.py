@@ -128,7 +128,6 @@ _APP: dict[str, str] = {
     "stored_entries": "o3viz.app.library",
     "StoredEntry": "o3viz.app.library",
     "store_rows": "o3viz.app.library",
-    "short_label": "o3viz.app.library",
     "display_name": "o3viz.app.library",
     "STEP_TYPES": "o3viz.store.index",
     "STORE_COLUMNS": "o3viz.app.library",

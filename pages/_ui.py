@@ -19,13 +19,12 @@ from o3viz import (
     ensure_samples,
     home_dir,
     samples_dir,
-    short_label,
     store_entry,
     stored_entries,
     take_upload_in_worker,
     trace_label,
 )
-from o3viz.figures import escape_markdown, figure_html
+from o3viz.figures import clip_label, escape_markdown, figure_html
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
@@ -345,7 +344,7 @@ def label(text: object, limit: int = LABEL_CHARS) -> str:
     """``text`` on one line, at most ``limit`` characters (cut with "…"): the one cap for names
     drawn by the pages (a 1 MB model name froze a browser tab). Not escaped: pass it through
     ``escape_markdown`` where markdown renders."""
-    return short_label(text, limit)
+    return clip_label(text, limit)
 
 
 def linked_missing(key: str) -> str:

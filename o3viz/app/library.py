@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from o3viz.errors import O3vizError, one_line
+from o3viz.figures._style import clip_label
 from o3viz.store.store import Store, content_key
 from o3viz.trace import Trace
 from o3viz.trace.io import MAX_FILE_BYTES, load_trace
@@ -87,16 +88,6 @@ STORE_COLUMNS = (
 )  # fmt: skip
 
 
-def short_label(text: object, limit: int = 60) -> str:
-    """``text`` on one line and at most ``limit`` characters, cut with "…" (names can be 1 MB).
-
-    >>> short_label("a  very   long name", 9)
-    'a very l…'
-    """
-    one = " ".join(str(text)[: limit * 4 + 16].split())  # bounded work, whatever the input's size
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
 def display_name(name: str | None, key: str = "") -> str:
     """A stored name as people read it: without the trace-file extension (``a.o3trace.json.gz`` → ``a``)."""
     name = name or key
@@ -115,9 +106,9 @@ def store_rows(rows: list[dict]) -> list[dict]:
     for r in rows:
         out.append(
             {
-                "name": short_label(display_name(r["name"], r["key"]), NAME_CHARS),
-                "dataset": short_label(r["dataset"] or "—", NAME_CHARS),
-                "model": short_label(r["model"] or "—", NAME_CHARS),
+                "name": clip_label(display_name(r["name"], r["key"]), NAME_CHARS),
+                "dataset": clip_label(r["dataset"] or "—", NAME_CHARS),
+                "model": clip_label(r["model"] or "—", NAME_CHARS),
                 "correct": {1: "✓", 0: "✗"}.get(r["correct"], "—"),
                 "steps": r["steps"],
                 "backtracks": r["backtracks"],

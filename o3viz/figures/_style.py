@@ -150,7 +150,13 @@ def esc(text: str) -> str:
     return html.escape(str(text), quote=False)
 
 
-def clip_label(text: str, n: int = 40) -> str:
-    """One line, at most ``n`` characters (hover and tick labels)."""
-    text = " ".join(str(text).split())
+def clip_label(text: object, n: int = 40) -> str:
+    """One line, at most ``n`` characters, cut with "…": the one cap for names and labels drawn
+    anywhere (hover and tick labels, pickers, the Library table). Bounded work whatever the input's
+    size (a name can be 1 MB).
+
+    >>> clip_label("a  very   long name", 9)
+    'a very l…'
+    """
+    text = " ".join(str(text)[: n * 4 + 16].split())
     return text if len(text) <= n else text[: n - 1] + "…"
