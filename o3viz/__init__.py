@@ -65,6 +65,9 @@ _API: dict[str, str] = {
     "register_format": "o3viz.importers",
     "list_formats": "o3viz.importers",
     "enrich_trace": "o3viz.importers.enrich",
+    # notebooks: the reasoning map, outline and details as one view (a widget where anywidget is)
+    "show": "o3viz.notebook",
+    "save_view": "o3viz.notebook",
     # the persistent trace store (files + SQLite index) and analysis
     "Store": "o3viz.store.store",
     "Query": "o3viz.store.query",
@@ -163,3 +166,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(_EXPORTS) + ["__version__"]
+
+
+def _trace_display(trace) -> dict:
+    """A Trace's notebook display: the view of ``o3viz.show`` (imported only when shown)."""
+    from o3viz.notebook import trace_bundle
+
+    return trace_bundle(trace)
+
+
+def _register_display() -> None:
+    from o3viz.trace.core import register_display
+
+    register_display(_trace_display)
+
+
+_register_display()  # last: the lazy API above is in place before the trace layer loads

@@ -230,6 +230,16 @@ class Provenance:
         )
 
 
+_DISPLAY: list = []  # how a Trace shows itself in a notebook; set by ``register_display``
+
+
+def register_display(bundle) -> None:
+    """Make ``bundle(trace) -> dict`` (a mime bundle) how a ``Trace`` displays itself as a
+    notebook cell's last expression. The package's ``__init__`` registers the notebook view, a
+    layer this one must not import."""
+    _DISPLAY[:] = [bundle]
+
+
 @dataclass(eq=False)
 class Trace:
     """The single source of truth for one run; ``save``/``load`` (and ``o3viz.trace.io``) read and
@@ -266,6 +276,12 @@ class Trace:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Trace) and self.to_dict() == other.to_dict()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict | None:
+        return _DISPLAY[0](self) if _DISPLAY else None
+
+    def _repr_html_(self) -> str | None:
+        return (self._repr_mimebundle_() or {}).get("text/html")
 
     def save(self, path: str | os.PathLike, overwrite: bool = False) -> Path:
         """Write atomically; refuses to overwrite unless asked (see ``o3viz.trace.jsonfile``)."""
