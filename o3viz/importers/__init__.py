@@ -81,18 +81,31 @@ def _head(src: Any) -> bytes:
         return b""
 
 
-def read_source(src: Any, record: int | None = None) -> tuple[RawInput, bool]:
-    """``src`` decoded, and whether ``record`` is already picked: an Inspect ``.eval`` zip is read
-    as its sample ``record`` and a Parquet file as its row ``record`` (only that member or row
-    group is decompressed); anything else by ``read_input``."""
+def read_source(src: Any, record: int | None = None) -> tuple[RawInput, int | None]:
+    """``src`` decoded, and the record already picked from it (else None): an Inspect ``.eval``
+    zip is read as its sample ``record`` and a Parquet file as its row ``record`` (only that member
+    or row group is decompressed); anything else by ``read_input``."""
     if isinstance(src, RawInput):
-        return src, False
+        return src, None
     head = _head(src)
     if head.startswith(ZIP_MAGIC):
-        return RawInput(read_eval_sample(src, record), "json", str(src)), True
+        rec = read_eval_sample(src, record)
+        return RawInput(rec, "json", str(src)), rec["index"]
     if head.startswith(PARQUET_MAGIC):
-        return RawInput(read_row(src, record), "json", str(src)), True
-    return read_input(src), False
+        n, row = read_row(src, record)
+        return RawInput([row], "json", str(src)), n  # a one-row dataset: the field options apply
+    return read_input(src), None
+
+
+def _detect(raw: RawInput, named: bool):
+    """The format of ``raw``; a JSON record whose fields are named (``text_field=`` …) is a dataset
+    record even when none of the default field names is in it (OpenThoughts' ``conversations``)."""
+    try:
+        return detect_input(raw)
+    except UnknownFormatError:
+        if named and raw.kind == "json" and isinstance(raw.data, dict | list):
+            return get_format("json_dataset")
+        raise
 
 
 def detect_format(src: Any) -> str:
@@ -127,10 +140,11 @@ def import_trace(
     """
     forced = get_format(format) if format is not None else None
     raw, picked = read_source(src, record)
-    parser = forced or detect_input(raw)
+    named = any((text_field, question_field, answer_field, reference_field))
+    parser = forced or _detect(raw, named)
     fmt = parser.name
     opts = {
-        "record": None if picked else record,
+        "record": None if picked is not None else record,
         "text_field": text_field,
         "question_field": question_field,
         "answer_field": answer_field,
@@ -142,8 +156,8 @@ def import_trace(
         raise
     except TraceError as exc:
         raise TraceError(f"{raw.file or '(input)'}: as {fmt}: {exc}") from None
-    if picked and imp.record is None:
-        imp.record = record or 0
+    if picked is not None:
+        imp.record = picked
     if not (imp.thinking or imp.answer):
         raise UnknownFormatError(f"{raw.file or '(input)'}: as {fmt}: no reasoning or answer text found")
     from o3viz.importers.build import build_trace

@@ -3,9 +3,9 @@ record per row, mapped to a trace by the same field options as JSON/JSONL (``--t
 ``--question-field``, ...; dotted paths reach into lists: ``generations.0``,
 ``conversations.1.value``).
 
-Rows are streamed with pyarrow a batch at a time (never the whole table), so memory stays about
-one row group. The file is untrusted: its footer must parse, each row group's declared size is
-capped before it is read, a row whose JSON is over the record limit is skipped with one line, and
+Rows are streamed with pyarrow one row group at a time, in batches (never the whole table, and
+no read-ahead), so Arrow memory stays about one row group. The file is untrusted: its footer must
+parse, each row group's declared size is capped before it is read, a row whose JSON is over the record limit is skipped with one line, and
 a broken page stops the file with one line naming the row it reached.
 """
 
@@ -68,30 +68,32 @@ def parquet_rows(path: str | Path) -> Iterator[tuple[int, str | None, str | None
     path = Path(path)
     pf, n = _open(path), 0
     try:
-        for batch in pf.iter_batches(batch_size=BATCH_ROWS):
-            for row in batch.to_pylist():
-                n += 1
-                text = json.dumps(row, default=_plain, ensure_ascii=False)
-                if len(text) > MAX_ROW_BYTES:
-                    yield n, None, f"row larger than the limit of {MAX_ROW_BYTES} bytes"
-                else:
-                    yield n, text, None
+        for group in range(pf.metadata.num_row_groups):  # one at a time: iter_batches reads ahead
+            for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], use_threads=False):
+                for row in batch.to_pylist():
+                    n += 1
+                    text = json.dumps(row, default=_plain, ensure_ascii=False)
+                    if len(text) > MAX_ROW_BYTES:
+                        yield n, None, f"row larger than the limit of {MAX_ROW_BYTES} bytes"
+                    else:
+                        yield n, text, None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TraceError(f"{path.name}: unreadable after row {n} ({one_line(exc, 160)})") from None
 
 
-def read_row(path: str | Path, record: int | None = None) -> dict:
-    """Row ``record`` (0-based, default 0) as a dict, reading only the row group that holds it."""
+def read_row(path: str | Path, record: int | None = None) -> tuple[int, dict]:
+    """``(index, row)``: row ``record`` (0-based, default 0; negative from the end) as a dict,
+    reading only the row group that holds it."""
     path = Path(path)
     pf = _open(path)
     total, n = pf.metadata.num_rows, record or 0
     if not -total <= n < total:
         raise TraceError(f"{path.name}: record {n} is out of range (the file has {total} rows)")
-    n %= total
+    index = n = n % total
     for i in range(pf.metadata.num_row_groups):
         rows = pf.metadata.row_group(i).num_rows
         if n < rows:
             row = pf.read_row_group(i).slice(n, 1).to_pylist()[0]
-            return json.loads(json.dumps(row, default=_plain))
+            return index, json.loads(json.dumps(row, default=_plain))
         n -= rows
     raise TraceError(f"{path.name}: record {record} not found")
