@@ -1,8 +1,9 @@
 """``python -m o3viz import FILE [--out F]``: import a reasoning trace another model produced
 (DeepSeek-R1 ``<think>`` text, OpenAI / Anthropic / DeepSeek API JSON, JSON/JSONL datasets, plain
-thinking text) as an o3viz trace, optionally enriched with a local model's attention. Without
-``--out`` the trace enters the trace store; ``--all --dataset NAME`` imports every record of a
-JSONL file or JSON array into the store, in parallel worker processes."""
+thinking text, Inspect AI ``.eval``/``.json`` logs, Parquet datasets) as an o3viz trace, optionally
+enriched with a local model's attention. Without ``--out`` the trace enters the trace store;
+``--all --dataset NAME`` imports every record of a JSONL file or JSON array (every sample of an
+Inspect log, every row of a Parquet file) into the store, in parallel worker processes."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "its steps, build the reasoning map, check its arithmetic and final answer, and save it "
         "as a trace file. --enrich teacher-forces it through a local model for attention.",
     )
-    p.add_argument("file", type=Path, help="the trace to import (text, JSON or JSONL; .gz accepted)")
+    p.add_argument(
+        "file",
+        type=Path,
+        help="the trace to import (text, JSON, JSONL, an Inspect AI .eval/.json log, Parquet; .gz accepted)",
+    )
     p.add_argument("--format", choices=list_formats(), help="skip detection and read the file as this format")
     p.add_argument("--record", type=int, help="record index in a JSON/JSONL dataset (default 0)")
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
@@ -48,7 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="output trace file (.o3trace.json[.gz]); without it the trace enters the store",
     )
     p.add_argument(
-        "--all", action="store_true", help="import every record of a JSONL/JSON dataset into the store"
+        "--all",
+        action="store_true",
+        help="import every record of a JSONL/JSON dataset, Inspect log or Parquet file into the store",
     )
     p.add_argument("--dataset", help="dataset name the records are grouped under (default: the file's name)")
     p.add_argument(

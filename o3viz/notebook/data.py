@@ -9,10 +9,12 @@ import json
 import plotly.graph_objects as go
 
 from o3viz.analysis.compare import compare_traces, shown_delta
+from o3viz.analysis.episodes import OVERVIEW_FROM, find_episodes
 from o3viz.analysis.outline import Outline, OutlineCheck, OutlineRound, OutlineStep, build_outline
 from o3viz.analysis.wrong_step import first_wrong_step
 from o3viz.figures import (
     compare_maps,
+    episode_map_figure,
     importance_scores_figure,
     outline_items,
     reasoning_map_figure,
@@ -21,7 +23,7 @@ from o3viz.figures import (
     token_facts,
 )
 from o3viz.figures._style import VERDICT_COLORS, clip_label, readable
-from o3viz.trace import Trace
+from o3viz.trace import Round, Step, Trace
 from o3viz.trace.ids import make_id, parse_id
 
 MAP_HEIGHT = 470  # px: the map beside the outline and the details, inside a 1280×720 first screen
@@ -47,9 +49,7 @@ def _check_row(c: OutlineCheck) -> dict:
     }
 
 
-def _step_details(trace: Trace, s: OutlineStep, first_wrong) -> dict:
-    rnd = next(r for r in trace.rounds if r.index == s.round)
-    step = next(x for x in rnd.steps if x.index == s.index)
+def _step_details(rnd: Round, step: Step, s: OutlineStep, first_wrong) -> dict:
     facts = [f"{s.type.replace('_', ' ')}" + (" (type inferred)" if s.inferred else ""), f"kind: {s.kind}"]
     facts.append(token_facts(rnd, step, s.confidence))
     if s.importance is not None:
@@ -87,6 +87,7 @@ def _round_details(r: OutlineRound, answer: bool) -> dict:
 def node_table(trace: Trace, outline: Outline) -> dict[str, dict]:
     """Every outline node's details panel, by id (steps, checks, rounds and their answers)."""
     wrong = first_wrong_step(trace)
+    rounds = {r.index: (r, {x.index: x for x in r.steps}) for r in trace.rounds}  # one pass: long traces
     out: dict[str, dict] = {}
     for r in outline.rounds:
         out[r.id] = _round_details(r, answer=False)
@@ -99,14 +100,19 @@ def node_table(trace: Trace, outline: Outline) -> dict[str, dict]:
                 "facts": [f"judges step {c.step}" if c.step is not None else f"round {r.index}"],
                 "text": c.message,
             }
+        rnd, steps = rounds[r.index]
         for s in r.steps:
-            out[s.id] = _step_details(trace, s, wrong)
+            out[s.id] = _step_details(rnd, steps[s.index], s, wrong)
     return out
 
 
-def _tabs(trace: Trace, selected: int | None) -> list[dict]:
-    """The tabs beyond the map, only those the trace has data for (an empty tab is hidden)."""
+def _tabs(trace: Trace, outline: Outline, selected: int | None) -> list[dict]:
+    """The tabs beyond the map, only those the trace has data for (an empty tab is hidden); a
+    long trace adds the app's episode overview (runs of steps between turns)."""
     rnd, tabs = trace.final, []
+    if len(outline.steps) > OVERVIEW_FROM:
+        fig = episode_map_figure(outline, find_episodes(outline), height=MAP_HEIGHT, plot_px=800)
+        tabs.append({"title": "Episodes", "figure": figure_json(fig)})
     att = rnd.attention
     if att is not None and att.step_alloc is not None and rnd.steps:
         fig = step_attention_heatmap(rnd, selected=selected)
@@ -138,7 +144,7 @@ def trace_view_data(trace: Trace, selected: str | None = None) -> dict:
         "map": figure_json(fig),
         "outline": outline_items(outline, first_wrong),
         "nodes": nodes,
-        "tabs": _tabs(trace, step),
+        "tabs": _tabs(trace, outline, step),
         "selected": selected,
     }
 

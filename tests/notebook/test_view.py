@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ import o3viz
 from o3viz.analysis.outline import build_outline
 from o3viz.notebook.data import compare_view_data, trace_view_data
 from o3viz.notebook.page import page_html
+from o3viz.testing.long_r1 import R1_FILE
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import Round, Step, Task, Trace
 
@@ -34,6 +36,10 @@ def test_tabs_appear_only_for_data_the_trace_has():
     assert trace_view_data(bare)["tabs"] == []
     imp = o3viz.load_trace("sample_traces/gsm8k_word_problem_importance.o3trace.json.gz")
     assert [t["title"] for t in trace_view_data(imp)["tabs"]] == ["Attention", "Importance"]
+    from o3viz.testing.long_r1 import long_r1_trace
+
+    if Path(R1_FILE).is_file():  # (../shared/data) a long trace opens an episode overview too
+        assert [t["title"] for t in trace_view_data(long_r1_trace(300))["tabs"]] == ["Episodes"]
 
 
 def test_page_is_self_contained_and_step_text_cannot_close_its_script():
