@@ -268,6 +268,24 @@ def _grade(scores: Any) -> tuple[str | None, Any, bool | None]:
     return name, value, None
 
 
+def _thinking_and_answer(s: dict, output: dict) -> tuple[str, str, int]:
+    """The reasoning blocks (one paragraph each), the final completion, and how many blocks were
+    redacted; a model that writes ``<think>`` into its text is split like any think-tag import."""
+    messages = s.get("messages") if isinstance(s.get("messages"), list) else []
+    blocks, redacted = _reasoning(messages)
+    answer = output.get("completion") if isinstance(output.get("completion"), str) else ""
+    if not answer:
+        last = next(
+            (m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), {}
+        )
+        answer = _text(last.get("content"))
+    thinking = "\n\n".join(blocks)
+    if not thinking and has_think_tags(answer):
+        inner = parse_think_text(answer)
+        thinking, answer = inner.thinking, inner.answer
+    return thinking, answer, redacted
+
+
 def parse_inspect(raw: RawInput, options: dict) -> Imported:
     """One Inspect sample (a ``sample_record``, or record ``options["record"]`` of a log)."""
     data = raw.data
@@ -277,19 +295,8 @@ def parse_inspect(raw: RawInput, options: dict) -> Imported:
         data = sample_record(sample, ev, n)
     n = data.get("index") if isinstance(data.get("index"), int) else None
     s = data["inspect_sample"]
-    messages = s.get("messages") if isinstance(s.get("messages"), list) else []
-    blocks, redacted = _reasoning(messages)
     output = s.get("output") if isinstance(s.get("output"), dict) else {}
-    answer = output.get("completion") if isinstance(output.get("completion"), str) else ""
-    if not answer:
-        last = next(
-            (m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), {}
-        )
-        answer = _text(last.get("content"))
-    thinking = "\n\n".join(blocks)
-    if not thinking and has_think_tags(answer):  # a model that writes <think> into its text
-        inner = parse_think_text(answer)
-        thinking, answer = inner.thinking, inner.answer
+    thinking, answer, redacted = _thinking_and_answer(s, output)
     target = s.get("target")
     reference = (
         target if isinstance(target, str) else target[0] if isinstance(target, list) and target else None
