@@ -1,0 +1,186 @@
+"""Golden sets: labelled datasets into the store (traces and their labellers' labels), the
+labelled steps out (JSONL shaped like PRM800K: one record per trace, its steps with every
+labeller's label; Parquet: one row per label), label files back in, and the agreement table of a
+dataset (``o3viz.analysis.labels``) over the labels in force.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from o3viz.analysis.labels import AgreementTable, agreement_table
+from o3viz.errors import UsageError
+from o3viz.store.labels import MAX_LABELLER_CHARS, Label, add_labels, all_labels, current_labels
+from o3viz.store.query import Query
+from o3viz.store.store import Store, StoreError
+from o3viz.trace.files import check_output, read_bounded, write_atomic
+
+MAX_LABEL_FILE_BYTES = 256 << 20
+BATCH = 200
+
+
+def import_labelled(
+    store: Store,
+    path: str | os.PathLike,
+    *,
+    by: str | None = None,
+    dataset: str = "",
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[int, int, str]:
+    """Store every trace of a labelled dataset (MR-GSM8K, PRM800K) with its labels as labeller
+    ``by`` (default: the dataset's annotators); returns (traces, labels, labeller)."""
+    from o3viz.importers.formats import read_input
+    from o3viz.importers.process_labels import LABELLERS, label_format, labelled_records
+
+    data = read_input(path).data
+    fmt = label_format(data)
+    name = by or LABELLERS[fmt.split("_raw")[0]]
+    dataset = dataset or os.path.basename(os.fspath(path)).split(".")[0]
+    rows, labels, traces, count = [], [], 0, 0
+    now = time.time()
+    for rec in labelled_records(data if isinstance(data, list) else path, limit=limit):
+        meta = {
+            "source": "import",
+            "dataset": dataset,
+            "record": rec.record + 1,
+            "name": f"{dataset} #{rec.record + 1}",
+        }
+        row, text = store.write_files(rec.trace, meta)
+        rows.append((row, text))
+        rnd = rec.trace.final.index
+        labels += [Label(row.key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]
+        traces += 1
+        if len(rows) >= BATCH:
+            count += _flush(store, rows, labels)
+            rows, labels = [], []
+            if progress:
+                progress(traces)
+    count += _flush(store, rows, labels)
+    return traces, count, name
+
+
+def _flush(store: Store, rows: list, labels: list[Label]) -> int:
+    if rows:
+        store.insert(rows)
+    known = {(lab.key, lab.round, lab.step) for lab in current_labels(all_labels(store, sorted({r[0].key for r in rows})))
+             if lab.labeller in {x.labeller for x in labels}}  # fmt: skip
+    fresh = [lab for lab in labels if (lab.key, lab.round, lab.step) not in known]  # a re-import adds none
+    return add_labels(store, fresh, check_steps=False)
+
+
+def dataset_keys(store: Store, dataset: str | None) -> list[str]:
+    """The keys of a dataset's traces (every trace for None); an unknown dataset is one line."""
+    q = Query(dataset=[dataset] if dataset else [])
+    keys = [r[0] for r in store.select(q, ("key",))]
+    if dataset and not keys:
+        known = ", ".join(v for v, _ in store.distinct("dataset")[:10]) or "none yet"
+        raise UsageError(f"no dataset {dataset!r} in the store (datasets: {known})")
+    return keys
+
+
+def labels_of(store: Store, dataset: str | None, *, agreed: bool = False) -> list[Label]:
+    """The labels in force on a dataset's steps; ``agreed``: only steps that two or more labellers
+    labelled with one verdict, and none with another."""
+    labels = current_labels(all_labels(store, dataset_keys(store, dataset)))
+    if not agreed:
+        return labels
+    by_step: dict[tuple, list[Label]] = defaultdict(list)
+    for lab in labels:
+        by_step[(lab.key, lab.round, lab.step)].append(lab)
+    ok = {s for s, labs in by_step.items() if len(labs) >= 2 and len({lab.verdict for lab in labs}) == 1}
+    return [lab for lab in labels if (lab.key, lab.round, lab.step) in ok and lab.verdict != "unsure"]
+
+
+def golden_records(store: Store, labels: list[Label]) -> list[dict]:
+    """PRM800K-like records: per trace its question and steps, each step with its labels."""
+    by_key: dict[str, list[Label]] = defaultdict(list)
+    for lab in labels:
+        by_key[lab.key].append(lab)
+    out = []
+    for key in sorted(by_key):
+        trace, row = store.trace(key), store.row(key) or {}
+        steps: dict[tuple, dict] = {}
+        for lab in sorted(by_key[key], key=lambda lab: (lab.round, lab.step, lab.labeller)):
+            st = trace.rounds[lab.round].steps[lab.step]
+            entry = steps.setdefault(
+                (lab.round, lab.step), {"step": lab.step_id, "text": st.text, "type": st.type, "labels": []}
+            )
+            entry["labels"].append({f: getattr(lab, f) for f in ("labeller", "verdict", "first_error", "type", "note", "time")})  # fmt: skip
+        out.append({"key": key, "dataset": row.get("dataset", ""), "question": trace.task.question,
+                    "reference": trace.task.reference, "steps": list(steps.values())})  # fmt: skip
+    return out
+
+
+def export_labels(
+    store: Store,
+    dataset: str | None,
+    path: str | os.PathLike,
+    fmt: str,
+    *,
+    agreed: bool = False,
+    overwrite: bool = False,
+) -> tuple[int, int]:
+    """Write a golden set (``jsonl`` or ``parquet``); returns (traces, labels)."""
+    if fmt not in ("jsonl", "parquet"):
+        raise UsageError(f"--format {fmt!r}: jsonl or parquet")
+    path = check_output(path, overwrite, what="--out")
+    labels = labels_of(store, dataset, agreed=agreed)
+    if not labels:
+        raise StoreError("no labelled steps to export" + (" that two labellers agreed on" if agreed else ""))
+    if fmt == "jsonl":
+        recs = golden_records(store, labels)
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs).encode()
+    else:
+        data = _parquet(labels)
+    with store.guard("writing the golden set"):
+        write_atomic(path, data, overwrite=overwrite)
+    return len({lab.key for lab in labels}), len(labels)
+
+
+def _parquet(labels: list[Label]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{**lab.to_dict(), "step_id": lab.step_id} for lab in labels]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def import_label_file(store: Store, path: str | os.PathLike, by: str) -> int:
+    """Add the labels of a golden-set JSONL file (``export_labels``) as labeller ``by`` (a file
+    with several labellers: ``by/their name``); unknown keys and steps are refused in one line."""
+    text = read_bounded(path, MAX_LABEL_FILE_BYTES, "the label file limit").decode("utf-8", "replace")
+    labels = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            for st in rec["steps"]:
+                r, i = (int(x) for x in str(st["step"]).split(":"))
+                for lab in st["labels"]:
+                    labels.append(Label(str(rec["key"]), r, i, str(lab["labeller"]), str(lab["verdict"]),
+                                        bool(lab.get("first_error")), lab.get("type"), str(lab.get("note") or "")))  # fmt: skip
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"{os.fspath(path)} line {n}: not a golden-set record ({str(exc)[:80]})"
+            ) from None
+    names = {lab.labeller for lab in labels}
+    for lab in labels:
+        lab.labeller = by if len(names) == 1 else f"{by}/{lab.labeller}"[:MAX_LABELLER_CHARS]
+    return add_labels(store, labels)
+
+
+def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
+    """The agreement table over a dataset's labels in force and its labelled traces."""
+    labels = labels_of(store, dataset)
+    if not labels:
+        raise StoreError(f"no labels on {'dataset ' + repr(dataset) if dataset else 'the store'} yet")
+    traces = {key: store.trace(key) for key in sorted({lab.key for lab in labels})}
+    return agreement_table(labels, traces)
