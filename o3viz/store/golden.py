@@ -11,6 +11,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from o3viz.analysis.labels import AgreementTable, agreement_table
 from o3viz.errors import UsageError
@@ -184,3 +185,69 @@ def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
         raise StoreError(f"no labels on {'dataset ' + repr(dataset) if dataset else 'the store'} yet")
     traces = {key: store.trace(key) for key in sorted({lab.key for lab in labels})}
     return agreement_table(labels, traces)
+
+
+def labels_on(store: Store, key: str) -> list[Label]:
+    """The labels in force on one trace's steps (every labeller's)."""
+    return current_labels(all_labels(store, [key]))
+
+
+@dataclass
+class QueueState:
+    """Where one labeller stands in an annotation queue: "23 of 120" and the next step to label."""
+
+    labeller: str
+    done: int  # steps of the assigned traces this labeller has labelled
+    total: int  # steps of the assigned traces
+    traces: int  # traces assigned to this labeller
+    next: tuple[str, int, int] | None  # (key, round, step); None when nothing is left
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done} of {self.total}"
+
+
+def assigned(keys: list[str], labeller: str, labellers: list[str], overlap: int = 1) -> list[str]:
+    """The traces of ``keys`` a labeller gets when they are dealt round-robin to ``labellers``,
+    each to ``overlap`` of them (so that pairs overlap for agreement); all of them otherwise.
+
+    >>> assigned(["a", "b", "c", "d"], "ann", ["ann", "bob", "cy"], overlap=2)
+    ['a', 'c', 'd']
+    """
+    if labeller not in labellers:
+        return list(keys)
+    me, n = labellers.index(labeller), len(labellers)
+    return [k for i, k in enumerate(keys) if any((i + j) % n == me for j in range(min(overlap, n)))]
+
+
+def label_queue(
+    store: Store,
+    dataset: str | None,
+    labeller: str,
+    *,
+    labellers: list[str] | None = None,
+    overlap: int = 1,
+    skip: set[tuple[str, int, int]] | frozenset = frozenset(),
+) -> QueueState:
+    """The labeller's progress over the dataset's traces assigned to them, and the next step they
+    have not labelled (nor skipped), in the order the traces entered the store."""
+    q = Query(dataset=[dataset] if dataset else [], sort="id", descending=False)
+    steps = dict(store.select(q, ("key", "steps")))
+    keys = assigned(list(steps), labeller, labellers or [], overlap)
+    mine = {
+        (lab.key, lab.round, lab.step)
+        for lab in current_labels(all_labels(store, keys))
+        if lab.labeller == labeller
+    }
+    state = QueueState(labeller, len(mine), sum(steps[k] for k in keys), len(keys), None)
+    for key in keys:
+        if sum(1 for m in mine if m[0] == key) >= steps[key]:
+            continue
+        trace = store.trace(key)
+        for rnd in trace.rounds:
+            for st in rnd.steps:
+                item = (key, rnd.index, st.index)
+                if item not in mine and item not in skip:
+                    state.next = item
+                    return state
+    return state

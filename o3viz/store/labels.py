@@ -234,3 +234,10 @@ def current_labels(labels: list[Label]) -> list[Label]:
 def labellers(labels: list[Label]) -> list[str]:
     """The labellers' names, in order of their first label."""
     return list(dict.fromkeys(lab.labeller for lab in labels))
+
+
+def label_count(store: Store) -> int:
+    """How many labels the table holds (superseded ones too): a cache stamp for the pages."""
+    _ensure_table(store)
+    with store.guard("counting labels"):
+        return store.conn.execute("SELECT count(*) FROM labels").fetchone()[0]
