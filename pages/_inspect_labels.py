@@ -15,6 +15,7 @@ from o3viz.figures import escape_markdown, label_rows, mark_labels
 from pages._ui import select_node, store
 
 KEYS = {"c": "correct", "w": "wrong", "u": "unsure"}
+GLYPHS = {"correct": "✓", "wrong": "✗", "unsure": "?"}  # short: the panel is narrow
 
 _JS = """
 export default function(component) {
@@ -74,12 +75,17 @@ def _label(key: str, trace, r: int, i: int, verdict: str) -> None:
         st.session_state.label_error = str(exc)
 
 
-def _on_key(widget: str, key: str, trace, r: int, i: int) -> None:
+def _on_key(widget: str, key: str, trace) -> None:
+    """A key press: it acts on the step selected now (a press that arrives while the page reruns
+    acts on the step the previous press moved to, never on the one drawn before)."""
     k = (st.session_state.get(widget) or {}).get("key")
+    node = parse_id(st.session_state.inspect_node)
+    if node is None or node.kind != "step":
+        return
     if k == "n":
-        _next(trace, r, i)
+        _next(trace, node.round, node.index)
     elif k in KEYS:
-        _label(key, trace, r, i, KEYS[k])
+        _label(key, trace, node.round, node.index, KEYS[k])
 
 
 def _ask_name() -> None:
@@ -108,7 +114,7 @@ def label_controls(trace, s) -> None:
         "Next (n)", key=f"lab_n_{key}_{r}_{i}", on_click=_next, args=(trace, r, i), width="stretch"
     )
     widget = f"label_keys_{key}"
-    _keys(key=widget, on_key_change=lambda: _on_key(widget, key, trace, r, i))
+    _keys(key=widget, on_key_change=lambda: _on_key(widget, key, trace))
     if st.session_state.label_error:
         st.error(escape_markdown(st.session_state.label_error), icon=":material/error:")
         st.session_state.label_error = None

@@ -82,7 +82,7 @@ def agreement(dataset: str | None) -> None:
     if rows:
         st.markdown(f"**Where they disagree** ({len(rows)} shown)")
         df = pd.DataFrame(rows)[["labellers", "trace", "step", "says", "open"]]
-        st.dataframe(df, hide_index=True, width="stretch", height=240,
+        st.dataframe(df, hide_index=True, width="stretch", height=min(240, 38 + 35 * len(df)),
                      column_config={"open": st.column_config.LinkColumn("open", display_text="Inspect")})  # fmt: skip
 
 

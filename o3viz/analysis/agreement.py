@@ -20,6 +20,7 @@ from o3viz.analysis.dataset import wilson
 
 BOOTSTRAP = 1000  # resamples; the interval's ends move by about 0.01 between seeds at n = 300
 SEED = 0  # a table printed twice shows the same intervals
+MIN_CLUSTERS = 5  # fewer traces than this: no bootstrap interval (it would look sure when it is not)
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Estimate:
         if self.value is None:
             return "—"
         if self.low is None or self.high is None:
-            return f"{self.value:.{digits}f}"
+            return f"{self.value:.{digits}f} (no interval: too few traces)"
         return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
@@ -86,8 +87,8 @@ def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
 def kappa(a: Sequence, b: Sequence, clusters: Sequence, boots: int = BOOTSTRAP, seed: int = SEED) -> Estimate:
     """Cohen's κ with a cluster-bootstrap interval (``clusters``: each item's trace key)."""
     value = cohen_kappa(a, b)
-    if value is None:
-        return Estimate(None, len(a))
+    if value is None or len(set(map(str, clusters))) < MIN_CLUSTERS:
+        return Estimate(value, len(a))
     (ca, cb), k = _codes(a, b)
     low, high = _interval(_kappa_weighted(ca, cb, k, _cluster_weights(clusters, boots, seed)))
     return Estimate(value, len(a), low, high)
@@ -137,8 +138,8 @@ def alpha(
     """Krippendorff's α (nominal) with a cluster-bootstrap interval; n counts units with ≥ 2 labels."""
     n = sum(len(u) >= 2 for u in units)
     value = krippendorff_alpha(units)
-    if value is None:
-        return Estimate(None, n)
+    if value is None or len(set(map(str, clusters))) < MIN_CLUSTERS:
+        return Estimate(value, n)
     o, k = _unit_coincidences(units)
     low, high = _interval(_alpha_from(_cluster_weights(clusters, boots, seed) @ o, k))
     return Estimate(value, n, low, high)

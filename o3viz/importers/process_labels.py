@@ -18,6 +18,8 @@ shared prefix is not counted again.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ class LabelledRecord:
     labels: list[tuple[int, str, bool]] = field(
         default_factory=list
     )  # (final-round step, verdict, first error)
-    part: str = ""  # the leaf path of a PRM800K tree ("3.2")
+    line_hash: str = ""  # the source record's hash: a re-import finds the trace it made
 
 
 def label_format(data: Any) -> str:
@@ -68,7 +70,8 @@ def _record(imp: Imported, steps: list[str], verdicts: list[str | None], file: s
     for s in steps:
         bounds.append((pos, pos + len(s)))
         pos += len(s) + 2
-    rec = LabelledRecord(trace, imp.record or 0)
+    source = json.dumps([imp.format, imp.question, steps, verdicts], sort_keys=True).encode()
+    rec = LabelledRecord(trace, imp.record or 0, line_hash=hashlib.sha256(source).hexdigest()[:16])
     first_wrong = next((i for i, v in enumerate(verdicts) if v == "wrong"), None)
     taken: set[int] = set()
     for src, ((a, b), verdict) in enumerate(zip(bounds, verdicts, strict=True)):

@@ -45,18 +45,11 @@ def import_labelled(
     rows, labels, traces, count = [], [], 0, 0
     now = time.time()
     for rec in labelled_records(data if isinstance(data, list) else path, limit=limit):
-        meta = {
-            "source": "import",
-            "dataset": dataset,
-            "record": rec.record + 1,
-            "name": f"{dataset} #{rec.record + 1}",
-        }
-        row, text = store.write_files(rec.trace, meta)
-        rows.append((row, text))
+        key = _stored(store, rec, dataset, rows)
         rnd = rec.trace.final.index
-        labels += [Label(row.key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]
+        labels += [Label(key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]
         traces += 1
-        if len(rows) >= BATCH:
+        if traces % BATCH == 0:
             count += _flush(store, rows, labels)
             rows, labels = [], []
             if progress:
@@ -65,12 +58,25 @@ def import_labelled(
     return traces, count, name
 
 
+def _stored(store: Store, rec, dataset: str, rows: list) -> str:
+    """The key of the record's trace: the one a previous import made, else a new one (queued)."""
+    known = store.row_by_line_hash(rec.line_hash)
+    if known is not None:
+        return known["key"]
+    meta = {"source": "import", "dataset": dataset, "record": rec.record + 1, "line_hash": rec.line_hash}
+    row, text = store.write_files(rec.trace, {**meta, "name": f"{dataset} #{rec.record + 1}"})
+    rows.append((row, text))
+    return row.key
+
+
 def _flush(store: Store, rows: list, labels: list[Label]) -> int:
+    """Insert the batch's new rows, then the labels this labeller has not yet given those steps."""
     if rows:
         store.insert(rows)
-    known = {(lab.key, lab.round, lab.step) for lab in current_labels(all_labels(store, sorted({r[0].key for r in rows})))
-             if lab.labeller in {x.labeller for x in labels}}  # fmt: skip
-    fresh = [lab for lab in labels if (lab.key, lab.round, lab.step) not in known]  # a re-import adds none
+    names = {x.labeller for x in labels}
+    have = current_labels(all_labels(store, sorted({x.key for x in labels})))
+    known = {(x.key, x.round, x.step) for x in have if x.labeller in names}
+    fresh = [x for x in labels if (x.key, x.round, x.step) not in known]  # a re-import adds none
     return add_labels(store, fresh, check_steps=False)
 
 

@@ -65,3 +65,9 @@ def test_precision_and_recall_count_the_positives():
     p, r = precision_recall([True, True, True, False], [True, False, False, True])
     assert (p.value, p.n) == (pytest.approx(1 / 3), 3) and (r.value, r.n) == (0.5, 2)
     assert p.low < p.value < p.high
+
+
+def test_fewer_than_five_traces_get_no_interval_and_say_so():
+    est = kappa(["w", "c", "c", "w"], ["w", "c", "w", "w"], ["k1", "k1", "k2", "k2"])
+    assert est.value == 0.5 and est.low is None
+    assert est.text() == "0.50 (no interval: too few traces)"
