@@ -108,11 +108,10 @@ def label_controls(trace, s) -> None:
     r, i = s.round, s.index
     cols = st.columns(4, gap="small")
     for col, (letter, verdict) in zip(cols, KEYS.items(), strict=False):
-        col.button(f"{verdict.capitalize()} ({letter})", key=f"lab_{letter}_{key}_{r}_{i}",
+        col.button(f"{GLYPHS[verdict]} {letter}", key=f"lab_{letter}_{key}_{r}_{i}", help=f"{verdict} (key {letter})",
                    on_click=_label, args=(key, trace, r, i, verdict), width="stretch")  # fmt: skip
-    cols[3].button(
-        "Next (n)", key=f"lab_n_{key}_{r}_{i}", on_click=_next, args=(trace, r, i), width="stretch"
-    )
+    cols[3].button("→ n", key=f"lab_n_{key}_{r}_{i}", help="the next step (key n)",
+                   on_click=_next, args=(trace, r, i), width="stretch")  # fmt: skip
     widget = f"label_keys_{key}"
     _keys(key=widget, on_key_change=lambda: _on_key(widget, key, trace))
     if st.session_state.label_error:
