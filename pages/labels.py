@@ -77,11 +77,11 @@ def agreement(dataset: str | None) -> None:
     notes += [f"{n}: type accuracy {e.text()} (n = {e.n})" for n, e in table.types]  # fmt: skip
     for line in notes:
         st.caption(escape_markdown(line))
-    rows = [{"labellers": f"{p.a} · {p.b}", "trace": k, "step": s, "says": f"{a} / {b}",
+    rows = [{"labellers": f"{p.a} · {p.b}", "trace": k, "step": s, "first says / second says": f"{a} / {b}",
              "open": f"/inspect?trace={k}&node=step:{s}"} for p in table.pairs for k, s, a, b in p.disagree[:50]]  # fmt: skip
     if rows:
         st.markdown(f"**Where they disagree** ({len(rows)} shown)")
-        df = pd.DataFrame(rows)[["labellers", "trace", "step", "says", "open"]]
+        df = pd.DataFrame(rows)[["labellers", "trace", "step", "first says / second says", "open"]]
         st.dataframe(df, hide_index=True, width="stretch", height=min(240, 38 + 35 * len(df)),
                      column_config={"open": st.column_config.LinkColumn("open", display_text="Inspect")})  # fmt: skip
 

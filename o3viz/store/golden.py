@@ -188,7 +188,11 @@ def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
     """The agreement table over a dataset's labels in force and its labelled traces."""
     labels = labels_of(store, dataset)
     if not labels:
-        raise StoreError(f"no labels on {'dataset ' + repr(dataset) if dataset else 'the store'} yet")
+        where = f"in dataset {dataset!r}" if dataset else "in the library"
+        raise StoreError(
+            f"no labelled steps {where} yet: label steps on Inspect (keys c, w, u) or with o3viz label, "
+            "or import a labelled dataset with o3viz import FILE --labels"
+        )
     traces = {key: store.trace(key) for key in sorted({lab.key for lab in labels})}
     return agreement_table(labels, traces)
 

@@ -129,3 +129,23 @@ def test_two_processes_labelling_at_once_lose_nothing(store, key):
     assert errors == [] and len(in_table) == len(in_file) == 80
     for who in ("ann", "bob"):
         assert sorted(int(lab.note) for lab in in_table if lab.labeller == who) == list(range(40))
+
+
+def test_the_queue_deals_traces_with_overlap_counts_progress_and_skips(store):
+    keys = [store.add(make_trace(4, seed=s), source="upload", dataset="d") for s in range(6)]
+    from o3viz.store.golden import label_queue
+
+    crew = ["ann", "bob", "cy"]
+    dealt = {who: label_queue(store, "d", who, labellers=crew, overlap=2) for who in crew}
+    assert [dealt[w].traces for w in crew] == [4, 4, 4]  # 6 traces x 2 labellers / 3 people
+    ann = dealt["ann"]
+    steps = {k: sum(len(r.steps) for r in store.trace(k).rounds) for k in keys}
+    assert ann.done == 0 and ann.total == sum(
+        steps[k] for k in keys if k in {keys[0], keys[2], keys[3], keys[5]}
+    )
+    first = ann.next
+    add_labels(store, [Label(first[0], first[1], first[2], "ann", "correct")])
+    after = label_queue(store, "d", "ann", labellers=crew, overlap=2)
+    assert after.done == 1 and after.progress == f"1 of {ann.total}" and after.next != first
+    skipped = label_queue(store, "d", "ann", labellers=crew, overlap=2, skip={after.next})
+    assert skipped.next not in (first, after.next)
