@@ -48,3 +48,20 @@ def test_the_table_pairs_people_and_scores_the_checker_against_each():
     )
     assert table.alpha is None  # two people: κ, not α
     assert table.rows()[0]["labellers"] == "ann · bob"
+
+
+def test_importance_says_which_steps_mattered_and_is_held_against_the_first_errors():
+    from o3viz.analysis.labels import AUTO_IMPORTANCE, mattered
+    from o3viz.trace.importance import ImportanceRecord
+
+    trace = _trace()
+    trace.final.importance = [ImportanceRecord("suppression", "suppression", [0.1, 0.9, 0.3, 0.2])]
+    assert mattered("k", trace) == {
+        ("k", 0, 0): False,
+        ("k", 0, 1): True,
+        ("k", 0, 2): False,
+        ("k", 0, 3): False,
+    }
+    labels = [L("k", 0, 0, "ann", "correct"), L("k", 0, 1, "ann", "wrong", first_error=True)]
+    pair = next(p for p in agreement_table(labels, {"k": trace}).pairs if p.a == AUTO_IMPORTANCE)
+    assert (pair.kappa.n, pair.precision.value, pair.recall.value) == (2, 1.0, 1.0)
