@@ -108,15 +108,19 @@ def check_step(store: Store, key: str, round: int, step: int) -> None:
 # ---------------------------------------------------------------- table and file
 
 
+_TABLE = (
+    "CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, key TEXT, "
+    "round INTEGER, step INTEGER, labeller TEXT, verdict TEXT, first_error INTEGER, type TEXT, note TEXT, "
+    "time REAL)"
+)
+
+
 def _ensure_table(store: Store) -> None:
-    if getattr(store._local, "labels_ready", False):
-        return
-    with store.transaction("creating the labels table") as conn:
-        cols = "id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, key TEXT, round INTEGER, step INTEGER, "
-        cols += "labeller TEXT, verdict TEXT, first_error INTEGER, type TEXT, note TEXT, time REAL"
-        conn.execute(f"CREATE TABLE IF NOT EXISTS labels ({cols})")
-        conn.execute("CREATE INDEX IF NOT EXISTS labels_key ON labels (key, round, step)")
-    store._local.labels_ready = True
+    """Create the table on first use (a no-op lookup once it exists; the index schema is untouched,
+    so an older o3viz reading this store simply ignores the table)."""
+    with store.guard("creating the labels table"):
+        store.conn.execute(_TABLE)
+        store.conn.execute("CREATE INDEX IF NOT EXISTS labels_key ON labels (key, round, step)")
 
 
 def _append_lines(store: Store, labels: list[Label]) -> None:
