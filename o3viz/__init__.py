@@ -123,6 +123,15 @@ _APP: dict[str, str] = {
     # the persistent trace store
     "StoreError": "o3viz.store.store",
     "ensure_samples": "o3viz.store.repair",
+    # people's step labels, golden sets and agreement
+    "Label": "o3viz.store.labels",
+    "VERDICTS": "o3viz.store.labels",
+    "add_labels": "o3viz.store.labels",
+    "label_count": "o3viz.store.labels",
+    "labels_on": "o3viz.store.golden",
+    "label_queue": "o3viz.store.golden",
+    "dataset_agreement": "o3viz.store.golden",
+    "export_labels": "o3viz.store.golden",
     "reindex": "o3viz.store.repair",
     "ReindexReport": "o3viz.store.repair",
     "StoreLibrary": "o3viz.app.library",

@@ -19,6 +19,7 @@ from o3viz.figures import (
     token_attention,
     token_facts,
 )
+from pages._inspect_labels import label_controls
 from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
 
 PANEL_HEIGHT = 430
@@ -46,6 +47,7 @@ def _step(trace: Trace, s) -> None:
     wrong = first_wrong_step(trace)
     if wrong is not None and (wrong.round, wrong.step) == (s.round, s.index):
         st.markdown(f":red-badge[first wrong step] {escape_markdown(wrong.reason)}")
+    label_controls(trace, s)
     st.text(s.text)
     rnd = _round(trace, s.round)
     step = next(x for x in rnd.steps if x.index == s.index)

@@ -65,12 +65,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="worker processes for --all (0: none)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument(
+        "--labels",
+        action="store_true",
+        help="a step-labelled dataset (MR-GSM8K, PRM800K): store its traces and labels as a named labeller",
+    )
+    p.add_argument("--by", help="the labeller name for --labels (default: the dataset's annotators)")
+    p.add_argument("--limit", type=int, help="with --labels: at most this many traces")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers import import_trace
 
+    if args.labels:
+        return _run_labels(args)
     if args.all:
         return _run_all(args)
     if args.out is not None:
@@ -153,4 +162,21 @@ def _run_all(args: argparse.Namespace) -> int:
     if report.stopped:
         sys.stderr.write(f"o3viz: error: the import stopped: {report.stopped}\n")
         return 2
+    return 0
+
+
+def _run_labels(args: argparse.Namespace) -> int:
+    from o3viz.store.golden import import_labelled
+    from o3viz.store.store import Store
+
+    for flag in ("out", "record", "enrich", "format", "reference", "question", "all"):
+        if getattr(args, flag) not in (None, False):
+            raise UsageError(f"--labels imports a labelled dataset into the store; drop --{flag}")
+    store = Store()
+    traces, labels, name = import_labelled(
+        store, args.file, by=args.by, dataset=args.dataset or "", limit=args.limit
+    )
+    print(
+        f"imported {traces} traces and {labels} step labels by {name!r} from {args.file.name} -> {store.root}"
+    )
     return 0
