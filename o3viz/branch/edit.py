@@ -15,8 +15,8 @@ from o3viz.run.dispatch import execute
 from o3viz.run.loop import OnToken
 from o3viz.run.provenance import library_versions
 from o3viz.trace import Provenance, Task, Trace
-from o3viz.trace.core import timestamp
 from o3viz.trace.branching import BranchParent
+from o3viz.trace.core import timestamp
 
 
 def edit_and_continue(

@@ -24,8 +24,8 @@ from o3viz.errors import UsageError
 from o3viz.run.provenance import library_versions
 from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
-from o3viz.trace.core import timestamp
 from o3viz.trace.branching import BranchParent
+from o3viz.trace.core import timestamp
 
 MAX_K = 64  # a trace holds at most 64 rounds
 Until = Literal["step", "answer"]
