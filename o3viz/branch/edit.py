@@ -5,6 +5,7 @@ greedy completion made a round."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from o3viz.analysis.importance.rollouts import Sampling
@@ -27,14 +28,16 @@ def edit_and_continue(
     *,
     parent_key: str = "",
     max_new_tokens: int | None = None,
+    min_new_tokens: int = 0,
     on_token: OnToken | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """The branch where step ``step`` ("R:I") of ``trace`` says ``text``: a full trace whose
-    ``parent`` names ``parent_key``, the step, the edited and the original text."""
+    ``parent`` names ``parent_key``, the step, the edited and the original text
+    (``min_new_tokens``: EOS suppressed that long, for equal-length benchmarks)."""
     fork = find_fork(trace, step)
     prefix = fork.before + check_edit(text)
-    req = request_from_trace(fork, prefix, max_new_tokens)
+    req = dataclasses.replace(request_from_trace(fork, prefix, max_new_tokens), min_new_tokens=min_new_tokens)
     if continuer.local:
         branch = execute(
             continuer.model, continuer.tokenizer, req, on_token=on_token, should_stop=should_stop
