@@ -10,7 +10,13 @@ from o3viz.branch.continuation import Continuer
 from o3viz.branch.edit import edit_and_continue
 from o3viz.branch.fork import MAX_EDIT_CHARS, BranchCost, Fork, check_edit, find_fork, request_from_trace
 from o3viz.branch.links import add_branch, branches_of, label_of
-from o3viz.branch.resample import answer_counts, group_first_sentences, resample_from, resample_until
+from o3viz.branch.resample import (
+    answer_counts,
+    group_first_sentences,
+    resample_from,
+    resample_until,
+    rollout_branch,
+)
 
 __all__ = [
     "MAX_EDIT_CHARS",
@@ -28,4 +34,5 @@ __all__ = [
     "request_from_trace",
     "resample_from",
     "resample_until",
+    "rollout_branch",
 ]

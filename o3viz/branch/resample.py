@@ -196,3 +196,13 @@ def _one_more(backend, cache: RolloutCache, key: str, prompt: str, sampling: Sam
     got = backend.complete(prompt, 1, sampling, first=first)
     cache.add(key, got)
     return got[0]
+
+
+def rollout_branch(resampled: Trace, i: int) -> Trace:
+    """Rollout ``i`` of a resample branch as its own one-round branch (same parent and fork)."""
+    if resampled.parent is None or not 0 <= i < len(resampled.rounds):
+        raise UsageError(f"rollout {i}: the branch has {len(resampled.rounds)} rollouts")
+    d = resampled.to_dict()
+    one = Trace.from_dict({**d, "rounds": [{**d["rounds"][i], "index": 0}]})
+    one.parent.info = {**one.parent.info, "rollout": i, "of": len(resampled.rounds)}
+    return one

@@ -8,6 +8,7 @@ from o3viz.figures.attention import (
     relevance_figure,
     token_heatmap,
 )
+from o3viz.figures.branch import branch_answers_figure
 from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.figures.compression import (
     build_compression_map,
@@ -62,6 +63,7 @@ from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "branch_answers_figure",
     "episode_items",
     "count_marks",
     "episode_map_figure",
