@@ -16,12 +16,14 @@ from o3viz import (
     Progress,
     Trace,
     add_branch,
+    branches_of,
     edit_and_continue,
+    make_id,
     parse_id,
     resample_from,
     rollout_branch,
 )
-from o3viz.figures import branch_answers_figure, escape_markdown
+from o3viz.figures import Fork, branch_answers_figure, escape_markdown
 from pages._jobs import follow_job, start_job
 from pages._state import take
 from pages._ui import get_model, pin, show_figure, store
@@ -147,3 +149,13 @@ def branch_panel(key: str, trace: Trace, step: str, text: str) -> None:
         if st.button(f"Resample {int(k)} continuations", key=f"branch_rs_{key}_{step}", disabled=busy):
             start_job("branch_job", lambda: ((key, step), _resample(key, trace, step, int(k))))
         _rollouts(key, trace, step)
+
+
+def forks_of(key: str, trace: Trace) -> list[Fork]:
+    """The trace's branches (its own list, then the store's links) as forks for the map."""
+    out = []
+    for b in branches_of(store(), key, trace):
+        node = parse_id(f"step:{b.step}")
+        if node is not None:
+            out.append(Fork(make_id("step", node.round, node.index), b.kind, b.label, b.answer, b.verdict))
+    return out

@@ -56,6 +56,7 @@ from o3viz.figures.internals import (
     step_routing_figure,
     token_routing_rows,
 )
+from o3viz.figures.map_layout import Fork
 from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
@@ -64,6 +65,7 @@ from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
     "branch_answers_figure",
+    "Fork",
     "episode_items",
     "count_marks",
     "episode_map_figure",
