@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokens", type=int, default=128, help="new tokens per continuation (128)")
     p.add_argument("--k", type=int, default=8, help="resampled continuations (8)")
     p.add_argument("--repeat", type=int, default=1, help="interleaved repetitions of each pair")
+    p.add_argument("--part", choices=("edit", "resample", "all"), default="all")
     p.add_argument("--step", default="0:2")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared machine)")
 
@@ -77,15 +78,26 @@ def run(args: argparse.Namespace) -> int:
                 )
 
     plain()  # warm-up: first-call costs stay out of both sides
-    times: dict[str, list[float]] = {"edit": [], "plain": [], "batched": [], "separate": []}
-    for _ in range(args.repeat):
-        for name, fn in (("plain", plain), ("edit", edit), ("separate", separate), ("batched", batched)):
-            times[name].append(_timed(fn))
+    pairs = {
+        "edit": (("plain", plain), ("edit", edit)),
+        "resample": (("separate", separate), ("batched", batched)),
+    }
+    parts = ("edit", "resample") if args.part == "all" else (args.part,)
+    times: dict[str, list[float]] = {}
+    for r in range(args.repeat):
+        for part in parts:
+            order = pairs[part] if r % 2 == 0 else pairs[part][::-1]  # alternate which side runs first
+            for name, fn in order:
+                times.setdefault(name, []).append(_timed(fn))
     t = {k: statistics.median(v) for k, v in times.items()}
-    print(f"edit_and_continue_{args.tokens}_s: {t['edit']:.2f}")
-    print(f"plain_capture_{args.tokens}_s: {t['plain']:.2f}")
-    print(f"edit_vs_plain_ratio: {t['edit'] / t['plain']:.2f} (goal <= 1.1)")
-    print(f"resample_k{args.k}_s: {t['batched']:.2f}")
-    print(f"separate_runs_k{args.k}_s: {t['separate']:.2f}")
-    print(f"resample_vs_separate_ratio: {t['batched'] / t['separate']:.2f} (goal <= 0.5)")
+    if "edit" in parts:
+        print(f"edit_and_continue_{args.tokens}_s: {t['edit']:.2f}")
+        print(f"plain_capture_{args.tokens}_s: {t['plain']:.2f}")
+        print(f"edit_vs_plain_ratio: {t['edit'] / t['plain']:.2f} (goal <= 1.1; median of {args.repeat})")
+    if "resample" in parts:
+        print(f"resample_k{args.k}_s: {t['batched']:.2f}")
+        print(f"separate_runs_k{args.k}_s: {t['separate']:.2f}")
+        print(
+            f"resample_vs_separate_ratio: {t['batched'] / t['separate']:.2f} (goal <= 0.5; median of {args.repeat})"
+        )
     return 0

@@ -143,6 +143,8 @@ _APP: dict[str, str] = {
     # step importance (Thought Anchors measures)
     "analyse_locally": "o3viz.analysis.importance",
     "LocalResample": "o3viz.analysis.importance",
+    "Sampling": "o3viz.analysis.importance",
+    "RolloutCache": "o3viz.analysis.importance",
     # branching a trace at a step
     "Continuer": "o3viz.branch",
     "BranchCost": "o3viz.branch",

@@ -14,6 +14,8 @@ from o3viz import (
     BranchJob,
     Continuer,
     Progress,
+    RolloutCache,
+    Sampling,
     Trace,
     add_branch,
     branches_of,
@@ -60,8 +62,6 @@ def _edit(key: str, trace: Trace, step: str, text: str) -> BranchJob:
 
 
 def _resample(key: str, trace: Trace, step: str, k: int) -> BranchJob:
-    from o3viz.analysis.importance import RolloutCache, Sampling
-
     def make(local, report, should_stop):
         def progress(done: int, total: int) -> None:
             report(Progress(done, total, f"resampling: {done}/{total} continuations"))
