@@ -19,6 +19,7 @@ from o3viz.figures import (
     token_attention,
     token_facts,
 )
+from pages._inspect_branch import branch_panel
 from pages._inspect_labels import label_controls
 from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
 
@@ -60,6 +61,7 @@ def _step(trace: Trace, s) -> None:
     if s.depends_on:
         facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
     st.caption(escape_markdown(" · ".join(facts)))
+    branch_panel(st.session_state.inspect_key, trace, f"{s.round}:{s.index}", step.text)
     _checks(s.checks, trace)
     decisions = step_decisions(rnd, step)
     target = None

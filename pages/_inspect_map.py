@@ -31,6 +31,7 @@ from o3viz.figures import (
     outline_items,
     reasoning_map_figure,
 )
+from pages._inspect_branch import forks_of
 from pages._inspect_details import details_panel
 from pages._inspect_labels import marked_map, marked_rows
 from pages._outline import outline_list
@@ -269,6 +270,7 @@ def map_view(key: str, trace: Trace) -> None:
                 height=height,
                 dep_min=dep_min,
                 first_wrong=first_wrong,
+                forks=forks_of(key, trace),
             )
             chart_key = f"map_{key}_{node}"
             show_figure(

@@ -38,6 +38,9 @@ STATE: dict[str, object] = {
     "run_message": None,  # ("ok", name) or ("error", line)
     "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
     "importance_message": None,  # ("ok", name) or ("error", line)
+    "branch_job": None,  # ((trace key, step "R:I"), BranchJob): the branch being made
+    "branch_message": None,  # ("ok", name) or ("error", line)
+    "branch_results": {},  # (trace key, step "R:I") -> store key of that step's latest resample branch
     "import_job": None,  # the dataset import in progress (ImportJob)
     "import_message": None,  # the import's report (dict) or its error line
     # the router and the URL

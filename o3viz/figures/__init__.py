@@ -8,6 +8,7 @@ from o3viz.figures.attention import (
     relevance_figure,
     token_heatmap,
 )
+from o3viz.figures.branch import branch_answers_figure
 from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.figures.compression import (
     build_compression_map,
@@ -56,6 +57,7 @@ from o3viz.figures.internals import (
     token_routing_rows,
 )
 from o3viz.figures.labels import label_rows, mark_labels
+from o3viz.figures.map_layout import Fork
 from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
@@ -65,6 +67,8 @@ from o3viz.figures.verification import check_rows, checks_figure
 __all__ = [
     "label_rows",
     "mark_labels",
+    "branch_answers_figure",
+    "Fork",
     "episode_items",
     "count_marks",
     "episode_map_figure",
