@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.trace import load_trace
 
     if args.dataset is not None:
-        from o3viz.cli.importance_dataset import run_dataset
+        from o3viz.cli._importance_dataset import run_dataset
 
         return run_dataset(args, _extra(args.extra_body), _load, _bar)
     if args.trace is None:
