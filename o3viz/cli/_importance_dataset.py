@@ -78,16 +78,21 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar) -> int:
     for e in rep.errors:
         print(f"failed: {e}", file=sys.stderr)
     reader = load(args.reader)
-    scored = 0
-    for old, trace in traces:  # scoring reads the cache only: no request here
+    complete = steps = 0
+    for old, trace in traces:  # scoring reads the cache only (should_stop): no request here
         rec = resample_importance(
             trace, backend, reader, k=args.k, sampling=sampling, threshold=args.threshold, cache=cache,
-            max_rollouts=0, prompt=rollout_prompt(trace, None, args.round), round_index=args.round,
+            max_rollouts=args.max_rollouts, prompt=rollout_prompt(trace, None, args.round),
+            round_index=args.round, should_stop=lambda: True,
         )  # fmt: skip
         add_importance(trace, rec, args.round)
         new = store.add(trace, **store.read_meta(old))
         if new != old:
             store.delete([old])
-        scored += any(s is not None for s in rec.scores)
-    print(f"resample: {scored}/{len(traces)} traces of {args.dataset!r} scored, saved in {store.root}")
+        complete += bool(rec.info.get("complete"))
+        steps += sum(s is not None for s in rec.scores)
+    print(
+        f"resample: {complete}/{len(traces)} traces of {args.dataset!r} complete ({steps} steps scored), "
+        f"saved in {store.root}"
+    )
     return 0

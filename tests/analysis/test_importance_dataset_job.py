@@ -65,9 +65,14 @@ def test_dataset_resampling_at_concurrency_4_caps_resumes_and_saves(server, tmp_
     out = capsys.readouterr()
     cached, fetched, left = _fetched(out.err)
     assert (cached, fetched, left) == (5, 2 * prefixes - 5, 0), "the second run resumes from the cache"
-    assert f"{len(before)}/{len(before)} traces of 'toy' scored" in out.out
+    assert f"{len(before)}/{len(before)} traces of 'toy' complete" in out.out
     after = store.rows(Query(dataset=["toy"], limit=100))
     assert len(after) == len(before) and not before & {r["key"] for r in after}, "scored copies replace them"
     for row in after:
         rnd = store.trace(row["key"]).final
-        assert any(rec.method == "resample" for rec in rnd.importance) and row["importance"]
+        recs = [rec for rec in rnd.importance if rec.method == "resample"]
+        assert (
+            len(recs) == 1
+            and recs[0].info["complete"]
+            and recs[0].info["rollouts"] == 2 * (len(rnd.steps) + 1)
+        )
