@@ -152,6 +152,7 @@ _APP: dict[str, str] = {
     "DATASET_COLUMNS": "o3viz.analysis.dataset:COLUMNS",
     "dataset_frame": "o3viz.analysis.dataset:frame",
     "select_rows": "o3viz.analysis.dataset:select",
+    "select_frame": "o3viz.store.columnar",
     # step importance (Thought Anchors measures)
     "analyse_locally": "o3viz.analysis.importance",
     "LocalResample": "o3viz.analysis.importance",

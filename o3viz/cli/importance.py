@@ -19,6 +19,8 @@ EPILOG = """examples:
   o3viz importance run.o3trace.json --method resample --k 8 --max-new-tokens 256 --dry-run
   o3viz importance run.o3trace.json --method resample --base-url http://127.0.0.1:8000/v1 \\
       --model Qwen/Qwen2.5-7B-Instruct --max-rollouts 500 --out run.r.o3trace.json
+  o3viz importance --dataset gsm8k --method resample --base-url http://127.0.0.1:8000/v1 \\
+      --model Qwen/Qwen2.5-7B-Instruct --concurrency 16 --budget 7200
   o3viz importance ta.o3trace.json --method published --labels thought_anchors.jsonl --record 3 --out t.o3trace.json
 """
 
@@ -34,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trace", type=Path, help="a trace file (.o3trace.json[.gz]); import other formats first")
+    p.add_argument(
+        "trace", type=Path, nargs="?", help="a trace file (.o3trace.json[.gz]); import other formats first"
+    )
+    p.add_argument("--dataset", help="resample every trace of this stored dataset instead (needs --base-url)")
     p.add_argument("--method", required=True, choices=("receiver", "suppression", "resample", "published"))
     p.add_argument("--out", type=Path, help="output trace file (required unless --dry-run)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
@@ -98,6 +103,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seconds this run may spend on the endpoint; then no new rollout starts and the rest "
         "stay unscored (cached rollouts resume on the next run) (3600)",
     )
+    r.add_argument(
+        "--concurrency", type=int, default=4, help="with --dataset: requests in flight to the endpoint (4)"
+    )
     r.add_argument("--cache-dir", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
     r.add_argument("--dry-run", action="store_true", help="print the cost estimate and stop")
     l_ = p.add_argument_group("published")
@@ -111,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.analysis.importance import add_importance
     from o3viz.trace import load_trace
 
+    if args.dataset is not None:
+        from o3viz.cli._importance_dataset import run_dataset
+
+        return run_dataset(args, _extra(args.extra_body), _load, _bar)
+    if args.trace is None:
+        raise UsageError("give a TRACE file, or --dataset NAME")
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (or --dry-run to see the cost)")
     # writing the result over the input trace is asked for by naming it; anything else is replaced
