@@ -137,11 +137,40 @@ def run(args: argparse.Namespace) -> int:
     path = trace.save(args.out, overwrite=overwrite)
     scored = [s for s in rec.scores if s is not None]
     top = sorted(range(len(rec.scores)), key=lambda i: -(rec.scores[i] or float("-inf")))[:3]
+    if "noise_floor" in rec.series:
+        print("\n".join(trust_lines(rec)))
     print(
         f"{args.method}: {len(scored)}/{len(rec.scores)} steps scored, {len(rec.depends_on)} dependency "
         f"edges, top steps {top}{' (reader is a proxy)' if rec.model.get('proxy') else ''} -> {path}"
     )
+    if len(trace.rounds[args.round].importance) > 1:
+        from o3viz.analysis.importance import agreement
+
+        print(agreement(trace.rounds[args.round].importance).line())
     return 0
+
+
+def _n(v: float | None) -> str:
+    return "—" if v is None else f"{v:+.3f}"
+
+
+def trust_lines(rec) -> list[str]:
+    """One line per step of a resampling record: score, interval, noise floor, clears it or not,
+    headroom."""
+    s = rec.series
+    level = round(100 * rec.params.get("level", 0.9))
+    lines = [f"step  score   {level}% interval      noise floor  clears  headroom"]
+    for i, v in enumerate(rec.scores):
+        clears = {1.0: "yes", 0.0: "no"}.get(s["clears_floor"][i], "—")
+        lines.append(
+            f"{i:>4}  {_n(v)}  [{_n(s['ci_low'][i])}, {_n(s['ci_high'][i])}]  {_n(s['noise_floor'][i])}"
+            f"       {clears:<6}  {_n(s['headroom'][i])}"
+        )
+    n_clear = sum(x == 1.0 for x in s["clears_floor"])
+    lines.append(
+        f"{n_clear}/{sum(x is not None for x in s['clears_floor'])} scored steps clear their noise floor"
+    )
+    return lines
 
 
 def _load(name: str | None):

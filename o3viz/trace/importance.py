@@ -184,6 +184,8 @@ def step_view(
 ) -> tuple[list[float | None], list[list[int]]]:
     """Per step: importance scaled to [0, 1] by rank among the scored steps (robust to the
     methods' different units and outliers), and the antecedents with edge weight ≥ ``min_weight``.
+    Where the record says which steps clear their noise floor (``series["clears_floor"]``), the
+    others are 0 and only the clearing steps are ranked, into (0, 1].
 
     >>> rec = ImportanceRecord("suppression", "suppression", [0.5, 2.0, None], [(1, 0, 0.9)])
     >>> step_view([rec], 3)
@@ -193,10 +195,25 @@ def step_view(
     deps: list[list[int]] = [[] for _ in range(n_steps)]
     if rec is None:
         return [None] * n_steps, deps
-    scored = sorted((v, i) for i, v in enumerate(rec.scores[:n_steps]) if v is not None)
     out: list[float | None] = [None] * n_steps
-    for rank, (_, i) in enumerate(scored):
-        out[i] = rank / (len(scored) - 1) if len(scored) > 1 else 1.0
+    floor = rec.series.get("clears_floor")
+    if floor:  # a score under its noise floor is never drawn as important: 0, the others (0, 1]
+        below = [
+            i
+            for i, v in enumerate(rec.scores[:n_steps])
+            if v is not None and i < len(floor) and floor[i] == 0.0
+        ]
+        for i in below:
+            out[i] = 0.0
+        scored = sorted(
+            (v, i) for i, v in enumerate(rec.scores[:n_steps]) if v is not None and i not in below
+        )
+        for rank, (_, i) in enumerate(scored):
+            out[i] = (rank + 1) / len(scored)
+    else:
+        scored = sorted((v, i) for i, v in enumerate(rec.scores[:n_steps]) if v is not None)
+        for rank, (_, i) in enumerate(scored):
+            out[i] = rank / (len(scored) - 1) if len(scored) > 1 else 1.0
     for step, ante, weight in rec.depends_on:
         if step < n_steps and weight >= min_weight:
             deps[step].append(ante)

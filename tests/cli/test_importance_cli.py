@@ -174,3 +174,18 @@ def test_a_silent_endpoint_ends_each_request_at_request_timeout_in_one_line(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "deadline of 1 s" in err[-1] and "failed after 2 tries" in err[-1]
     assert waited < 30 and not out.exists()  # the reader loads first; the endpoint costs ~2 s
+
+
+def test_resample_with_k_4_prints_each_steps_interval_noise_floor_and_whether_it_clears(
+    tmp_path, tiny_dir, capsys
+):
+    src, out = _save(tmp_path), tmp_path / "r.o3trace.json"
+    args = ["importance", str(src), "--method", "resample", "--k", "4", "--model", tiny_dir]
+    code = main([*args, "--max-new-tokens", "3", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "90% interval" in printed and "noise floor" in printed and "clear their noise floor" in printed
+    rec = load_trace(out).final.importance[0]
+    for key in ("ci_low", "ci_high", "noise_floor", "clears_floor", "headroom", "baseline_position"):
+        assert len(rec.series[key]) == 5
+    assert all(v in (0.0, 1.0) for v in rec.series["clears_floor"] if v is not None)
