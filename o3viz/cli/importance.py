@@ -92,11 +92,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument(
         "--budget",
-        type=float,
-        default=3600.0,
-        metavar="S",
-        help="seconds this run may spend on the endpoint; then no new rollout starts and the rest "
-        "stay unscored (cached rollouts resume on the next run) (3600)",
+        default="3600",
+        metavar="B",
+        help="a plain number: seconds this run may spend on the endpoint, then no new rollout starts "
+        "and the rest stay unscored (cached rollouts resume on the next run) (3600); 500r or 20000t: "
+        "rollouts or new tokens for an adaptive run (implies --adaptive)",
+    )
+    r.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive resampling: every 3rd prefix first, more rollouts (up to --k) only where the "
+        "answer is undecided, and the prefixes in between only where the answer moved",
     )
     r.add_argument("--cache-dir", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
     r.add_argument("--dry-run", action="store_true", help="print the cost estimate and stop")
@@ -197,9 +203,11 @@ def _white_box(args, trace):
 
 def _resample(args, trace):
     from o3viz.analysis.importance import LocalBackend, OpenAIBackend, RolloutCache, Sampling, estimate
+    from o3viz.analysis.importance.adaptive import Budget
     from o3viz.analysis.importance.resample import resample_importance, rollout_prompt
 
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)
+    seconds, budget = _budget(args.budget)
     if args.base_url:
         if not args.model:
             raise UsageError("--base-url needs --model, the endpoint's model name")
@@ -210,7 +218,7 @@ def _resample(args, trace):
             retries=args.retries,
             timeout=args.request_timeout,
             extra_body=_extra(args.extra_body),
-            budget_s=args.budget,
+            budget_s=seconds,
         )
         reader = None
         prompt = rollout_prompt(trace, None, args.round)
@@ -225,12 +233,16 @@ def _resample(args, trace):
         return None
     if reader is None or args.reader:
         reader = _load(args.reader)
+    rolls = None
+    if args.adaptive or budget is not None:
+        rolls = _adaptive(args, trace, backend, prompt, sampling, cache, budget or Budget())
     bar = _bar("resample", "rollouts")
     try:
-        return resample_importance(
+        rec = resample_importance(
             trace,
             backend,
             reader,
+            rollouts=rolls,
             k=args.k,
             sampling=sampling,
             threshold=args.threshold,
@@ -243,6 +255,42 @@ def _resample(args, trace):
         )
     finally:
         bar.close()
+    if rolls is not None:
+        b = budget or Budget()
+        rec.params["adaptive"] = {"k_max": args.k, "budget_rollouts": b.rollouts, "budget_tokens": b.tokens}
+    return rec
+
+
+def _budget(text: str):
+    """(seconds, None) for a plain number, else (3600 s, the rollouts / tokens ``Budget``)."""
+    from o3viz.analysis.importance.adaptive import Budget
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        return 3600.0, Budget.parse(text)
+    if not seconds > 0:
+        raise UsageError("--budget in seconds must be positive")
+    return seconds, None
+
+
+def _adaptive(args, trace, backend, prompt, sampling, cache, budget):
+    from o3viz.analysis.importance.adaptive import Adaptive, collect_adaptive
+    from o3viz.analysis.importance.resample import prefixes, rollout_answer
+    from o3viz.text.answers import normalize_answer
+
+    ref = normalize_answer(trace.task.reference) if trace.task.reference else None
+    run = collect_adaptive(
+        backend, prompt, prefixes(trace, args.round), sampling, cache, rollout_answer,
+        ref=ref, plan=Adaptive(k_max=args.k), budget=budget, should_stop=getattr(backend, "spent", None),
+    )  # fmt: skip
+    full = len(run.rollouts) * args.k
+    stop = " (stopped by the budget)" if run.stopped else ""
+    print(
+        f"adaptive: {run.used} rollouts of a fixed run's {full}, {run.tokens:,} new tokens{stop}",
+        file=sys.stderr,
+    )
+    return run.rollouts
 
 
 def _published(args, trace):

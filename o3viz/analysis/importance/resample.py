@@ -104,7 +104,7 @@ def estimate(
     return ResampleCost(len(pre), len(pre) * k, cached, new, new * sampling.max_tokens)
 
 
-def _answer(prefix: str, rollout: str) -> str | None:
+def rollout_answer(prefix: str, rollout: str) -> str | None:
     found = extract_answer(prefix + rollout)
     return None if found is None else normalize_answer(found.text)
 
@@ -243,7 +243,9 @@ def resample_importance(
             should_stop=should_stop,
         )
     )
-    answers = [None if r is None else [_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)]
+    answers = [
+        None if r is None else [rollout_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)
+    ]
     step_vecs = embed(reader[0], reader[1], [st.text for st in rnd.steps])  # once, for both uses
     different = _different(reader, rnd, rolls, threshold, step_vecs)
     ref = normalize_answer(trace.task.reference) if trace.task.reference else None
