@@ -19,12 +19,12 @@ fixed run with ``k_max`` and the two can be compared on the same rollouts.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from o3viz.analysis.dataset import wilson
 from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
 from o3viz.errors import UsageError
 from o3viz.text.answers import answers_equivalent
@@ -72,10 +72,8 @@ class AdaptiveRun:
 
 def wilson_width(k: int, n: int, z: float = Z90) -> float:
     """The width of the Wilson interval of k successes in n trials (1.0 for n = 0)."""
-    if n == 0:
-        return 1.0
-    p = k / n
-    return 2 * z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    iv = wilson(k, n, z)
+    return 1.0 if iv is None else iv[1] - iv[0]
 
 
 def _share(answers: list[str | None], ref: str | None) -> int:

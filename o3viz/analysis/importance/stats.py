@@ -35,7 +35,7 @@ def entropy(answers: Answers) -> float | None:
     if not answers:
         return None
     n = len(answers)
-    return float(-sum(c / n * math.log(c / n) for c in Counter(answers).values()))
+    return 0.0 - float(sum(c / n * math.log(c / n) for c in Counter(answers).values()))
 
 
 def binary_entropy(p: float | None) -> float | None:
@@ -43,7 +43,7 @@ def binary_entropy(p: float | None) -> float | None:
     if p is None or not math.isfinite(p):
         return None
     p = min(max(p, 0.0), 1.0)
-    return float(-sum(q * math.log(q) for q in (p, 1 - p) if q > 0))
+    return 0.0 - float(sum(q * math.log(q) for q in (p, 1 - p) if q > 0))
 
 
 def interval(
