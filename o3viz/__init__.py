@@ -141,6 +141,7 @@ _APP: dict[str, str] = {
     "select_rows": "o3viz.analysis.dataset:select",
     # step importance (Thought Anchors measures)
     "analyse_locally": "o3viz.analysis.importance",
+    "agreement": "o3viz.analysis.importance",
     "LocalResample": "o3viz.analysis.importance",
     "aligned_importance": "o3viz.analysis.importance.align",
     "importance_source": "o3viz.analysis.importance.align",
