@@ -10,7 +10,7 @@
 
 The matrices come from one blockwise forward of a reader model (``o3viz.hooks.blockwise``, the
 enrichment attention function) with a recorder that reduces each block of probabilities to step
-sums on the fly (a cumulative sum over keys, read at step boundaries), so nothing of size
+sums on the fly (rows into their steps, then keys into theirs), so nothing of size
 (L, H, T, T) is ever kept.
 """
 
@@ -63,12 +63,19 @@ class StepRecorder(WindowRecorder):
         if not bool(keep.all()):
             block = block[:, keep]
         block = block[..., :n]  # (H, r, K') a view: no copy of the block
-        # each key's probability added into its step's bin, in one pass over the block (6.5x faster
-        # here than a cumsum over keys read at step boundaries, which copied the block twice)
+        # rows first: a block's rows fall into a few steps, so adding whole rows of keys into
+        # their step (contiguous, vectorised) shrinks the block ~step-length times before the
+        # per-key binning; 3.8x faster than binning every key of every row first (9 heads x 256
+        # rows x 8k keys), which was itself 6.5x faster than a cumsum over keys
         s = len(self.steps)
-        cols = torch.zeros(*block.shape[:2], s + 1, dtype=block.dtype, device=block.device)
-        cols.index_add_(2, self.key_step[: block.shape[-1]].to(block.device), block)
-        self.sums[layer].index_add_(1, rows[keep], cols[..., :s].float().cpu())
+        q_steps, inv = torch.unique(rows[keep], return_inverse=True)  # (u,), (r,)
+        by_row = torch.zeros(
+            block.shape[0], len(q_steps), block.shape[-1], dtype=block.dtype, device=block.device
+        )
+        by_row.index_add_(1, inv.to(block.device), block)  # (H, u, K')
+        cols = torch.zeros(*by_row.shape[:2], s + 1, dtype=block.dtype, device=block.device)
+        cols.index_add_(2, self.key_step[: block.shape[-1]].to(block.device), by_row)
+        self.sums[layer].index_add_(1, q_steps, cols[..., :s].float().cpu())
         self.calls += 1
 
     def matrices(self) -> np.ndarray:
