@@ -112,3 +112,12 @@ def test_agreement_is_one_for_methods_that_rank_alike_and_low_for_opposite_ones(
     assert "Kendall's W" in ag.line()
     pooled = agreement_of_columns([{"receiver": np.arange(5.0), "resample": np.arange(5.0)}] * 2)
     assert pooled.w == pytest.approx(1.0) and pooled.steps == 10
+
+
+def test_when_no_rollout_differs_from_its_step_the_record_scores_resampling_and_says_so():
+    from o3viz.analysis.importance.resample import _score_name
+
+    series = {"counterfactual_accuracy": [None, None], "resampling_accuracy": [0.5, -0.25]}
+    assert _score_name(series, "5") == "resampling_accuracy"
+    series["counterfactual_accuracy"] = [None, 0.3]
+    assert _score_name(series, "5") == "counterfactual_accuracy"

@@ -20,8 +20,10 @@ rollout (its first ``MAX_ROLLOUT_SENTENCES``) has cosine similarity ≥ ``thresh
 strongest positive entries become ``depends_on`` edges (``dependencies_from_matrix``).
 
 ``scores`` is ``counterfactual_accuracy`` when the trace has a reference answer, else
-``counterfactual_kl``. Rollouts come from a backend (``o3viz.analysis.importance.rollouts``) and
-are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
+``counterfactual_kl``; where no rollout of any prefix differs from its step (the embedder calls
+every resampled sentence the same), the resampling measure instead (``params["score"]`` says
+which). Each score carries its bootstrap interval and noise floor (``trust_series``). Rollouts
+come from a backend (``o3viz.analysis.importance.rollouts``) and are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
 (prefixes past the cap are left unscored and the record says ``complete: false``).
 """
 
@@ -250,8 +252,11 @@ def resample_importance(
     different = _different(reader, rnd, rolls, threshold, step_vecs)
     ref = normalize_answer(trace.task.reference) if trace.task.reference else None
     series = _series(answers, different, ref)
-    series.update(trust_series(answers, different, ref, level, sampling.seed))
-    scores = series["counterfactual_accuracy" if ref is not None else "counterfactual_kl"]
+    score = _score_name(series, ref)
+    kept_all = [None if d is None else [True] * len(d) for d in different]  # resampling: every rollout
+    trust_with = different if score.startswith("counterfactual") else kept_all
+    series.update(trust_series(answers, trust_with, ref, level, sampling.seed))
+    scores = series[score]
     from o3viz.analysis.importance.dependencies import dependencies_from_matrix
 
     matrix = reappearance_matrix(reader, rnd, rolls, different, threshold, step_vecs)
@@ -267,7 +272,7 @@ def resample_importance(
             "threshold": threshold,
             **sampling.key(),
             "max_rollouts": max_rollouts,
-            "score": "counterfactual_accuracy" if ref is not None else "counterfactual_kl",
+            "score": score,
             "level": level,
             "noise_floor": "mean |score| between two random halves of the rollouts of the prefix before the step",
             "matrix": "P(step j reappears | step i kept) - P(step j reappears | step i resampled, different)",
@@ -279,6 +284,19 @@ def resample_importance(
             "prompt_chars": len(prompt),
         },
     )
+
+
+def _score_name(series: dict, ref: str | None) -> str:
+    """The counterfactual measure, unless no rollout anywhere differed from its step (a weak
+    embedder calls every resampled sentence "the same"), then the resampling measure, which keeps
+    every rollout: the record says which in ``params["score"]``."""
+    cf, rs = (
+        ("counterfactual_accuracy", "resampling_accuracy")
+        if ref is not None
+        else ("counterfactual_kl", "resampling_kl")
+    )
+    has = {k: any(v is not None for v in series[k]) for k in (cf, rs)}
+    return rs if has[rs] and not has[cf] else cf
 
 
 def _model_id(model: Any) -> str:
