@@ -274,7 +274,7 @@ def resample_importance(
             "max_rollouts": max_rollouts,
             "score": score,
             "level": level,
-            "noise_floor": "mean |score| between two random halves of the rollouts of the prefix before the step",
+            "noise_floor": "mean |score| between two random halves of one prefix's rollouts, the larger of the two prefixes",
             "matrix": "P(step j reappears | step i kept) - P(step j reappears | step i resampled, different)",
         },
         model={"model_id": backend.name, "embedding": _model_id(reader[0]) + " (mean-pooled hidden states)"},
@@ -364,7 +364,13 @@ def trust_series(answers, different, ref, level: float = LEVEL, seed: int = 0) -
             continue
         diff = [a for a, d in zip(here, different[i], strict=True) if d]
         out["ci_low"][i], out["ci_high"][i] = interval(measure, kept, diff, level, seed + i)
-        out["noise_floor"][i] = noise_floor(measure, here, seed + i)
+        # both samples the score compares have finite-sample noise: the larger floor of the two
+        floors = [
+            f
+            for f in (noise_floor(measure, here, seed + i), noise_floor(measure, kept, seed + i))
+            if f is not None
+        ]
+        out["noise_floor"][i] = max(floors) if floors else None
         out["clears_floor"][i] = clears(measure(kept, diff) if diff else None, out["noise_floor"][i])
     return out
 
