@@ -89,7 +89,8 @@ def importance_scores_figure(
                 x=[i for i, _ in under],
                 y=[y for _, y in under],
                 mode="markers",
-                marker={"symbol": "circle-open", "size": 9, "color": "#64748b", "line": {"width": 1.5}},
+                # white rings read on every colour of the scale, from dark purple to yellow
+                marker={"symbol": "circle-open", "size": 14, "color": "#ffffff", "line": {"width": 2.5}},
                 name="under its noise floor",
                 hovertemplate="step %{x}: under its noise floor (drawn as least important)<extra></extra>",
             )

@@ -90,16 +90,15 @@ def clears(score: float | None, floor: float | None) -> float | None:
 
 
 def ranks(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties share their mean rank)."""
+    """Average ranks (1-based, ties share their mean rank).
+
+    >>> ranks(np.array([3.0, 1.0, 3.0])).tolist()
+    [2.5, 1.0, 2.5]
+    """
     x = np.asarray(x, float)
-    order = np.argsort(x, kind="stable")
-    r = np.empty(len(x))
-    r[order] = np.arange(1, len(x) + 1)
-    for v in np.unique(x):
-        tie = x == v
-        if tie.sum() > 1:
-            r[tie] = r[tie].mean()
-    return r
+    _, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
+    last = np.cumsum(counts)  # 1-based rank of each distinct value's last copy
+    return (last - (counts - 1) / 2.0)[inv]
 
 
 def spearman(a, b) -> float | None:
