@@ -155,6 +155,7 @@ _APP: dict[str, str] = {
     "select_frame": "o3viz.store.columnar",
     # step importance (Thought Anchors measures)
     "analyse_locally": "o3viz.analysis.importance",
+    "agreement": "o3viz.analysis.importance",
     "LocalResample": "o3viz.analysis.importance",
     "Sampling": "o3viz.analysis.importance",
     "RolloutCache": "o3viz.analysis.importance",

@@ -41,6 +41,7 @@ from o3viz.figures.importance import (
     head_kurtosis_figure,
     importance_scores_figure,
     record_label,
+    resample_interval_figure,
     step_matrix_figure,
 )
 from o3viz.figures.internals import (
@@ -75,6 +76,7 @@ __all__ = [
     "token_facts",
     "head_kurtosis_figure",
     "importance_scores_figure",
+    "resample_interval_figure",
     "record_label",
     "step_matrix_figure",
     "step_targets",
