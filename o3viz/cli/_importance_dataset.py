@@ -34,7 +34,7 @@ def _traces(store, args: argparse.Namespace) -> tuple[list, list[str]]:
     return out, skipped
 
 
-def run_dataset(args: argparse.Namespace, extra: dict, load, bar) -> int:
+def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0, None)) -> int:
     """The ``--dataset`` form of ``o3viz importance`` (``extra``: the parsed --extra-body; ``load``
     and ``bar``: the command's model loader and progress bar)."""
     from o3viz.analysis.importance import OpenAIBackend, RolloutCache, Sampling, add_importance
@@ -46,6 +46,11 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar) -> int:
         raise UsageError("--dataset runs --method resample against --base-url URL --model NAME")
     if args.trace is not None or args.out is not None:
         raise UsageError("--dataset scores the stored traces in place: give no TRACE and no --out")
+    seconds, counted = budget  # --budget: seconds, or rollouts (500r) as a cap on new requests
+    if counted is not None and counted.tokens is not None:
+        raise UsageError("--dataset takes --budget in seconds (3600) or rollouts (500r), not tokens")
+    if counted is not None:
+        args.max_rollouts = min(args.max_rollouts or counted.rollouts, counted.rollouts)
     store = Store()
     traces, skipped = _traces(store, args)
     for line in skipped:
@@ -53,7 +58,7 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar) -> int:
     key = os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY")
     backend = OpenAIBackend(
         args.base_url, args.model, key, retries=args.retries, timeout=args.request_timeout,
-        extra_body=extra, budget_s=args.budget,
+        extra_body=extra, budget_s=seconds,
     )  # fmt: skip
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)
     cache = RolloutCache(args.cache_dir)

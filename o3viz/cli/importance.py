@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dataset is not None:
         from o3viz.cli._importance_dataset import run_dataset
 
-        return run_dataset(args, _extra(args.extra_body), _load, _bar)
+        return run_dataset(args, _extra(args.extra_body), _load, _bar, _budget(args.budget))
     if args.trace is None:
         raise UsageError("give a TRACE file, or --dataset NAME")
     if args.out is None and not args.dry_run:

@@ -51,6 +51,25 @@ def home(tmp_path, monkeypatch, capsys):
             "no traces in dataset 'nope'",
         ),
         (["--method", "resample"], "give a TRACE file, or --dataset NAME"),
+        (
+            [
+                "--dataset",
+                "toy",
+                "--method",
+                "resample",
+                "--base-url",
+                URL,
+                "--model",
+                "m",
+                "--budget",
+                "900t",
+            ],
+            "in seconds (3600) or rollouts (500r), not tokens",
+        ),
+        (
+            ["--dataset", "toy", "--method", "resample", "--base-url", URL, "--model", "m", "--budget", "-5"],
+            "--budget in seconds must be positive",
+        ),
     ],
 )
 def test_dataset_misuse_is_one_line(home, capsys, argv, says):
@@ -66,3 +85,10 @@ def test_a_dataset_dry_run_prints_the_cost_and_changes_nothing(home, capsys):
     prefixes = sum(len(Store().trace(k).final.steps) + 1 for k in keys)
     assert f"{len(keys)} traces, {3 * prefixes} rollouts to fetch (0 cached)" in capsys.readouterr().err
     assert {r["key"] for r in Store().rows(Query(limit=100))} == keys
+
+
+@pytest.mark.parametrize("budget", ["600", "4r"])
+def test_a_dataset_run_takes_the_budget_in_seconds_or_rollouts(home, capsys, budget):
+    argv = ["importance", "--dataset", "toy", "--method", "resample", "--base-url", URL, "--model", "m"]
+    assert main([*argv, "--k", "3", "--dry-run", "--budget", budget, "--cache-dir", str(home / "c")]) == 0
+    assert "rollouts to fetch" in capsys.readouterr().err
