@@ -107,7 +107,7 @@ def _labels(args, model, tok) -> dict:
             except UsageError as exc:  # too few chunks fit in --suppression-tokens: leave it unscored
                 print(f"  problem {n}: suppression skipped ({exc})")
         t2 = time.perf_counter()
-        locality.append(recv.info.get("receiver_head_locality", []))  # [] for a record without heads
+        locality.append(recv.info["receiver_head_locality"])
         for i, st in enumerate(t.final.steps):
             rows.append(
                 {

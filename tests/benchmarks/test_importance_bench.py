@@ -35,7 +35,15 @@ def test_a_labels_run_writes_its_rows_after_every_problem(shared_data, tmp_path,
         calls.append(1)
         if len(calls) == 3:  # the run dies during the second problem
             raise KeyboardInterrupt
-        return ImportanceRecord("receiver", "receiver", [0.0] * len(t.final.steps), params={"steps_read": 1})
+        n = len(t.final.steps)  # the shape of a real receiver record: its nonlocal series and head locality
+        return ImportanceRecord(
+            "receiver",
+            "receiver",
+            [0.0] * n,
+            series={"receiver_nonlocal": [0.0] * n},
+            params={"steps_read": 1},
+            info={"receiver_head_locality": [0.5]},
+        )
 
     import o3viz.analysis.importance as imp
 
