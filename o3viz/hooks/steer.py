@@ -9,8 +9,8 @@ like DAA's allocation, with a 0/1 strength per layer and head (``head_mask``) sa
 Only prompt keys are scaled: generated tokens keep their attention (PASTA emphasises part of the
 *input*; scaling the model's own continuation down would only make it lose its place).
 
->>> steer_bias(5, [(1, 3)], 0.5, 7).tolist()[:5] == [math.log(0.5), 0.0, 0.0, math.log(0.5), math.log(0.5)]
-True
+>>> [round(x, 3) for x in steer_bias(5, [(1, 3)], 0.5, 6).tolist()]  # 5 prompt keys, 1 generated
+[-0.693, 0.0, 0.0, -0.693, -0.693, 0.0]
 """
 
 from __future__ import annotations
