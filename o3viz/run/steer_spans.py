@@ -86,6 +86,17 @@ def resolve_spans(layout: PromptLayout, spans: Sequence[SteerSpan]) -> list[Segm
     return out
 
 
+def check_spans(prompt: str, spans: Sequence[SteerSpan]) -> None:
+    """One-line ``UsageError`` for a span ``prompt`` does not hold once (or at its occurrence),
+    before any model is loaded (the CLI, the Run page)."""
+    for span in spans:
+        span.validate()
+        if span.text is not None:
+            _text_span(prompt, span)
+        else:
+            _segment_spans(prompt, span.segment)
+
+
 def pin_occurrences(prompt: str, spans: Sequence[SteerSpan]) -> list[SteerSpan]:
     """``spans`` with each text's occurrence fixed to the one it names in ``prompt``: the verify
     loop's revision prompts start with the task's prompt and may repeat a span in the previous
