@@ -57,11 +57,13 @@ from o3viz.figures.internals import (
 )
 from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
+from o3viz.figures.steering import steering_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "steering_figure",
     "episode_items",
     "count_marks",
     "episode_map_figure",
