@@ -29,9 +29,9 @@ FAMILIES = ("one_word", "json", "distractor")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--per-family", type=int, default=6, help="tasks per family (default 6, at most 17)")
+    p.add_argument("--per-family", type=int, default=5, help="tasks per family (default 5, at most 17)")
     p.add_argument("--families", default=",".join(FAMILIES), help="comma-separated (default all three)")
-    p.add_argument("--max-new-tokens", type=int, default=24, help="tokens per reply (default 24)")
+    p.add_argument("--max-new-tokens", type=int, default=16, help="tokens per reply (default 16)")
     p.add_argument("--alpha", type=float, default=0.01, help="steering alpha (default 0.01)")
     p.add_argument("--heads", default="auto", help="auto, all or layer.head pairs (default auto)")
     p.add_argument(

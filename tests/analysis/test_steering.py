@@ -21,7 +21,11 @@ def pair():
     base = RunRequest(prompt=PROMPT, max_new_tokens=12, capture=CaptureConfig(layers="none"))
     off = capture(model, tok, base)
     steer = DAAConfig(mode="steer", spans=[SteerSpan("Answer with one word.")], steer_alpha=0.001)
-    on = capture(model, tok, RunRequest(prompt=PROMPT, max_new_tokens=12, capture=CaptureConfig(layers="none"), daa=steer))
+    on = capture(
+        model,
+        tok,
+        RunRequest(prompt=PROMPT, max_new_tokens=12, capture=CaptureConfig(layers="none"), daa=steer),
+    )
     return off, on
 
 
