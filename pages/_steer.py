@@ -25,7 +25,6 @@ from o3viz import (
 from o3viz.figures import clip_label
 
 ALPHAS = [0.001, 0.01, 0.05, 0.1, 0.3, 1.0]
-PAIR = ("steer_job_off", "steer_job_on")  # the unsteered and the steered run of a pair
 
 
 def steer_form(prompt: str) -> tuple[DAAConfig | None, str | None]:
@@ -76,8 +75,11 @@ def start_pair(req: RunRequest, steer: DAAConfig, start_run) -> RunJob:
 
 def follow_pair(follow_job, run_ended) -> None:
     """Follow both runs; each one that ends joins the library (``run_ended``) and the pair."""
-    for state_key, side in zip(PAIR, ("off", "on"), strict=True):
-        job: RunJob | None = st.session_state[state_key]
+    jobs = (
+        ("steer_job_off", st.session_state.steer_job_off, "off"),
+        ("steer_job_on", st.session_state.steer_job_on, "on"),
+    )
+    for state_key, job, side in jobs:
         if job is not None:
             st.caption("Unsteered run" if side == "off" else "Steered run")
             follow_job(
@@ -98,7 +100,8 @@ def _ended(job: RunJob, side: str, run_ended) -> None:
 def open_pair_when_done() -> bool:
     """Both runs are in the library: open them in Compare (A unsteered, B steered)."""
     pair = st.session_state.steer_pair
-    if set(pair) != {"off", "on"} or any(st.session_state[k] is not None for k in PAIR):
+    running = st.session_state.steer_job_off is not None or st.session_state.steer_job_on is not None
+    if set(pair) != {"off", "on"} or running:
         return False
     st.session_state.steer_pair = {}
     st.session_state.compare_a, st.session_state.compare_b = pair["off"], pair["on"]
