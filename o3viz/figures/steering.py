@@ -13,9 +13,9 @@ from o3viz.figures._style import A_COLOR, B_COLOR, base_layout, clip_label, empt
 TITLE = "How much of each step's attention went to the marked spans?"
 
 
-def _legend(side, pair: SteeringPair) -> str:
+def _legend(side, pair: SteeringPair, tag: str) -> str:
     how = f"steered, α={pair.alpha:g}, {pair.heads}" if side.steered else "unsteered"
-    return f"{clip_label(side.name, 28)} ({how})"
+    return f"{tag} {how}"
 
 
 def steering_figure(pair: SteeringPair | None, *, height: int = 300) -> go.Figure:
@@ -24,7 +24,7 @@ def steering_figure(pair: SteeringPair | None, *, height: int = 300) -> go.Figur
         return empty_figure(TITLE, "Neither trace was steered (or one has no recorded attention).")
     fig = go.Figure()
     top = 0.0
-    for side, color in ((pair.a, A_COLOR), (pair.b, B_COLOR)):
+    for side, color, tag in ((pair.a, A_COLOR, "A"), (pair.b, B_COLOR, "B")):
         ys = [None if math.isnan(v) else v for v in side.steps]
         top = max([top, *(v for v in ys if v is not None)])
         fig.add_trace(
@@ -34,8 +34,8 @@ def steering_figure(pair: SteeringPair | None, *, height: int = 300) -> go.Figur
                 mode="lines+markers",
                 line={"color": color, "width": 2, "dash": "solid" if side.steered else "dot"},
                 marker={"size": 7},
-                name=esc(_legend(side, pair)),
-                hovertemplate=f"{esc(clip_label(side.name, 30))} step %{{x}}: %{{y:.3f}}<extra></extra>",
+                name=esc(_legend(side, pair, tag)),
+                hovertemplate=f"{tag} {esc(clip_label(side.name, 30))} step %{{x}}: %{{y:.3f}}<extra></extra>",
             )
         )
         if not side.steps:  # say so instead of dropping the side silently

@@ -66,7 +66,8 @@ def _score(model, examples, alpha: float, layer: int | None) -> float:
             bias = steer_bias(p, ranges, alpha, ids.shape[1])
             rec.set_bias(bias.to(model.device), mask.to(model.device), record_before=False)
         with install(model, ATTN_NAME, rec):
-            logits = model(input_ids=ids.to(model.device)).logits[0, p - 1 : -1].float()
+            keep = ids.shape[1] - p + 1  # positions P-1 .. end: the vocabulary projection only where scored
+            logits = model(input_ids=ids.to(model.device), logits_to_keep=keep).logits[0, :-1].float()
         logp = torch.log_softmax(logits, -1).gather(-1, ids[0, p:, None].to(logits.device))
         total, count = total + float(logp.sum()), count + logp.numel()
     return total / max(count, 1)

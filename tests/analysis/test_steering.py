@@ -55,7 +55,7 @@ def test_the_figure_draws_both_sides_on_one_axis_and_says_why_when_empty(pair):
     off, on = pair
     fig = steering_figure(steering_pair(off, on, "plain", "steered"))
     assert len(fig.data) == 2 and "marked spans" in fig.layout.title.text
-    assert "unsteered" in fig.data[0].name and "steered, α=0.001" in fig.data[1].name
+    assert fig.data[0].name == "A unsteered" and fig.data[1].name.startswith("B steered, α=0.001")
     top = max(v for d in fig.data for v in d.y if v is not None)
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= top  # one scale holds both
     empty = steering_figure(None)

@@ -72,7 +72,7 @@ def test_the_run_page_lists_the_prompts_sentences_to_mark(app):
     page.goto(f"{url}/run")
     page.get_by_text("Steer attention to part of the prompt (PASTA)").first.click(timeout=LOAD_MS)
     page.get_by_text("Sentences to steer towards").first.wait_for(timeout=LOAD_MS)
-    page.get_by_text("pick sentences of the prompt").first.click()
+    page.locator('[data-testid="stMultiSelect"]').first.click()
     option = page.get_by_role("option").first
     option.wait_for(timeout=LOAD_MS)
     assert option.inner_text().startswith("0: Natalia sold clips")
