@@ -53,7 +53,9 @@ def steering_figure(pair: SteeringPair | None, *, height: int = 300) -> go.Figur
     base_layout(
         fig, f"{TITLE}<br><sup>{esc(note)}</sup>", height=height, margin={"l": 60, "r": 20, "t": 64, "b": 45}
     )
-    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1.0})
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1.0}
+    )
     long = max(len(pair.a.steps), len(pair.b.steps)) > 20
     fig.update_xaxes(title_text="step of the final round", dtick=None if long else 1)
     fig.update_yaxes(
