@@ -23,6 +23,7 @@ PAGES = [  # (script, title, icon); the first is the home page
     ("pages/inspect.py", "Inspect", ":material/account_tree:"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:"),
     ("pages/dataset.py", "Dataset", ":material/bar_chart:"),
+    ("pages/labels.py", "Labels", ":material/label:"),
 ]
 pages = [st.Page(f, title=t, icon=i, default=k == 0) for k, (f, t, i) in enumerate(PAGES)]
 page = st.navigation(pages, position="top")  # first, so the sidebar never shows the raw pages/ folder

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
+from o3viz.analysis.importance.stats import ranks
 from o3viz.errors import UsageError
 from o3viz.paths import data_dir
 
@@ -32,7 +32,7 @@ TAGS_PAPER_TOP = ("plan_generation", "uncertainty_management")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--part", choices=("labels", "cost", "all"), default="all")
+    p.add_argument("--part", choices=("labels", "cost", "model", "all"), default="all")
     p.add_argument("--problems", type=int, default=42, help="first N problems of the file (42 = all)")
     p.add_argument("--max-tokens", type=int, default=8192, help="receiver: tokens read per problem")
     p.add_argument("--suppression-tokens", type=int, default=512, help="suppression: tokens read per problem")
@@ -49,6 +49,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--json", type=Path, help="write per-chunk rows and the figures here (after every problem)"
     )
     p.add_argument("--from-json", type=Path, help="report the labels part from rows a (partial) run wrote")
+    m = p.add_argument_group("model: on-model validation (the embedded model reads its own traces)")
+    m.add_argument("--seed", type=int, default=0, help="seed of the generated word problems")
+    m.add_argument("--model-problems", type=int, default=12, help="traces analysed (with >= 3 steps)")
+    m.add_argument("--model-candidates", type=int, default=40, help="problems generated at most")
+    m.add_argument("--model-k", type=int, default=4, help="rollouts per prefix")
+    m.add_argument("--model-gap", type=int, default=2, help="receiver gap on these short traces")
+    m.add_argument("--model-rollout-tokens", type=int, default=40)
+    m.add_argument("--capture-tokens", type=int, default=64, help="tokens of each captured trace")
+    m.add_argument("--model-cache", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
+    m.add_argument("--model-json", type=Path, help="write the on-model rows here (after every problem)")
 
 
 def _records() -> list[dict]:
@@ -74,24 +84,11 @@ def _trace(rec: dict):
     return t, published_importance(t.final, rec["chunks_labeled"])
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
-    import pandas as pd
-
-    return pd.Series(x).rank().to_numpy()
-
-
-def spearman(a, b) -> float | None:
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    ok = np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 3 or np.std(a[ok]) == 0 or np.std(b[ok]) == 0:
-        return None
-    return float(np.corrcoef(_ranks(a[ok]), _ranks(b[ok]))[0, 1])
-
-
 def _labels(args, model, tok) -> dict:
     from o3viz.analysis.importance import receiver_importance, suppression_importance
+    from o3viz.analysis.importance.stats import binary_entropy
 
-    rows = []
+    rows, locality = [], []
     for n, rec in enumerate(_records()[: args.problems]):
         t, pub = _trace(rec)
         t0 = time.perf_counter()
@@ -110,6 +107,7 @@ def _labels(args, model, tok) -> dict:
             except UsageError as exc:  # too few chunks fit in --suppression-tokens: leave it unscored
                 print(f"  problem {n}: suppression skipped ({exc})")
         t2 = time.perf_counter()
+        locality.append(recv.info["receiver_head_locality"])
         for i, st in enumerate(t.final.steps):
             rows.append(
                 {
@@ -119,6 +117,8 @@ def _labels(args, model, tok) -> dict:
                     "chars": len(st.text),
                     "tag": st.type,
                     "receiver": recv.scores[i],
+                    "receiver_nonlocal": recv.series["receiver_nonlocal"][i],
+                    "headroom": binary_entropy(pub.series["accuracy"][i]),
                     "suppression": None if sup is None else sup.scores[i],
                     "cf_kl": pub.series["counterfactual_importance_kl"][i],
                     "cf_acc": pub.series["counterfactual_importance_accuracy"][i],
@@ -130,8 +130,8 @@ def _labels(args, model, tok) -> dict:
             flush=True,
         )
         if args.json:  # after every problem, so a stopped run keeps its rows (--from-json)
-            _write_json(args.json, {"labels": {"rows": rows}})
-    return _report_labels(rows)
+            _write_json(args.json, {"labels": {"rows": rows, "locality": locality}})
+    return _report_labels(rows, locality)
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -144,21 +144,19 @@ def _col(rows, key) -> np.ndarray:
     return np.array([np.nan if r[key] is None else float(r[key]) for r in rows])
 
 
-def _report_labels(rows: list[dict]) -> dict:
+def _report_labels(rows: list[dict], locality: list | None = None) -> dict:
+    from benchmarks._importance_report import agreement_figures, locality_figures, rho_figures
+
     out: dict = {"rows": rows, "spearman": {}, "tags": {}}
     for r in rows:
         r["position"], r["length"] = r["step"], r["chars"]
-    methods = ["receiver", "suppression", "position", "length"]
+        r.setdefault("receiver_nonlocal", None)
+        r.setdefault("headroom", None)
+    methods = ["receiver", "receiver_nonlocal", "suppression", "position", "length", "headroom"]
     for target in ("cf_kl", "cf_acc"):
-        for m in methods:
-            pooled = spearman(_col(rows, m), _col(rows, target))
-            per = [spearman(_col(g, m), _col(g, target)) for g in _groups(rows)]
-            per = [x for x in per if x is not None]
-            med = statistics.median(per) if per else None
-            out["spearman"][f"{m}~{target}"] = {"pooled": pooled, "median": med, "problems": len(per)}
-            print(
-                f"spearman {m} vs {target}: pooled {_f(pooled)}, per-problem median {_f(med)} ({len(per)} problems)"
-            )
+        out["spearman"][target] = rho_figures(rows, methods, target, "thought-anchors")
+    out["agreement"] = agreement_figures(rows, ["receiver", "suppression", "cf_kl"], "thought-anchors")
+    out["locality"] = locality_figures(locality or [], "thought-anchors")
     for m in ("receiver", "suppression", "cf_kl"):
         by_tag: dict[str, list[float]] = {}
         for g in _groups(rows):
@@ -169,7 +167,7 @@ def _report_labels(rows: list[dict]) -> dict:
             if ok.sum() < 2:
                 continue
             q = np.full(len(g), np.nan)
-            q[ok] = (_ranks(vals[ok]) - 1) / (ok.sum() - 1)
+            q[ok] = (ranks(vals[ok]) - 1) / (ok.sum() - 1)
             for r, v in zip(g, q, strict=True):
                 if np.isfinite(v) and r["tag"]:
                     by_tag.setdefault(r["tag"], []).append(float(v))
@@ -323,13 +321,23 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     result: dict = {}
     if args.from_json:
-        rows = json.loads(args.from_json.read_text())["labels"]["rows"]
-        print(
-            f"{len({r['problem'] for r in rows})} problems, {len(rows)} chunks (from {args.from_json.name})"
-        )
-        _report_labels(rows)
+        data = json.loads(args.from_json.read_text())
+        if "labels" in data:
+            rows = data["labels"]["rows"]
+            print(
+                f"{len({r['problem'] for r in rows})} problems, {len(rows)} chunks (from {args.from_json.name})"
+            )
+            _report_labels(rows, data["labels"].get("locality"))
+        if "settings" in data:  # an on-model run's --model-json
+            from benchmarks._importance_model import report
+
+            report(data)
         return 0
     model, tok = load_model()
+    if args.part in ("model", "all"):
+        from benchmarks._importance_model import collect, report
+
+        result["model"] = report(collect(args, model, tok))
     if args.part in ("labels", "all"):
         result["labels"] = _labels(args, model, tok)
     if args.part in ("cost", "all"):

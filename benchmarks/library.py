@@ -1,29 +1,33 @@
 """library: the trace store. Import throughput (GSM8K solutions per second with 1 and 2 worker
-processes, against the in-process import), then over stores of 10,000 and 100,000 traces: an
-index query with filters and full-text search, the Library page's first render (AppTest) and the
-Dataset page's aggregates over 10,000 traces, each at both sizes (growth) and against its goal.
+processes, against the in-process import), then over stores of 10,000 and 100,000 traces (or the
+``--sizes`` given, e.g. 100000 1000000): the time to create the store, an index query with filters
+and full-text search, the Library page's first render (AppTest), the Dataset page's aggregates
+over 10,000 and over 100,000 traces (from SQLite, and from the columnar copy through DuckDB), and
+the disk per trace, each at both sizes (growth) and against its goal.
 
-The large stores hold index rows only (no trace files): rows and search text come from real traces
-imported from ``../shared/data`` (GSM8K's graded GPT-3 solutions, the R1 MATH-500 traces), copied
-with variations (dataset, model, grading, length, a word of the text). Writing 100,000 trace files
-would measure the disk, not the index. Everything lives in a temporary folder.
+Every row has a real trace file behind it: seeds imported from ``../shared/data`` (GSM8K's graded
+GPT-3 solutions, the R1 MATH-500 traces) are copied with variations (question, model, grading,
+dataset; ``benchmarks/_trace_variants.py``) by ``--build-workers`` processes, files written without
+an fsync each, rows loaded by ``o3viz.store.bulk.BulkLoader``. Everything lives in a temporary
+folder under ``--dir`` (default: the system's), removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
+import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from o3viz.paths import data_dir
+from o3viz.store.query import Query
 
 GSM8K = "gsm8k/gsm8k_example_model_solutions.jsonl"
 R1 = "traces/topology_math500_deepseek_r1.jsonl"
-WORDS = ("eggs", "total", "wait", "check", "dollars", "minutes", "hence", "remainder", "twice", "answer")
+BUILD_CHUNK = 5_000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", type=int, nargs=2, default=[10_000, 100_000], metavar=("SMALL", "LARGE"))
     p.add_argument("--repeat", type=int, default=2, help="repetitions of each timed import (median)")
     p.add_argument("--skip-import", action="store_true", help="only the store figures")
+    p.add_argument("--build-workers", type=int, default=2, help="processes writing the trace files")
+    p.add_argument("--dir", default=None, help="where the temporary stores go (default: the system's)")
 
 
 def _subset(src: Path, lines: int, out: Path) -> Path:
@@ -86,39 +92,42 @@ def _seed_rows(tmp: Path):
 
         print("seed: ../shared/data is absent; generated records stand in for real traces")
         import_dataset(write_reasoning_jsonl(tmp / "gen.jsonl", 300), store, ImportOptions("gen"), workers=2)
-    texts = dict(store.conn.execute("SELECT t.key, f.text FROM traces t JOIN steps_fts f ON f.rowid = t.id"))
-    from o3viz.store.query import Query
+    from benchmarks._trace_variants import load_seeds
 
-    return [(r, texts[r["key"]]) for r in store.rows(Query(limit=1000))]
+    return load_seeds(store, store.rows(Query(limit=1000)))
 
 
-def build_store(root: Path, n: int, seeds, rng: random.Random):
-    """A store of ``n`` index rows copied from ``seeds`` with variations (no trace files)."""
-    from o3viz.store.index import COLUMNS, IndexRow
+_SEEDS: list = []
+
+
+def _init_worker(seeds, root: str) -> None:
+    from o3viz.store.store import Store
+
+    _SEEDS[:] = [seeds, Store(root)]
+
+
+def _write_chunk(job: tuple[int, int, int]):
+    from benchmarks._trace_variants import write_variants
+
+    seeds, store = _SEEDS
+    return write_variants(store, seeds, *job)
+
+
+def build_store(root: Path, n: int, seeds, workers: int = 2):
+    """A store of ``n`` traces, files and rows, copied from ``seeds`` with variations."""
+    import multiprocessing as mp
+
+    from o3viz.store.bulk import BulkLoader
     from o3viz.store.store import Store
 
     store = Store(root)
-    batch = []
-    for i in range(n):
-        row, text = seeds[rng.randrange(len(seeds))]
-        d = {c: row[c] for c in COLUMNS}
-        d.update(
-            key=f"{rng.getrandbits(64):016x}",
-            dataset=f"set{i % max(1, n // 10_000)}",  # 10,000 traces per dataset
-            model=f"{d['model']}-v{rng.randrange(3)}",
-            correct=d["correct"] if rng.random() < 0.8 else rng.choice((0, 1, None)),
-            steps=max(1, d["steps"] + rng.randrange(-2, 3)),
-            name=f"{d['name']} v{i}",
-            record=i,
-            added_at=1.7e9 + i,
-        )
-        batch.append((IndexRow(**d), f"{text} {rng.choice(WORDS)}{i % 97}"))
-        if len(batch) == 5000:
-            store.insert(batch)
-            batch = []
-    if batch:
-        store.insert(batch)
-    return store
+    jobs = [(i, min(n, i + BUILD_CHUNK), n) for i in range(0, n, BUILD_CHUNK)]
+    ctx = mp.get_context("forkserver")
+    with ctx.Pool(workers, _init_worker, (seeds, str(root))) as pool, BulkLoader(store) as load:
+        for rows in pool.imap(_write_chunk, jobs):  # in order: ids follow the variant number
+            for row, text in rows:
+                load.add(row, text)
+    return store, load.report
 
 
 def _time(fn, repeat: int = 5) -> float:
@@ -131,7 +140,7 @@ def _time(fn, repeat: int = 5) -> float:
 
 
 def time_query(store) -> float:
-    from o3viz.store.query import Query
+    from benchmarks._trace_variants import WORDS
 
     def one():
         for w in WORDS[:5]:
@@ -142,20 +151,41 @@ def time_query(store) -> float:
     return _time(one) / 5
 
 
-def time_aggregates(store) -> float:
+def time_aggregates(store, traces: int, duck: bool) -> float:
+    """The Dataset page's aggregates over ``traces`` traces (whole datasets), read from SQLite or
+    (``duck``) from the columnar copy through DuckDB."""
+    from benchmarks._trace_variants import PER_DATASET
     from o3viz.analysis.dataset import COLUMNS, dataset_summary, frame
-    from o3viz.store.query import Query
+    from o3viz.store.columnar import select_frame
 
-    q = Query(dataset=["set0"])  # one dataset: 10,000 traces in either store
+    q = Query(dataset=[f"set{i}" for i in range(traces // PER_DATASET)])
     n = [0]
 
     def one():
-        rows = store.select(q, COLUMNS)
+        rows = (
+            select_frame(store, q, COLUMNS, max_rows=traces)
+            if duck
+            else store.select(q, COLUMNS, max_rows=traces)
+        )
         n[0] = len(rows)
         dataset_summary(frame(rows))
 
     t = _time(one, 3)
-    return t if n[0] == 10_000 else float("nan")
+    return t if n[0] == traces else float("nan")
+
+
+def disk_use(root: Path) -> dict[str, int]:
+    """Bytes on disk (allocated blocks, not file sizes): trace files, metadata files, index, copy."""
+    out = {"trace_files": 0, "meta_files": 0, "index": 0, "columnar": 0}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            st = os.stat(os.path.join(dirpath, name))
+            part = (
+                "columnar" if "columnar" in dirpath else "index" if name.startswith("index.sqlite3") else None
+            )
+            part = part or ("trace_files" if name.endswith(".o3trace.json.gz") else "meta_files")
+            out[part] += st.st_blocks * 512
+    return out
 
 
 def time_first_render(root: Path, empty: Path) -> float:
@@ -174,8 +204,43 @@ def time_first_render(root: Path, empty: Path) -> float:
     return statistics.median(out)
 
 
+def measure_store(store, n: int, empty: Path) -> dict[str, float]:
+    from o3viz.store.columnar import refresh
+
+    out = {"query": time_query(store), "aggregates_10k": time_aggregates(store, 10_000, duck=False)}
+    if n >= 100_000:
+        out["aggregates_100k"] = time_aggregates(store, 100_000, duck=False)
+    t0 = time.perf_counter()
+    refresh(store)
+    print(f"columnar_refresh_s_{n}: {time.perf_counter() - t0:.1f}")
+    out["aggregates_10k_duckdb"] = time_aggregates(store, 10_000, duck=True)
+    if n >= 100_000:
+        out["aggregates_100k_duckdb"] = time_aggregates(store, 100_000, duck=True)
+    out["library_render"] = time_first_render(store.root, empty)
+    return out
+
+
+def report_store(store, n: int, seconds: float, load, empty: Path) -> dict[str, float]:
+    print(
+        f"create_store_s_{n}: {seconds:.0f} (rows {load.insert_s:.0f} s, indexes and FTS merge {load.finish_s:.0f} s)"
+    )
+    print(f"create_traces_per_s_{n}: {n / seconds:.0f}")
+    f = measure_store(store, n, empty)
+    print(f"query_filter_fts_ms_{n}: {1000 * f['query']:.1f}")
+    print(f"library_first_render_s_{n}: {f['library_render']:.2f}")
+    for name in ("10k", "100k"):
+        for engine in ("", "_duckdb"):
+            if f"aggregates_{name}{engine}" in f:
+                print(f"dataset_aggregates_{name}{engine}_s_{n}: {f[f'aggregates_{name}{engine}']:.2f}")
+    disk = disk_use(store.root)
+    for part, b in disk.items():
+        print(f"disk_{part}_bytes_per_trace_{n}: {b / n:.0f}")
+    print(f"disk_bytes_per_trace_{n}: {sum(disk.values()) / n:.0f} (largest: {max(disk, key=disk.get)})")
+    return f
+
+
 def run(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="o3viz-bench-library-") as d:
+    with tempfile.TemporaryDirectory(prefix="o3viz-bench-library-", dir=args.dir) as d:
         tmp = Path(d)
         if not args.skip_import:
             bench_import(args, tmp)
@@ -187,18 +252,18 @@ def run(args: argparse.Namespace) -> int:
         figures = {}
         for n in (small, large):
             t0 = time.perf_counter()
-            store = build_store(tmp / f"store{n}", n, seeds, random.Random(n))
-            print(f"build_rows_per_s_{n}: {n / (time.perf_counter() - t0):.0f}")
-            figures[n] = (time_query(store), time_aggregates(store), time_first_render(store.root, empty))
-            q, agg, render = figures[n]
-            print(f"query_filter_fts_ms_{n}: {1000 * q:.1f}")
-            print(f"dataset_aggregates_10k_s_{n}: {agg:.2f}")
-            print(f"library_first_render_s_{n}: {render:.2f}")
-        q, agg, render = figures[large]
-        print(f"query_vs_goal_100ms: {1000 * q / 100:.2f}")
-        print(f"library_render_vs_goal_2s: {render / 2:.2f}")
-        print(f"aggregates_vs_goal_2s: {agg / 2:.2f}")
-        for i, name in enumerate(("query", "aggregates_10k", "library_render")):
-            grow = figures[large][i] / figures[small][i]
+            store, load = build_store(tmp / f"store{n}", n, seeds, args.build_workers)
+            figures[n] = report_store(store, n, time.perf_counter() - t0, load, empty)
+            store.close()
+            shutil.rmtree(store.root)  # the disk is shared: one big store at a time
+        big = figures[large]
+        print(f"query_vs_goal_100ms: {1000 * big['query'] / 100:.2f}")
+        print(f"library_render_vs_goal_2s: {big['library_render'] / 2:.2f}")
+        for engine in ("", "_duckdb"):
+            if f"aggregates_100k{engine}" in big:
+                print(f"aggregates_100k{engine}_vs_goal_2s: {big[f'aggregates_100k{engine}'] / 2:.2f}")
+        for name in ("query", "aggregates_10k", "aggregates_10k_duckdb", "library_render"):
+            grow = big[name] / figures[small][name]
             print(f"growth_{name}_{small}_to_{large}: {grow:.2f} (linear = {large / small:.0f})")
+        print(f"load_average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0

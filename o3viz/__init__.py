@@ -66,6 +66,9 @@ _API: dict[str, str] = {
     "register_format": "o3viz.importers",
     "list_formats": "o3viz.importers",
     "enrich_trace": "o3viz.importers.enrich",
+    # notebooks: the reasoning map, outline and details as one view (a widget where anywidget is)
+    "show": "o3viz.notebook",
+    "save_view": "o3viz.notebook",
     # the persistent trace store (files + SQLite index) and analysis
     "Store": "o3viz.store.store",
     "Query": "o3viz.store.query",
@@ -81,6 +84,7 @@ _APP: dict[str, str] = {
     "LibraryEntry": "o3viz.app.library",
     "RunJob": "o3viz.app.jobs",
     "TraceJob": "o3viz.app.jobs",
+    "BranchJob": "o3viz.app.jobs",
     "Progress": "o3viz.app.jobs",
     "UPLOAD_TYPES": "o3viz.app.library",
     "content_key": "o3viz.store.store",
@@ -121,6 +125,15 @@ _APP: dict[str, str] = {
     # the persistent trace store
     "StoreError": "o3viz.store.store",
     "ensure_samples": "o3viz.store.repair",
+    # people's step labels, golden sets and agreement
+    "Label": "o3viz.store.labels",
+    "VERDICTS": "o3viz.store.labels",
+    "add_labels": "o3viz.store.labels",
+    "label_count": "o3viz.store.labels",
+    "labels_on": "o3viz.store.golden",
+    "label_queue": "o3viz.store.golden",
+    "dataset_agreement": "o3viz.store.golden",
+    "export_labels": "o3viz.store.golden",
     "reindex": "o3viz.store.repair",
     "ReindexReport": "o3viz.store.repair",
     "StoreLibrary": "o3viz.app.library",
@@ -140,9 +153,23 @@ _APP: dict[str, str] = {
     "DATASET_COLUMNS": "o3viz.analysis.dataset:COLUMNS",
     "dataset_frame": "o3viz.analysis.dataset:frame",
     "select_rows": "o3viz.analysis.dataset:select",
+    "select_frame": "o3viz.store.columnar",
     # step importance (Thought Anchors measures)
     "analyse_locally": "o3viz.analysis.importance",
+    "agreement": "o3viz.analysis.importance",
     "LocalResample": "o3viz.analysis.importance",
+    "Sampling": "o3viz.analysis.importance",
+    "RolloutCache": "o3viz.analysis.importance",
+    # branching a trace at a step
+    "Continuer": "o3viz.branch",
+    "BranchCost": "o3viz.branch",
+    "edit_and_continue": "o3viz.branch",
+    "resample_from": "o3viz.branch",
+    "resample_until": "o3viz.branch",
+    "rollout_branch": "o3viz.branch",
+    "MAX_EDIT_CHARS": "o3viz.branch",
+    "branches_of": "o3viz.branch",
+    "add_branch": "o3viz.branch",
     "aligned_importance": "o3viz.analysis.importance.align",
     "importance_source": "o3viz.analysis.importance.align",
     "explain_load_error": "o3viz.app.messages",
@@ -169,3 +196,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(_EXPORTS) + ["__version__"]
+
+
+def _trace_display(trace) -> dict:
+    """A Trace's notebook display: the view of ``o3viz.show`` (imported only when shown)."""
+    from o3viz.notebook import trace_bundle
+
+    return trace_bundle(trace)
+
+
+def _register_display() -> None:
+    from o3viz.trace.core import register_display
+
+    register_display(_trace_display)
+
+
+_register_display()  # last: the lazy API above is in place before the trace layer loads

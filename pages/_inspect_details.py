@@ -19,6 +19,8 @@ from o3viz.figures import (
     token_attention,
     token_facts,
 )
+from pages._inspect_branch import branch_panel
+from pages._inspect_labels import label_controls
 from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
 
 PANEL_HEIGHT = 430
@@ -46,6 +48,7 @@ def _step(trace: Trace, s) -> None:
     wrong = first_wrong_step(trace)
     if wrong is not None and (wrong.round, wrong.step) == (s.round, s.index):
         st.markdown(f":red-badge[first wrong step] {escape_markdown(wrong.reason)}")
+    label_controls(trace, s)
     st.text(s.text)
     rnd = _round(trace, s.round)
     step = next(x for x in rnd.steps if x.index == s.index)
@@ -58,6 +61,7 @@ def _step(trace: Trace, s) -> None:
     if s.depends_on:
         facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
     st.caption(escape_markdown(" · ".join(facts)))
+    branch_panel(st.session_state.inspect_key, trace, f"{s.round}:{s.index}", step.text)
     _checks(s.checks, trace)
     decisions = step_decisions(rnd, step)
     target = None

@@ -1,5 +1,7 @@
 """Inspect's Importance view: which steps mattered (Thought Anchors measures). Each step's scores
-by method, the step × step matrix (receiver attention or suppression KL), and the receiver heads.
+by method (a step under its noise floor drawn as least important), the methods' agreement, each
+resampled step's interval against its noise floor, the step × step matrix (receiver attention or
+suppression KL), and the receiver heads.
 "Analyse with the local model" runs receiver heads + suppression, and "Resample with the local
 model" counterfactual resampling (cost shown first), in the background with progress and Stop,
 and adds the analysed copy to the library."""
@@ -8,12 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import LocalResample, Progress, Trace, TraceJob
+from o3viz import LocalResample, Progress, Trace, TraceJob, agreement
 from o3viz.figures import (
     escape_markdown,
     head_kurtosis_figure,
     importance_scores_figure,
     record_label,
+    resample_interval_figure,
     step_matrix_figure,
 )
 from pages._jobs import follow_job, start_job
@@ -133,6 +136,25 @@ def _proxy_note(records) -> None:
             return
 
 
+def _trust(key: str, trace: Trace) -> None:
+    """How far the scores can be trusted: the methods' agreement, and each resampled step's
+    interval against its noise floor."""
+    records = trace.final.importance
+    if len(records) > 1:
+        ag = agreement(records)
+        pairs = " · ".join(f"{a} ~ {b} {'—' if v is None else f'{v:+.2f}'}" for (a, b), v in ag.pairs.items())
+        w = "—" if ag.w is None else f"{ag.w:.2f}"
+        st.caption(  # source names come from the file: escaped
+            escape_markdown(
+                f"Agreement between methods: Kendall's W {w} (1 = same ranking, 0 = none) over the "
+                f"{ag.steps} steps all of them scored; Spearman ρ: {pairs or '—'}"
+            )
+        )
+    res = next((r for r in records if r.method == "resample" and "noise_floor" in r.series), None)
+    if res is not None:
+        show_figure(resample_interval_figure(res, trace.final.steps), f"imp_ci_{key}")
+
+
 def importance_view(key: str, trace: Trace) -> None:
     _message()
     rnd = trace.final
@@ -149,6 +171,7 @@ def importance_view(key: str, trace: Trace) -> None:
         return
     show_figure(importance_scores_figure(records, rnd.steps), f"imp_scores_{key}")
     _proxy_note(records)
+    _trust(key, trace)
     with_matrix = [r for r in records if r.matrix is not None]
     left, right = st.columns(2)
     if with_matrix:

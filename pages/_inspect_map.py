@@ -31,7 +31,9 @@ from o3viz.figures import (
     outline_items,
     reasoning_map_figure,
 )
+from pages._inspect_branch import forks_of
 from pages._inspect_details import details_panel
+from pages._inspect_labels import marked_map, marked_rows
 from pages._outline import outline_list
 from pages._ui import select_node, selected_node, show_figure
 
@@ -243,9 +245,11 @@ def map_view(key: str, trace: Trace) -> None:
         list_key = f"outline_{key}"
         ep = open_episode(episodes) if long else None
         outline_list(
-            episode_items(outline, episodes, ep.index if ep else None, first_wrong)
-            if long
-            else outline_items(outline, first_wrong),
+            marked_rows(
+                episode_items(outline, episodes, ep.index if ep else None, first_wrong)
+                if long
+                else outline_items(outline, first_wrong)
+            ),
             node,
             key=list_key,
             height=MAP_HEIGHT - 100 if query_open(key) else MAP_HEIGHT - 52,
@@ -266,8 +270,14 @@ def map_view(key: str, trace: Trace) -> None:
                 height=height,
                 dep_min=dep_min,
                 first_wrong=first_wrong,
+                forks=forks_of(key, trace),
             )
             chart_key = f"map_{key}_{node}"
-            show_figure(fig, chart_key, on_select=lambda: _on_map_click(chart_key), selection_mode="points")
+            show_figure(
+                marked_map(fig),
+                chart_key,
+                on_select=lambda: _on_map_click(chart_key),
+                selection_mode="points",
+            )
     with right:
         details_panel(trace, outline, lambda: graph_of(key, trace), node)

@@ -28,6 +28,10 @@ STATE: dict[str, object] = {
     "compare_b": None,
     "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
     "ds_rest": None,
+    # people's step labels (pages/_inspect_labels.py, pages/labels.py)
+    "labeller": None,  # this session's labeller name, asked once
+    "label_error": None,  # the last label the store refused (one line, shown once)
+    "label_skipped": set(),  # (key, round, step) the labeller skipped in the annotation queue
     # background jobs (o3viz.app.jobs) and what they said when they ended (shown once)
     "runs": 0,  # runs started in this session (names them: run 1, run 2, ...)
     "run_job": None,  # the run in progress (RunJob)
@@ -37,6 +41,9 @@ STATE: dict[str, object] = {
     "steer_pair": {},  # "off"/"on" -> the stored key of each finished run of the pair
     "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
     "importance_message": None,  # ("ok", name) or ("error", line)
+    "branch_job": None,  # ((trace key, step "R:I"), BranchJob): the branch being made
+    "branch_message": None,  # ("ok", name) or ("error", line)
+    "branch_results": {},  # (trace key, step "R:I") -> store key of that step's latest resample branch
     "import_job": None,  # the dataset import in progress (ImportJob)
     "import_message": None,  # the import's report (dict) or its error line
     # the router and the URL

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from o3viz import DATASET_COLUMNS as COLUMNS
-from o3viz import GRADES, OUTLIER_RULE, Query, dataset_summary, rate_text
+from o3viz import GRADES, OUTLIER_RULE, Query, dataset_summary, rate_text, select_frame
 from o3viz import dataset_frame as frame
 from o3viz import select_rows as select
 from o3viz.figures import (
@@ -32,7 +32,8 @@ MAX_TRACES = 200_000
 
 @st.cache_data(max_entries=8, show_spinner="Aggregating…")
 def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query, grade: str):
-    rows = store().select(replace(_query, limit=MAX_TRACES, offset=0), COLUMNS, max_rows=MAX_TRACES)
+    # the columnar copy through DuckDB when it is fresh, else SQLite (o3viz.store.columnar)
+    rows = select_frame(store(), replace(_query, limit=MAX_TRACES, offset=0), COLUMNS, max_rows=MAX_TRACES)
     df = frame(rows, grade=grade)
     return df, dataset_summary(df)
 

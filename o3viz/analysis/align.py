@@ -228,3 +228,43 @@ def align_steps(a: Round, b: Round) -> tuple[list[AlignedStep], float]:
     """The aligned rows of ``align_rounds`` and their similarity (difflib's ratio when short)."""
     al = align_rounds(a, b)
     return al.rows, al.similarity
+
+
+SHARED, FORK = "shared", "fork"  # row tags of a branch aligned at its fork
+
+
+def align_at_fork(a: Round, b: Round, fork: int, edited: str | None) -> Alignment:
+    """A branch ``b`` aligned with its parent round ``a`` at step ``fork``: the steps before it are
+    the shared prefix (``shared`` rows: B continued from them, it did not write them), the edited
+    step is a ``fork`` row (A's step against the edit; none for a resample), then A's later steps
+    and B's continuation are aligned as usual, so the first row after the fork that is not
+    ``equal`` is the first difference the fork made.
+
+    >>> from o3viz.testing.builders import small_trace
+    >>> t = small_trace()
+    >>> [r.tag for r in align_at_fork(t.final, t.final, 1, "So 5.").rows][:2]
+    ['shared', 'fork']
+    """
+    fork = max(0, min(fork, len(a.steps)))
+    rows = [AlignedStep(SHARED, s.index, s.text, None, s.text) for s in a.steps[:fork]]
+    rest = a.steps[fork:]
+    if edited is not None and rest:
+        rows.append(AlignedStep(FORK, rest[0].index, rest[0].text, None, edited))
+        rest = rest[1:]
+    after, ratio = _diff_rows(rest, b.steps)
+    n = len(rest) * len(b.steps)
+    return Alignment(rows + after, ratio, "fork", n, n)
+
+
+def fork_step(parent: Trace, branch: Trace) -> int | None:
+    """The step of ``parent``'s final round that ``branch`` forked at, when it is ``parent``'s
+    branch there (its fork round is the final one and the step's text is the one it replaced)."""
+    from o3viz.trace.ids import parse_id
+
+    p = branch.parent
+    node = parse_id(f"step:{p.step}") if p is not None else None
+    if node is None or node.round != len(parent.rounds) - 1 or not parent.rounds:
+        return None
+    steps = parent.final.steps
+    ok = node.index < len(steps) and (p.original is None or steps[node.index].text == p.original)
+    return node.index if ok else None

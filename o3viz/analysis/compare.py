@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from o3viz.analysis.align import AlignedStep, Alignment, align_rounds, align_steps  # noqa: F401 (re-exported)
+from o3viz.analysis.align import (  # noqa: F401 (re-exported)
+    FORK,
+    SHARED,
+    AlignedStep,
+    Alignment,
+    align_at_fork,
+    align_rounds,
+    align_steps,
+    fork_step,
+)
 from o3viz.analysis.summary import summarize
 from o3viz.trace import Round, Trace
 
@@ -80,7 +89,12 @@ class Comparison:
     @property
     def first_divergence(self) -> AlignedStep | None:
         """The first aligned row of the final rounds where A and B differ, or None."""
-        return next((s for s in self.steps if s.tag != "equal"), None)
+        return next((s for s in self.steps if s.tag not in ("equal", SHARED, FORK)), None)
+
+    @property
+    def fork(self) -> AlignedStep | None:
+        """The fork row (the edited step) when B is A's branch, else None."""
+        return next((s for s in self.steps if s.tag == FORK), None)
 
     def metric(self, key: str) -> MetricRow | None:
         """The metric with this ``key`` (one of ``METRIC_NAMES``), or None."""
@@ -102,6 +116,9 @@ class Comparison:
         m = self.metric("steps_all")
         out.append(f"steps {m.a} → {m.b} (all rounds)" if m.a != m.b else f"same number of steps ({m.a})")
         d = self.first_divergence
+        shared = sum(r.tag == SHARED for r in self.steps)
+        if shared or self.fork is not None:
+            out.append(f"forked at step {shared}: the {shared} steps before it are shared")
         if d is None:
             out.append("no divergence: the final rounds have the same steps")
         elif d.a_index is not None and d.b_index is not None:
@@ -258,9 +275,23 @@ def _check_diffs(a: Round, b: Round) -> list[dict]:
     return out
 
 
+def _align(a: Trace, b: Trace) -> Alignment:
+    """A branch against its parent is aligned at the fork (either side may be the branch)."""
+    if (i := fork_step(a, b)) is not None:
+        return align_at_fork(a.final, b.final, i, b.parent.edited)
+    if (i := fork_step(b, a)) is not None:
+        al = align_at_fork(b.final, a.final, i, a.parent.edited)
+        flip = {"insert": "delete", "delete": "insert"}
+        al.rows = [
+            AlignedStep(flip.get(r.tag, r.tag), r.b_index, r.b_text, r.a_index, r.a_text) for r in al.rows
+        ]
+        return al
+    return align_rounds(a.final, b.final)
+
+
 def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") -> Comparison:
     """Everything the Compare page shows, computed from the two traces' final rounds."""
-    al = align_rounds(a.final, b.final)
+    al = _align(a, b)
     sa, sb = step_series(a.final), step_series(b.final)
     curves = {k: (sa[k], sb[k]) for k in sa if sa[k] or sb[k]}
     va = Counter(c.verdict for r in a.rounds for c in r.checks)

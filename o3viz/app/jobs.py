@@ -9,6 +9,7 @@ No streamlit.
   the page shows.
 - ``RunJob``: a model run (``o3viz.execute``'s ``on_token`` / ``should_stop``); the generated text
   streams into ``pieces``.
+- ``BranchJob``: a branch of a trace (edit and continue, resample), stored linked to its parent.
 - ``ImportJob``: a whole-dataset import in the app worker process, with the same interface
   (``progress``, ``stop``, ``stopped``, ``wait``, ``result``, ``error``).
 
@@ -185,6 +186,21 @@ class RunJob(TraceJob):
     @property
     def text(self) -> str:
         return "".join(self.pieces)
+
+
+class BranchJob(TraceJob):
+    """A branch made in the background (``o3viz.branch``: edit and continue, resample):
+    ``work(report, should_stop)`` returns the branch, which enters the store once, linked to its
+    parent (``o3viz.branch.add_branch``); ``key`` is its store key."""
+
+    def finish(self, value: Trace | None) -> Trace | None:
+        if value is None or value.parent is None:
+            return value
+        from o3viz.branch.links import add_branch, label_of
+
+        self.name = label_of(value) + (" (stopped early)" if self.stopped else "")
+        self.key = add_branch(self.store, value)
+        return value
 
 
 LOAD_LABEL = "loading the model…"

@@ -1,8 +1,9 @@
 """``python -m o3viz import FILE [--out F]``: import a reasoning trace another model produced
 (DeepSeek-R1 ``<think>`` text, OpenAI / Anthropic / DeepSeek API JSON, JSON/JSONL datasets, plain
-thinking text) as an o3viz trace, optionally enriched with a local model's attention. Without
-``--out`` the trace enters the trace store; ``--all --dataset NAME`` imports every record of a
-JSONL file or JSON array into the store, in parallel worker processes."""
+thinking text, Inspect AI ``.eval``/``.json`` logs, Parquet datasets) as an o3viz trace, optionally
+enriched with a local model's attention. Without ``--out`` the trace enters the trace store;
+``--all --dataset NAME`` imports every record of a JSONL file or JSON array (every sample of an
+Inspect log, every row of a Parquet file) into the store, in parallel worker processes."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "its steps, build the reasoning map, check its arithmetic and final answer, and save it "
         "as a trace file. --enrich teacher-forces it through a local model for attention.",
     )
-    p.add_argument("file", type=Path, help="the trace to import (text, JSON or JSONL; .gz accepted)")
+    p.add_argument(
+        "file",
+        type=Path,
+        help="the trace to import (text, JSON, JSONL, an Inspect AI .eval/.json log, Parquet; .gz accepted)",
+    )
     p.add_argument("--format", choices=list_formats(), help="skip detection and read the file as this format")
     p.add_argument("--record", type=int, help="record index in a JSON/JSONL dataset (default 0)")
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
@@ -48,7 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="output trace file (.o3trace.json[.gz]); without it the trace enters the store",
     )
     p.add_argument(
-        "--all", action="store_true", help="import every record of a JSONL/JSON dataset into the store"
+        "--all",
+        action="store_true",
+        help="import every record of a JSONL/JSON dataset, Inspect log or Parquet file into the store",
     )
     p.add_argument("--dataset", help="dataset name the records are grouped under (default: the file's name)")
     p.add_argument(
@@ -58,12 +65,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="worker processes for --all (0: none)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument(
+        "--labels",
+        action="store_true",
+        help="a step-labelled dataset (MR-GSM8K, PRM800K): store its traces and labels as a named labeller",
+    )
+    p.add_argument("--by", help="the labeller name for --labels (default: the dataset's annotators)")
+    p.add_argument("--limit", type=int, help="with --labels: at most this many traces")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers import import_trace
 
+    if args.labels:
+        return _run_labels(args)
     if args.all:
         return _run_all(args)
     if args.out is not None:
@@ -146,4 +162,21 @@ def _run_all(args: argparse.Namespace) -> int:
     if report.stopped:
         sys.stderr.write(f"o3viz: error: the import stopped: {report.stopped}\n")
         return 2
+    return 0
+
+
+def _run_labels(args: argparse.Namespace) -> int:
+    from o3viz.store.golden import import_labelled
+    from o3viz.store.store import Store
+
+    for flag in ("out", "record", "enrich", "format", "reference", "question", "all"):
+        if getattr(args, flag) not in (None, False):
+            raise UsageError(f"--labels imports a labelled dataset into the store; drop --{flag}")
+    store = Store()
+    traces, labels, name = import_labelled(
+        store, args.file, by=args.by, dataset=args.dataset or "", limit=args.limit
+    )
+    print(
+        f"imported {traces} traces and {labels} step labels by {name!r} from {args.file.name} -> {store.root}"
+    )
     return 0

@@ -19,6 +19,8 @@ EPILOG = """examples:
   o3viz importance run.o3trace.json --method resample --k 8 --max-new-tokens 256 --dry-run
   o3viz importance run.o3trace.json --method resample --base-url http://127.0.0.1:8000/v1 \\
       --model Qwen/Qwen2.5-7B-Instruct --max-rollouts 500 --out run.r.o3trace.json
+  o3viz importance --dataset gsm8k --method resample --base-url http://127.0.0.1:8000/v1 \\
+      --model Qwen/Qwen2.5-7B-Instruct --concurrency 16 --budget 7200
   o3viz importance ta.o3trace.json --method published --labels thought_anchors.jsonl --record 3 --out t.o3trace.json
 """
 
@@ -34,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trace", type=Path, help="a trace file (.o3trace.json[.gz]); import other formats first")
+    p.add_argument(
+        "trace", type=Path, nargs="?", help="a trace file (.o3trace.json[.gz]); import other formats first"
+    )
+    p.add_argument("--dataset", help="resample every trace of this stored dataset instead (needs --base-url)")
     p.add_argument("--method", required=True, choices=("receiver", "suppression", "resample", "published"))
     p.add_argument("--out", type=Path, help="output trace file (required unless --dry-run)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
@@ -92,11 +97,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument(
         "--budget",
-        type=float,
-        default=3600.0,
-        metavar="S",
-        help="seconds this run may spend on the endpoint; then no new rollout starts and the rest "
-        "stay unscored (cached rollouts resume on the next run) (3600)",
+        default="3600",
+        metavar="B",
+        help="a plain number: seconds this run may spend on the endpoint, then no new rollout starts "
+        "and the rest stay unscored (cached rollouts resume on the next run) (3600); 500r or 20000t: "
+        "rollouts or new tokens for an adaptive run (implies --adaptive)",
+    )
+    r.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive resampling: every 3rd prefix first, more rollouts (up to --k) only where the "
+        "answer is undecided, and the prefixes in between only where the answer moved",
+    )
+    r.add_argument(
+        "--concurrency", type=int, default=4, help="with --dataset: requests in flight to the endpoint (4)"
     )
     r.add_argument("--cache-dir", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
     r.add_argument("--dry-run", action="store_true", help="print the cost estimate and stop")
@@ -111,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.analysis.importance import add_importance
     from o3viz.trace import load_trace
 
+    if args.dataset is not None:
+        from o3viz.cli._importance_dataset import run_dataset
+
+        return run_dataset(args, _extra(args.extra_body), _load, _bar)
+    if args.trace is None:
+        raise UsageError("give a TRACE file, or --dataset NAME")
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (or --dry-run to see the cost)")
     # writing the result over the input trace is asked for by naming it; anything else is replaced
@@ -137,11 +157,40 @@ def run(args: argparse.Namespace) -> int:
     path = trace.save(args.out, overwrite=overwrite)
     scored = [s for s in rec.scores if s is not None]
     top = sorted(range(len(rec.scores)), key=lambda i: -(rec.scores[i] or float("-inf")))[:3]
+    if "noise_floor" in rec.series:
+        print("\n".join(trust_lines(rec)))
     print(
         f"{args.method}: {len(scored)}/{len(rec.scores)} steps scored, {len(rec.depends_on)} dependency "
         f"edges, top steps {top}{' (reader is a proxy)' if rec.model.get('proxy') else ''} -> {path}"
     )
+    if len(trace.rounds[args.round].importance) > 1:
+        from o3viz.analysis.importance import agreement
+
+        print(agreement(trace.rounds[args.round].importance).line())
     return 0
+
+
+def _n(v: float | None) -> str:
+    return "—" if v is None else f"{v:+.3f}"
+
+
+def trust_lines(rec) -> list[str]:
+    """One line per step of a resampling record: score, interval, noise floor, clears it or not,
+    headroom."""
+    s = rec.series
+    level = round(100 * rec.params.get("level", 0.9))
+    lines = [f"step  score   {level}% interval      noise floor  clears  headroom"]
+    for i, v in enumerate(rec.scores):
+        clears = {1.0: "yes", 0.0: "no"}.get(s["clears_floor"][i], "—")
+        lines.append(
+            f"{i:>4}  {_n(v)}  [{_n(s['ci_low'][i])}, {_n(s['ci_high'][i])}]  {_n(s['noise_floor'][i])}"
+            f"       {clears:<6}  {_n(s['headroom'][i])}"
+        )
+    n_clear = sum(x == 1.0 for x in s["clears_floor"])
+    lines.append(
+        f"{n_clear}/{sum(x is not None for x in s['clears_floor'])} scored steps clear their noise floor"
+    )
+    return lines
 
 
 def _load(name: str | None):
@@ -168,9 +217,11 @@ def _white_box(args, trace):
 
 def _resample(args, trace):
     from o3viz.analysis.importance import LocalBackend, OpenAIBackend, RolloutCache, Sampling, estimate
+    from o3viz.analysis.importance.adaptive import Budget
     from o3viz.analysis.importance.resample import resample_importance, rollout_prompt
 
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)
+    seconds, budget = _budget(args.budget)
     if args.base_url:
         if not args.model:
             raise UsageError("--base-url needs --model, the endpoint's model name")
@@ -181,7 +232,7 @@ def _resample(args, trace):
             retries=args.retries,
             timeout=args.request_timeout,
             extra_body=_extra(args.extra_body),
-            budget_s=args.budget,
+            budget_s=seconds,
         )
         reader = None
         prompt = rollout_prompt(trace, None, args.round)
@@ -196,12 +247,16 @@ def _resample(args, trace):
         return None
     if reader is None or args.reader:
         reader = _load(args.reader)
+    rolls = None
+    if args.adaptive or budget is not None:
+        rolls = _adaptive(args, trace, backend, prompt, sampling, cache, budget or Budget())
     bar = _bar("resample", "rollouts")
     try:
-        return resample_importance(
+        rec = resample_importance(
             trace,
             backend,
             reader,
+            rollouts=rolls,
             k=args.k,
             sampling=sampling,
             threshold=args.threshold,
@@ -214,6 +269,42 @@ def _resample(args, trace):
         )
     finally:
         bar.close()
+    if rolls is not None:
+        b = budget or Budget()
+        rec.params["adaptive"] = {"k_max": args.k, "budget_rollouts": b.rollouts, "budget_tokens": b.tokens}
+    return rec
+
+
+def _budget(text: str):
+    """(seconds, None) for a plain number, else (3600 s, the rollouts / tokens ``Budget``)."""
+    from o3viz.analysis.importance.adaptive import Budget
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        return 3600.0, Budget.parse(text)
+    if not seconds > 0:
+        raise UsageError("--budget in seconds must be positive")
+    return seconds, None
+
+
+def _adaptive(args, trace, backend, prompt, sampling, cache, budget):
+    from o3viz.analysis.importance.adaptive import Adaptive, collect_adaptive
+    from o3viz.analysis.importance.resample import prefixes, rollout_answer
+    from o3viz.text.answers import normalize_answer
+
+    ref = normalize_answer(trace.task.reference) if trace.task.reference else None
+    run = collect_adaptive(
+        backend, prompt, prefixes(trace, args.round), sampling, cache, rollout_answer,
+        ref=ref, plan=Adaptive(k_max=args.k), budget=budget, should_stop=getattr(backend, "spent", None),
+    )  # fmt: skip
+    full = len(run.rollouts) * args.k
+    stop = " (stopped by the budget)" if run.stopped else ""
+    print(
+        f"adaptive: {run.used} rollouts of a fixed run's {full}, {run.tokens:,} new tokens{stop}",
+        file=sys.stderr,
+    )
+    return run.rollouts
 
 
 def _published(args, trace):

@@ -1,4 +1,4 @@
-"""``o3viz library list|search|show|rm|export|reindex``: the persistent trace store from the
+"""``o3viz library list|search|show|rm|export|reindex|columnar``: the persistent trace store from the
 command line (the same store the app's Library and Dataset pages show)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _filters(p: argparse.ArgumentParser, *, page: bool = True) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "library",
-        help="the persistent trace store: list, search, show, remove, export, reindex",
+        help="the persistent trace store: list, search, show, remove, export, reindex, columnar",
         description="The trace store (O3VIZ_HOME, else $XDG_DATA_HOME/o3viz, else "
         "~/.local/share/o3viz): trace files named by content hash and an SQLite index over them.",
     )
@@ -55,12 +55,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("--dataset", help="remove every trace of this dataset")
     rm.add_argument("--yes", action="store_true", help="needed with --dataset")
     ex = cmds.add_parser("export", help="a step-level table (one row per step) for pandas, DuckDB, Spark")
-    ex.add_argument("--parquet", type=_file_name, required=True, help="output .parquet file")
+    ex.add_argument(
+        "--parquet", type=_file_name, required=True, help="output .parquet file (a folder with --partition)"
+    )
+    ex.add_argument(
+        "--partition",
+        choices=("dataset",),
+        help="write the store's Parquet layout instead: traces/ and steps/ folders, one dataset=NAME/ each",
+    )
     ex.add_argument("--overwrite", action="store_true", help="replace --parquet if it is a file that exists")
     ex.add_argument("--search", default="", help="only traces whose steps contain these words")
     _filters(ex, page=False)
     ri = cmds.add_parser("reindex", help="rebuild the index from the trace files")
     ri.add_argument("--full", action="store_true", help="recompute every row, not only missing ones")
+    cmds.add_parser("columnar", help="rewrite the columnar copy (Parquet) the Dataset page's aggregates read")
     p.set_defaults(func=run)
 
 
@@ -124,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store()
     cmd = args.library_command
     if cmd is None:
-        raise UsageError("library needs an action: list, search, show, rm, export or reindex")
+        raise UsageError("library needs an action: list, search, show, rm, export, reindex or columnar")
     if cmd in ("list", "search"):
         _print_rows(store, _query(args, args.text if cmd == "search" else ""), args.json)
     elif cmd == "show":
@@ -138,11 +146,14 @@ def run(args: argparse.Namespace) -> int:
     elif cmd == "rm":
         return _rm(store, args)
     elif cmd == "export":
-        from o3viz.store.export import export_steps
+        from o3viz.store.export import export_layout, export_steps
 
-        traces, steps, errors = export_steps(
-            store, _query(args, args.search), args.parquet, overwrite=args.overwrite
-        )
+        if args.partition:
+            traces, steps, errors = export_layout(store, _query(args, args.search), args.parquet)
+        else:
+            traces, steps, errors = export_steps(
+                store, _query(args, args.search), args.parquet, overwrite=args.overwrite
+            )
         for e in errors:
             sys.stderr.write(f"skipped {e}\n")
         print(f"wrote {steps} steps of {traces} traces to {args.parquet}")
@@ -151,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
         for e in rep.errors:
             sys.stderr.write(f"unreadable: {e}\n")
         print(f"reindexed {store.root}: {rep.added} rows added, {rep.removed} removed, {rep.kept} kept")
+    if cmd in ("reindex", "columnar"):
+        from o3viz.store.columnar import refresh
+
+        n = refresh(store)
+        print(f"columnar copy of {store.root}: {n} traces (the Dataset page reads it through DuckDB)")
     return 0
 
 

@@ -8,6 +8,7 @@ from o3viz.figures.attention import (
     relevance_figure,
     token_heatmap,
 )
+from o3viz.figures.branch import branch_answers_figure
 from o3viz.figures.compare import alignment_figure, compare_maps, curves_figure, diff_heatmap, verdicts_figure
 from o3viz.figures.compression import (
     build_compression_map,
@@ -40,6 +41,7 @@ from o3viz.figures.importance import (
     head_kurtosis_figure,
     importance_scores_figure,
     record_label,
+    resample_interval_figure,
     step_matrix_figure,
 )
 from o3viz.figures.internals import (
@@ -55,6 +57,8 @@ from o3viz.figures.internals import (
     step_routing_figure,
     token_routing_rows,
 )
+from o3viz.figures.labels import label_rows, mark_labels
+from o3viz.figures.map_layout import Fork
 from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.steering import steering_figure
@@ -64,12 +68,17 @@ from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
     "steering_figure",
+    "label_rows",
+    "mark_labels",
+    "branch_answers_figure",
+    "Fork",
     "episode_items",
     "count_marks",
     "episode_map_figure",
     "token_facts",
     "head_kurtosis_figure",
     "importance_scores_figure",
+    "resample_interval_figure",
     "record_label",
     "step_matrix_figure",
     "step_targets",

@@ -25,6 +25,10 @@ from o3viz.text.classify import TYPES
 from o3viz.trace.ids import make_id
 
 _TAG_COLORS = {"equal": "#94a3b8", "replace": "#f59e0b", "insert": B_COLOR, "delete": A_COLOR}
+_FORK_COLORS = {
+    "shared": "#e5e7eb",
+    "fork": "#CC79A7",
+}  # a branch against its parent: prefix greyed, the edit
 
 
 def curves_figure(c: Comparison) -> go.Figure:
@@ -142,7 +146,7 @@ def alignment_figure(c: Comparison) -> go.Figure:
             if idx is not None:
                 xs.append(lane)
                 ys.append(row)
-                colors.append(_TAG_COLORS[s.tag])
+                colors.append({**_TAG_COLORS, **_FORK_COLORS}[s.tag])
                 hover.append(f"{'AB'[lane]} step {idx} · {s.tag}<br>{html.escape(clip_label(text, 90))}")
     fig = go.Figure(
         go.Scattergl(
@@ -155,7 +159,8 @@ def alignment_figure(c: Comparison) -> go.Figure:
             showlegend=False,
         )
     )
-    for tag, color in _TAG_COLORS.items():
+    forked = any(s.tag in _FORK_COLORS for s in c.steps)
+    for tag, color in {**_TAG_COLORS, **(_FORK_COLORS if forked else {})}.items():
         fig.add_trace(
             go.Scatter(
                 x=[None], y=[None], mode="markers", name=tag, marker={"color": color, "symbol": "square"}
@@ -213,6 +218,18 @@ def mark_divergence(
     )  # fmt: skip
 
 
+def _shade_shared(fig: go.Figure, c: Comparison) -> None:
+    """A branch against its parent: the shared prefix greyed over, the fork named at its edge."""
+    shared = sum(s.tag == "shared" for s in c.steps)
+    if not shared:
+        return
+    fig.add_vrect(
+        x0=-0.5, x1=shared - 0.5, fillcolor="#e5e7eb", opacity=0.55, line_width=0, layer="above",
+        annotation_text=f"shared prefix · fork at step {shared}", annotation_position="bottom left",
+        annotation_font={"size": 11, "color": "#475569"},
+    )  # fmt: skip
+
+
 def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) -> tuple[go.Figure, go.Figure]:
     """The final rounds of A and B on one scale, the first divergence marked in both (its label in
     the margin above the plot). Short rounds are two reasoning maps with the same lanes, the same x
@@ -244,6 +261,7 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
             height=height,
             title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
         )
+        _shade_shared(fig, c)
         if d is not None:
             node = make_id("step", r, idx) if idx is not None else None
             pos = map_layout(o, lanes, x_of).pos

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from o3viz.figures._style import DIFF_SCALE, HEAT_SCALE, STEP_TYPE_LABELS, base_layout, clip_label, readable
 from o3viz.trace import Step
-from o3viz.trace.importance import ImportanceRecord
+from o3viz.trace.importance import ImportanceRecord, rank_scores
 
 METHOD_LABELS = {
     "receiver": "receiver heads",
@@ -54,13 +54,18 @@ def _hover(rec: ImportanceRecord, steps: list[Step]) -> list[str]:
     ]
 
 
+def _under_floor(rec: ImportanceRecord, n: int) -> list[bool]:
+    floor = rec.series.get("clears_floor") or []
+    return [i < len(floor) and floor[i] == 0.0 for i in range(n)]
+
+
 def importance_scores_figure(
     records: list[ImportanceRecord], steps: list[Step], *, height: int = 300
 ) -> go.Figure:
     """One row per record, one column per step: rank of the step's score (hover: the raw score and
-    the sentence and its type)."""
+    the sentence and its type); a step under its noise floor is drawn as least important and ringed."""
     n = len(steps)
-    z = [ranked(list(r.scores[:n]) + [None] * (n - len(r.scores))) for r in records]
+    z = [rank_scores(r, n) for r in records]
     text = [_hover(r, steps) for r in records]
     fig = go.Figure(
         go.Heatmap(
@@ -77,6 +82,20 @@ def importance_scores_figure(
             ygap=2,
         )
     )
+    under = [(i, record_label(r)) for r in records for i, u in enumerate(_under_floor(r, n)) if u]
+    if under:
+        fig.add_trace(
+            go.Scatter(
+                x=[i for i, _ in under],
+                y=[y for _, y in under],
+                mode="markers",
+                # white rings read on every colour of the scale, from dark purple to yellow
+                marker={"symbol": "circle-open", "size": 14, "color": "#ffffff", "line": {"width": 2.5}},
+                name="under its noise floor",
+                hovertemplate="step %{x}: under its noise floor (drawn as least important)<extra></extra>",
+            )
+        )
+        fig.update_layout(legend={"orientation": "h", "y": -0.25, "x": 0})
     base_layout(
         fig,
         "Which steps mattered? Each method's ranking of the steps"
@@ -177,3 +196,48 @@ def head_kurtosis_figure(rec: ImportanceRecord, *, height: int = 360) -> go.Figu
     fig.update_xaxes(title_text="layer", showgrid=False)
     fig.update_yaxes(title_text="head", showgrid=False)
     return fig
+
+
+def resample_interval_figure(rec: ImportanceRecord, steps: list[Step], *, height: int = 260) -> go.Figure:
+    """Each resampled step's score with its bootstrap interval, beside its noise floor: filled
+    where the score clears the floor, hollow where the noise could explain it."""
+    s, n = rec.series, len(steps)
+    xs = [i for i in range(n) if i < len(rec.scores) and rec.scores[i] is not None]
+    lo, hi, floor = (s.get(k) or [None] * n for k in ("ci_low", "ci_high", "noise_floor"))
+    clear = _under_floor(rec, n)
+    y = [rec.scores[i] for i in xs]
+    level = round(100 * rec.params.get("level", 0.9))
+    unit = "accuracy change" if rec.params.get("score") == "counterfactual_accuracy" else "KL (nats)"
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=list(range(n)), y=[np.nan if v is None else v for v in floor[:n]], mode="lines",
+            line={"shape": "hvh", "color": "#94a3b8", "dash": "dot"}, name="noise floor",
+            hovertemplate="step %{x}: noise floor %{y:.3g}<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=xs, y=y, mode="markers", name=f"score, {level}% interval",
+            marker={"size": 8, "color": ["#ffffff" if clear[i] else "#2563eb" for i in xs],
+                    "line": {"width": 1.5, "color": "#2563eb"}},
+            error_y={"type": "data", "symmetric": False, "color": "#93c5fd",
+                     "array": [(hi[i] - rec.scores[i]) if hi[i] is not None else 0 for i in xs],
+                     "arrayminus": [(rec.scores[i] - lo[i]) if lo[i] is not None else 0 for i in xs]},
+            text=[f"step {i}: {rec.scores[i]:.3g} [{_g(lo[i])}, {_g(hi[i])}], floor {_g(floor[i])}"
+                  + (" — under its floor" if clear[i] else " — clears its floor") for i in xs],
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )  # fmt: skip
+    base_layout(
+        fig, f"Which resampled steps stand out from the noise? Score, {level}% interval, noise floor",
+        height=height, margin={"l": 50, "r": 20, "t": 48, "b": 40},
+    )  # fmt: skip
+    fig.update_xaxes(title_text="step", showgrid=False, range=[-0.5, n - 0.5])
+    fig.update_yaxes(title_text=unit)
+    fig.update_layout(legend={"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"})
+    return fig
+
+
+def _g(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3g}"

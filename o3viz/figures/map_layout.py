@@ -52,3 +52,30 @@ def map_layout(
         x += ROUND_GAP
     lay.width = max(x - ROUND_GAP, 1.0)
     return lay
+
+
+@dataclass(frozen=True)
+class Fork:
+    """A branch leaving step ``step`` (a node id, ``step:R:I``): its label, answer and verdict."""
+
+    step: str
+    kind: str  # edit | resample
+    label: str = ""
+    answer: str | None = None
+    verdict: str | None = None
+
+
+FORK_DX, FORK_DY = 0.9, 0.42  # a fork lane's run and rise, in step units and lanes
+
+
+def fork_ends(lay: MapLayout, forks: list[Fork]) -> list[tuple[Fork, float, float, float, float]]:
+    """(fork, x0, y0, x1, y1) of each fork lane: from its step, down to the right; forks of one
+    step fan out one below the other. Forks of steps the map does not show are left out."""
+    out, seen = [], {}
+    for f in forks:
+        if f.step not in lay.pos:
+            continue
+        x0, y0 = lay.pos[f.step]
+        k = seen[f.step] = seen.get(f.step, -1) + 1
+        out.append((f, x0, y0, x0 + FORK_DX, y0 + FORK_DY * (k + 1)))
+    return out

@@ -24,7 +24,8 @@ from o3viz.figures._style import (
     esc,
     readable,
 )
-from o3viz.figures.map_layout import ANSWER, CHECKS, ROUND_GAP, MapLayout, map_layout  # noqa: F401 (re-exported)
+from o3viz.figures.map_forks import add_fork_lanes
+from o3viz.figures.map_layout import ANSWER, CHECKS, ROUND_GAP, Fork, MapLayout, map_layout  # noqa: F401 (re-exported)
 from o3viz.trace.ids import make_id
 
 PLOT_PX = 640  # the width the marker sizes are planned for
@@ -332,6 +333,7 @@ def reasoning_map_figure(
     x_range: tuple[float, float] | None = None,
     show_answer: bool = True,
     first_wrong: str | None = None,
+    forks: list[Fork] | tuple[Fork, ...] = (),
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
@@ -340,7 +342,8 @@ def reasoning_map_figure(
     ``x_range`` put two maps on one scale (Compare); dependency arcs are drawn for steps of
     importance at least ``dep_min``; ``show_answer=False`` leaves out the answer's star and label
     (a zoomed-in episode that does not reach it); ``first_wrong`` (a step id) gets a red dashed ring
-    ("first wrong step", the one rule of ``o3viz.analysis.wrong_step``)."""
+    ("first wrong step", the one rule of ``o3viz.analysis.wrong_step``); ``forks`` (branches) leave
+    their steps as short lanes ending in the branch's answer and verdict."""
     lay = map_layout(outline, lanes, x_of)
     size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
     fig = go.Figure(_edges(outline, lay, dep_min))
@@ -352,6 +355,7 @@ def reasoning_map_figure(
     _selection(fig, lay, outline, selected, highlight)
     if first_wrong in lay.pos:
         _first_wrong_ring(fig, lay.pos[first_wrong])
+    add_fork_lanes(fig, lay, list(forks))
     n = len(outline.steps)
     sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
     if outline.has_importance:  # a second line: one line of legend would be cut off at 1280 px

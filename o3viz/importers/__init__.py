@@ -7,7 +7,9 @@ Formats live in one table (``o3viz.importers.registry``: ``register_format`` add
   (``output`` items), ``anthropic_messages`` (``content`` blocks), ``chat_messages`` (a list of
   role/content messages), then ``json_dataset`` (a list of records or one record object);
 - ``jsonl``: one JSON record per line (a record may itself be an API response);
-- text: ``think_tags`` (``<think>…</think>``, chat-template dumps) else ``plain_text``.
+- text: ``think_tags`` (``<think>…</think>``, chat-template dumps) else ``plain_text``;
+- ``inspect_ai``: Inspect AI logs, the ``.eval`` zip (read member by member) and the ``.json`` log,
+  one trace per sample (``record`` picks it).
 
 >>> t = import_trace("<think>2+3=5. So the sum is 5.</think>The answer is 5.", reference="5")
 >>> t.provenance.source["format"], t.final.answer, t.final.checks[-1].verdict
@@ -18,11 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from collections.abc import Iterator
 from typing import Any
 
 from o3viz.errors import TraceError
-from o3viz.importers.formats import RawInput, read_input
+from o3viz.importers.formats import RawInput, looks_like_path, read_input
+from o3viz.importers.inspect_log import ZIP_MAGIC, read_eval_sample
+from o3viz.importers.parquet import MAGIC as PARQUET_MAGIC
+from o3viz.importers.parquet import read_row
 from o3viz.importers.registry import (
     UnknownFormatError,
     detect_input,
@@ -64,9 +70,47 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _head(src: Any) -> bytes:
+    """The first bytes of ``src`` when it names a file (binary containers are told by them)."""
+    if not (isinstance(src, os.PathLike) or (isinstance(src, str) and looks_like_path(src))):
+        return b""
+    try:
+        with open(src, "rb") as f:
+            return f.read(8)
+    except OSError:
+        return b""
+
+
+def read_source(src: Any, record: int | None = None) -> tuple[RawInput, int | None]:
+    """``src`` decoded, and the record already picked from it (else None): an Inspect ``.eval``
+    zip is read as its sample ``record`` and a Parquet file as its row ``record`` (only that member
+    or row group is decompressed); anything else by ``read_input``."""
+    if isinstance(src, RawInput):
+        return src, None
+    head = _head(src)
+    if head.startswith(ZIP_MAGIC):
+        rec = read_eval_sample(src, record)
+        return RawInput(rec, "json", str(src)), rec["index"]
+    if head.startswith(PARQUET_MAGIC):
+        n, row = read_row(src, record)
+        return RawInput([row], "json", str(src)), n  # a one-row dataset: the field options apply
+    return read_input(src), None
+
+
+def _detect(raw: RawInput, named: bool):
+    """The format of ``raw``; a JSON record whose fields are named (``text_field=`` …) is a dataset
+    record even when none of the default field names is in it (OpenThoughts' ``conversations``)."""
+    try:
+        return detect_input(raw)
+    except UnknownFormatError:
+        if named and raw.kind == "json" and isinstance(raw.data, dict | list):
+            return get_format("json_dataset")
+        raise
+
+
 def detect_format(src: Any) -> str:
     """The format name of ``src`` (a path, bytes, str, dict or list); raises ``TraceError``."""
-    return detect_input(src if isinstance(src, RawInput) else read_input(src)).name
+    return detect_input(read_source(src)[0]).name
 
 
 def import_trace(
@@ -95,11 +139,12 @@ def import_trace(
     Raises ``TraceError`` for unreadable input, naming the formats tried.
     """
     forced = get_format(format) if format is not None else None
-    raw = src if isinstance(src, RawInput) else read_input(src)
-    parser = forced or detect_input(raw)
+    raw, picked = read_source(src, record)
+    named = any((text_field, question_field, answer_field, reference_field))
+    parser = forced or _detect(raw, named)
     fmt = parser.name
     opts = {
-        "record": record,
+        "record": None if picked is not None else record,
         "text_field": text_field,
         "question_field": question_field,
         "answer_field": answer_field,
@@ -111,6 +156,8 @@ def import_trace(
         raise
     except TraceError as exc:
         raise TraceError(f"{raw.file or '(input)'}: as {fmt}: {exc}") from None
+    if picked is not None:
+        imp.record = picked
     if not (imp.thinking or imp.answer):
         raise UnknownFormatError(f"{raw.file or '(input)'}: as {fmt}: no reasoning or answer text found")
     from o3viz.importers.build import build_trace

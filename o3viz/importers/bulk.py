@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from o3viz.errors import TraceError, UsageError, one_line
+from o3viz.importers import inspect_log, parquet
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
 from o3viz.trace.safejson import json_int, scan
@@ -118,6 +119,10 @@ def read_records(path: str | os.PathLike) -> Iterator[Record]:
         raise TraceError(f"{path}: larger than the dataset limit of {MAX_FILE_BYTES} bytes")
     with _open(path) as f:
         head = f.read(4096).lstrip()
+    container = _container(path, head)
+    if container is not None:
+        yield from container
+        return
     if head.startswith(b"["):
         yield from _read_array(path)
         return
@@ -135,6 +140,29 @@ def read_records(path: str | os.PathLike) -> Iterator[Record]:
                 continue
             if raw.strip():
                 yield _decode_line(raw, n, "line")
+
+
+def _container(path: Path, head: bytes) -> Iterator[Record] | None:
+    """The records of a file that is not JSON lines: an Inspect AI log (``.eval`` zip or ``.json``
+    log, one record per sample) or a Parquet file (one per row, read a row group at a time)."""
+    if head.startswith(inspect_log.ZIP_MAGIC):
+        samples = inspect_log.eval_samples(path)
+    elif inspect_log.looks_like_json_log(head):
+        samples = inspect_log.json_log_samples(path)
+    elif head.startswith(parquet.MAGIC):
+        return (Record(n, t) if p is None else _bad(n, "row", p) for n, t, p in parquet.parquet_rows(path))
+    else:
+        return None
+    return (
+        _bad(n, "sample", p) if p is not None else _record(n, json.dumps(r, ensure_ascii=False))
+        for n, r, p in samples
+    )
+
+
+def _record(n: int, text: str) -> Record:
+    if len(text) > MAX_RECORD_BYTES:
+        return _bad(n, "sample", f"record larger than the limit of {MAX_RECORD_BYTES} bytes")
+    return Record(n, text)
 
 
 def _read_array(path: Path) -> Iterator[Record]:
@@ -155,8 +183,13 @@ def count_records(path: str | os.PathLike, *, max_bytes: int | None = None) -> i
     ``.gz`` cannot cost minutes of counting."""
     path = Path(path)
     with _open(path) as f:
-        if f.read(4096).lstrip().startswith(b"["):
-            return sum(1 for _ in _read_array(path))
+        head = f.read(4096).lstrip()
+    if head.startswith(inspect_log.ZIP_MAGIC):
+        return inspect_log.count_samples(path)
+    if head.startswith(parquet.MAGIC):
+        return parquet.count_rows(path)
+    if head.startswith(b"[") or inspect_log.looks_like_json_log(head):
+        return sum(1 for _ in read_records(path))
     n = seen = 0
     with _open(path) as f:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):

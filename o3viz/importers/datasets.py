@@ -50,12 +50,20 @@ MODEL_FIELDS = ("model_name", "model")
 
 
 def get_field(record: Any, path: str) -> Any:
-    """``record["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
+    """``record["a"]["b"]`` for ``"a.b"``, and a list item for a number (``generations.0``,
+    ``conversations.1.value``: OpenR1 and OpenThoughts columns); None where any part is missing.
+
+    >>> get_field({"conversations": [{"value": "q"}, {"value": "a"}]}, "conversations.1.value")
+    'a'
+    """
     cur = record
     for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
+        if isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        elif isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
             return None
-        cur = cur[part]
     return cur
 
 

@@ -77,7 +77,7 @@ def _decode(data: bytes, where: str) -> str:
         raise TraceError(f"{where}: not UTF-8 text at byte {exc.start} (tried text, json, jsonl)") from None
 
 
-def _looks_like_path(s: str) -> bool:
+def looks_like_path(s: str) -> bool:
     if len(s) >= 4096 or "\n" in s or s.lstrip().startswith(("{", "[", "<")):
         return False
     try:
@@ -91,7 +91,7 @@ def read_input(src: Any) -> RawInput:
     if isinstance(src, dict | list):
         return RawInput(src, "json")
     file = None
-    if isinstance(src, os.PathLike) or (isinstance(src, str) and _looks_like_path(src)):
+    if isinstance(src, os.PathLike) or (isinstance(src, str) and looks_like_path(src)):
         from o3viz.trace.files import read_bounded
 
         path = Path(src)
@@ -151,8 +151,8 @@ def _parse_jsonl(text: str, where: str) -> list[Any]:
 
 # <think> and common synonyms; the closing tag alone is enough (templates often put the opening
 # tag in the prompt, as the thought-anchors prompts do).
-_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
-_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.I)
+_OPEN = re.compile(r"<(think|thinking|reasoning)>|<\|begin_of_thought\|>", re.I)  # and OpenThoughts'
+_CLOSE = re.compile(r"</(think|thinking|reasoning)>|<\|end_of_thought\|>", re.I)
 # Chat-template user turns: DeepSeek (<｜User｜>…<｜Assistant｜>), ChatML, Llama-3.
 _TEMPLATE_USER = (
     re.compile(r"<｜User｜>(.*?)<｜Assistant｜>", re.S),

@@ -30,6 +30,7 @@ from o3viz.importers.formats import (
     parse_plain_text,
     parse_think_text,
 )
+from o3viz.importers.inspect_log import detect_inspect, parse_inspect
 
 Reads = Literal["json", "jsonl", "text"]
 Detect = Callable[[RawInput], bool]
@@ -138,6 +139,7 @@ _api("openai_chat", parse_chat_completion)
 _api("openai_responses", parse_openai_responses)
 _api("anthropic_messages", parse_anthropic)
 _api("chat_messages", parse_chat_messages)
+register_format("inspect_ai", detect_inspect, parse_inspect)  # Inspect AI logs (.eval, .json)
 register_format("json_dataset", lambda raw: is_dataset(raw.data), _dataset("json_dataset"), fallback=True)
 register_format("jsonl", lambda raw: True, _dataset("jsonl"), reads="jsonl")
 register_format(

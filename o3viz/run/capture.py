@@ -157,7 +157,9 @@ def capture(
     prompt, task = _prompt_and_task(req, task)
     cfg = req.capture
     packed = compress_prompt(tokenizer, prompt, req.compression) if req.compression else None
-    layout = packed.layout if packed else layout_prompt(tokenizer, prompt)
+    if packed is not None and req.prefix:
+        raise UsageError("a branch (a reply prefix) cannot be continued with compression on")
+    layout = packed.layout if packed else layout_prompt(tokenizer, prompt, req.prefix)
     h = _hooks(model, tokenizer, req, layout, packed, task.kind, on_token)
     stop_ids = eos_ids(model, tokenizer)
     with (
@@ -168,6 +170,8 @@ def capture(
             hooks = [*h.loop(), inner]
             gen = run_loop(model, layout.ids, req, stop_ids=stop_ids, hooks=hooks, should_stop=should_stop)
         rnd = _build_round(tokenizer, layout, gen, task, cfg)
+        if req.prefix:
+            rnd.info["reply_prefix_chars"] = len(req.prefix)
         rnd.internals = inner.finish(len(gen.ids))
         if req.explore:
             rnd.branches = explore_branches(

@@ -4,8 +4,8 @@ offsets into the rendered prompt, the question's token range, and the prompt seg
 Segments partition the prompt tokens: the user's question split into steps with
 ``o3viz.text.spans.split_spans`` ("question 0", "question 1", ...), plus the chat-template / system
 tokens before the question ("template") and after it ("template (end)", e.g. the assistant
-header). A ``Segment`` is one contiguous range, so the template text on the two sides of the
-question makes two segments; either is left out when empty (no chat template).
+header), then a branch's reply prefix ("reply prefix"). A ``Segment`` is one contiguous range, so
+the template text on the two sides of the question makes two segments; either is left out when empty (no chat template).
 """
 
 from __future__ import annotations
@@ -116,13 +116,33 @@ def build_segments(
     return [Segment(i, cs, ce, ts, te, label) for i, (ts, te, cs, ce, label) in enumerate(segs)]
 
 
-def layout_prompt(tokenizer, prompt: str) -> PromptLayout:
-    """Render, tokenize and segment ``prompt`` for generation."""
+def layout_prompt(tokenizer, prompt: str, prefix: str = "") -> PromptLayout:
+    """Render, tokenize and segment ``prompt`` for generation; ``prefix`` (a branch's reply so
+    far) follows the rendered prompt as the last segment, "reply prefix"."""
     rendered, chat = render_chat(tokenizer, prompt)
+    head = len(rendered)
+    rendered += prefix
     ids, offsets = tokenize_with_offsets(tokenizer, rendered, add_special=not chat)
     q_chars = locate_question(rendered, prompt)
     first, last = token_ranges([q_chars], offsets)[0]
     q_tokens = (first, max(first + 1, last)) if offsets else (0, 0)
     q_tokens = (min(q_tokens[0], len(ids)), min(q_tokens[1], len(ids)))
     segs = build_segments(rendered, offsets, q_chars, q_tokens)
+    if prefix:
+        segs = split_off_prefix(segs, offsets, head)
     return PromptLayout(prompt, rendered, ids, offsets, q_chars, q_tokens, segs)
+
+
+def split_off_prefix(segs: list[Segment], offsets: list[tuple[int, int]], head: int) -> list[Segment]:
+    """The last segment cut where the reply prefix starts (char ``head``; a token that straddles
+    the boundary belongs to the prefix): the rest of it, then "reply prefix"."""
+    first = next((i for i, (_, e) in enumerate(offsets) if e > head), len(offsets))
+    last = segs[-1]
+    if first >= last.token_end or first < last.token_start:
+        return segs
+    keep = segs[:-1]
+    if first > last.token_start:
+        keep.append(Segment(last.index, last.start, offsets[first][0], last.token_start, first, last.label))
+    start = offsets[first][0]
+    keep.append(Segment(len(keep), start, last.end, first, last.token_end, "reply prefix"))
+    return keep

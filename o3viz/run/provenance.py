@@ -10,7 +10,8 @@ from o3viz.hooks.instrument import ATTN_NAME
 from o3viz.run.request import RunRequest
 from o3viz.trace.core import Provenance, timestamp
 
-LEFT_OUT = ("prompt", "model")  # in the round (the prompt) and in ``model_id`` already
+# in the round (the prompt; a branch's reply prefix ends its rendered prompt) and in ``model_id``
+LEFT_OUT = ("prompt", "prefix", "model")
 
 
 def library_versions() -> dict[str, str]:

@@ -22,6 +22,7 @@ class RunRequest:
     """Everything one run needs besides the loaded model."""
 
     prompt: str | None = None  # a free prompt, or
+    prefix: str = ""  # the reply's forced opening (a branch: the steps before the fork, the edited step)
     task_id: str | None = None  # a built-in task: gsm8k:N, humaneval:HumanEval/N, mbppplus:Mbpp/N
     model: str | None = None  # hub id, model directory or .gguf for ``load_model`` (None: the embedded one)
     max_new_tokens: int = 256

@@ -139,7 +139,8 @@ def solve(
 
     The task is ``spec`` if given, else ``req.task_id`` (``gsm8k:12``, ``humaneval:HumanEval/0``,
     ``mbppplus:Mbpp/2``), else ``req.prompt`` as a free prompt verified by its claims only. Each
-    round is one ``capture`` with ``req``'s settings (compression, DAA, explore, ...). A
+    round is one ``capture`` with ``req``'s settings (compression, DAA, explore, ...); a branch's
+    ``req.prefix`` opens the first round's reply only (revisions start afresh). A
     compressed run's trace keeps the first round's compression record (the task's own prompt);
     every round says in ``info["compression"]`` how its prompt was compressed. A stop request
     ends the loop after the round it interrupts.
@@ -155,7 +156,7 @@ def solve(
         trace = capture(
             model,
             tokenizer,
-            dataclasses.replace(req, prompt=prompt, task_id=None),
+            dataclasses.replace(req, prompt=prompt, task_id=None, prefix=req.prefix if r == 0 else ""),
             task=spec.task,
             on_token=on_token,
             should_stop=should_stop,

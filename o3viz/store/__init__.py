@@ -3,5 +3,7 @@
 ``store`` owns the files, the index and its transactions; ``index`` what one row knows about a
 trace; ``query`` the questions the Library, the Dataset page and ``o3viz library`` ask; ``repair``
 rebuilding the index from the files (``reindex``) and the samples (``ensure_samples``); ``export``
-the step-level table (CSV, Parquet). Imports run one way: index → query → store → repair, export.
+the step-level table (CSV, Parquet); ``labels`` people's step labels; ``golden`` labelled imports,
+golden-set export and agreement. Imports run one way: index → query → store → labels → repair,
+export → golden.
 """

@@ -3,12 +3,17 @@ Parquet for pandas, DuckDB or Spark. Rows come from the trace files, the store's
 
 Columns: ``key, dataset, model, source, record, part, task, correct, verdict, round, step, kind,
 type, parent, start, end, chars, claims, claim_errors, text``.
+
+``export_layout`` writes the store's whole Parquet layout instead (``o3viz.store.columnar``): the
+trace table and this step table, each partitioned by dataset, in a new folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from o3viz.errors import O3vizError
 from o3viz.store.query import Query
@@ -104,3 +109,56 @@ def export_steps(
     with store.guard("writing the Parquet file"):
         write_atomic(path, sink.getvalue().to_pybytes(), overwrite=overwrite)
     return len(facts_rows), steps, errors
+
+
+def _step_batches(store: Store, facts_rows: list[dict], errors: list[str], progress) -> object:
+    import pyarrow as pa
+
+    from o3viz.store.columnar import NO_DATASET
+
+    schema, batch = _schema(), []
+    for i, facts in enumerate(facts_rows):
+        try:
+            batch.extend(step_rows(store.trace(facts["key"]), facts))
+        except O3vizError as exc:
+            errors.append(f"{facts['key']}: {exc}")
+        if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
+            for r in batch:
+                r["correct"] = None if r["correct"] is None else bool(r["correct"])
+                r["dataset"] = r["dataset"] or NO_DATASET
+            yield pa.RecordBatch.from_pylist(batch, schema=schema)
+            batch = []
+        if progress:
+            progress(i + 1, len(facts_rows))
+
+
+def export_layout(
+    store: Store,
+    q: Query,
+    folder: str | os.PathLike,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, int, list[str]]:
+    """Write the store's Parquet layout for the traces matching ``q`` into ``folder`` (new or
+    empty): ``traces/`` and ``steps/``, partitioned by dataset (``o3viz.store.columnar``). Returns
+    (traces, steps, one error line per unreadable trace)."""
+    from o3viz.store.columnar import LAYOUT_VERSION, STAMP, trace_batches, trace_schema, write_table
+
+    folder = Path(folder)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise StoreError(f"--parquet: {folder} exists and is not an empty folder; give a new folder")
+    facts_rows = [
+        dict(zip(TRACE_COLUMNS, r, strict=True)) for r in store.select(q, TRACE_COLUMNS, max_rows=2**62)
+    ]
+    if not facts_rows:
+        raise StoreError("no traces match; nothing to export")
+    errors: list[str] = []
+    with store.guard("writing the Parquet layout"):
+        folder.mkdir(parents=True, exist_ok=True)
+        traces = write_table(trace_batches(store, q), folder / "traces", trace_schema(), partition=True)
+        steps = write_table(
+            _step_batches(store, facts_rows, errors, progress), folder / "steps", _schema(), True
+        )
+        stamp = {"layout": LAYOUT_VERSION, "generation": store.generation(), "traces": traces, "steps": steps}
+        write_atomic(folder / STAMP, json.dumps(stamp).encode())
+    return traces, steps, errors

@@ -29,6 +29,9 @@ META_FIELDS: dict[str, type] = {
     "parts": int,
     "added_at": float,  # seconds since the epoch
     "tags": str,  # comma-separated
+    "parent": str,  # a branch: the key of the trace it forked from
+    "fork": str,  # a branch: the parent's step it forked at, "R:I"
+    "branch": str,  # a branch: edit | resample
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number"}
 

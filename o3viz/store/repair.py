@@ -10,6 +10,7 @@ from pathlib import Path
 
 from o3viz.errors import O3vizError
 from o3viz.store.index import IndexRow, index_row, search_text
+from o3viz.store.labels import rebuild_labels
 from o3viz.store.store import SUFFIX, Store
 from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes
 
@@ -20,6 +21,7 @@ class ReindexReport:
     removed: int = 0  # rows whose file is gone
     kept: int = 0
     errors: list[str] = field(default_factory=list)  # unreadable files, one line each
+    labels: int = 0  # labels put back into the table from the label file
 
 
 def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport:
@@ -53,6 +55,8 @@ def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport
         if progress:
             progress(i + 1, len(todo))
     report.added += store.insert(batch) if batch else 0
+    report.labels, bad = rebuild_labels(store)
+    report.errors += bad
     return report
 
 

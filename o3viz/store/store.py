@@ -45,6 +45,8 @@ META_SUFFIX = ".meta.json"
 BUSY_TIMEOUT_S = 60.0
 CACHE_TRACES = 8  # parsed traces kept per process (content-addressed, so never stale)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+INDEXES = [(f"traces_{c}", c) for c in ("dataset", "model", "source", "correct", "line_hash", "verdict")]
+INDEXES += [(f"traces_by_{c}", f"{c}, id") for c in ("steps", "backtracks", "claim_errors", "name")]  # sorts
 
 
 class StoreError(O3vizError):
@@ -136,15 +138,29 @@ class Store:
         try:
             conn.execute(f"CREATE TABLE IF NOT EXISTS traces ({column_sql()})")
             conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text)")
-            for col in ("dataset", "model", "source", "correct", "line_hash", "verdict"):
-                conn.execute(f"CREATE INDEX IF NOT EXISTS traces_{col} ON traces ({col})")
-            for col in ("steps", "backtracks", "claim_errors", "name"):  # the Library's sort orders
-                conn.execute(f"CREATE INDEX IF NOT EXISTS traces_by_{col} ON traces ({col}, id)")
+            self.create_indexes(conn)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def create_indexes(conn: sqlite3.Connection) -> None:
+        for name, cols in INDEXES:
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON traces ({cols})")
+
+    @staticmethod
+    def bump_generation(conn: sqlite3.Connection) -> None:
+        """Count one change of the rows (inside the writing transaction): what the columnar copy
+        (``o3viz.store.columnar``) compares to know whether it is stale."""
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0')")
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE name = 'generation'")
+
+    def generation(self) -> int:
+        with self.guard("reading the index"):
+            found = self.conn.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return int(found[0]) if found is not None else 0
 
     def _add_columns(self, conn: sqlite3.Connection) -> None:
         """Bring an older index up to ``STORE_SCHEMA`` in place: add the columns it lacks and fill
@@ -159,6 +175,7 @@ class Store:
             conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
             conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
             conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
+            self.bump_generation(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -201,6 +218,12 @@ class Store:
         row and the search text, ready for ``insert``. Safe to call from worker processes."""
         if data is None or data[:2] != b"\x1f\x8b":
             data = trace_bytes(trace, gzipped=True) if data is None else gzip.compress(data, mtime=0)
+        key, meta = self.write_encoded(data, meta, durable=durable)
+        return index_row(trace, key, meta, file_bytes=len(data)), search_text(trace)
+
+    def write_encoded(self, data: bytes, meta: dict, *, durable: bool = True) -> tuple[str, dict]:
+        """Write a trace file's gzip bytes (already validated: a parsed trace's) and its metadata;
+        return the key and the metadata now stored (an earlier copy's, when the trace was there)."""
         key = content_key(data)
         meta = check_meta({"added_at": time.time(), **meta}, "metadata")  # only typed fields reach the index
         with self.guard("writing a trace"):
@@ -215,7 +238,7 @@ class Store:
                     meta = self.read_meta(key)
                 except O3vizError:  # a damaged metadata file: this writer's metadata replaces it
                     self._write_meta(key, meta, durable=durable)
-        return index_row(trace, key, meta, file_bytes=len(data)), search_text(trace)
+        return key, meta
 
     def _write_meta(self, key: str, meta: dict, *, durable: bool = True) -> None:
         data = json.dumps(meta, sort_keys=True).encode()
@@ -251,6 +274,8 @@ class Store:
                 if cur.rowcount:
                     conn.execute("INSERT INTO steps_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
                     added += 1
+            if added:
+                self.bump_generation(conn)
         return added
 
     def add(self, trace: Trace, *, data: bytes | None = None, **meta) -> str:
@@ -278,6 +303,7 @@ class Store:
             self._write_meta(key, meta)
         with self.transaction("tagging") as conn:
             conn.execute("UPDATE traces SET tags = ? WHERE key = ?", (clean, key))
+            self.bump_generation(conn)
 
     def delete(self, keys: list[str]) -> int:
         """Remove the files and then the rows of ``keys``; returns how many rows went."""
@@ -293,6 +319,7 @@ class Store:
                     conn.execute("DELETE FROM steps_fts WHERE rowid = ?", (found[0],))
                     conn.execute("DELETE FROM traces WHERE id = ?", (found[0],))
                     gone += 1
+            self.bump_generation(conn)
         return gone
 
     # ------------------------------------------------------------------ reading
@@ -401,4 +428,5 @@ class Store:
                 if found is not None:
                     conn.execute("DELETE FROM steps_fts WHERE rowid = ?", (found[0],))
                     conn.execute("DELETE FROM traces WHERE id = ?", (found[0],))
+            self.bump_generation(conn)
         return len(keys)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from o3viz.trace.attention import AttentionRecord
+from o3viz.trace.branching import BranchLink, BranchParent, links_of, parent_of
 from o3viz.trace.codec import (
     MAX_TOTAL_STEPS,
     check_json_value,
@@ -49,7 +50,9 @@ __all__ = [  # the pieces of a round live in o3viz.trace.parts; they are re-expo
     "timestamp",
 ]
 
-SCHEMA_VERSION = 2  # 2: optional rounds[].importance and rounds[].internals; older files migrate on load
+# 2: optional rounds[].importance and rounds[].internals; 3: optional parent and branches (a branch
+# trace and the branches a trace lists, o3viz.trace.branching); older files migrate on load
+SCHEMA_VERSION = 3
 MAX_TOKENS = 200_000  # per round, generated or prompt
 MAX_STEPS = 50_000
 MAX_ROUNDS = 64
@@ -230,6 +233,16 @@ class Provenance:
         )
 
 
+_DISPLAY: list = []  # how a Trace shows itself in a notebook; set by ``register_display``
+
+
+def register_display(bundle) -> None:
+    """Make ``bundle(trace) -> dict`` (a mime bundle) how a ``Trace`` displays itself as a
+    notebook cell's last expression. The package's ``__init__`` registers the notebook view, a
+    layer this one must not import."""
+    _DISPLAY[:] = [bundle]
+
+
 @dataclass(eq=False)
 class Trace:
     """The single source of truth for one run; ``save``/``load`` (and ``o3viz.trace.io``) read and
@@ -240,6 +253,8 @@ class Trace:
     provenance: Provenance = field(default_factory=Provenance)
     compression: CompressionRecord | None = None
     info: dict = field(default_factory=dict)
+    parent: BranchParent | None = None  # a branch: the trace and step it forked from
+    branches: list[BranchLink] = field(default_factory=list)  # branches made from this trace
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -267,6 +282,12 @@ class Trace:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Trace) and self.to_dict() == other.to_dict()
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict | None:
+        return _DISPLAY[0](self) if _DISPLAY else None
+
+    def _repr_html_(self) -> str | None:
+        return (self._repr_mimebundle_() or {}).get("text/html")
+
     def save(self, path: str | os.PathLike, overwrite: bool = False) -> Path:
         """Write atomically; refuses to overwrite unless asked (see ``o3viz.trace.jsonfile``)."""
         return save_dict(self.to_dict(), path, Trace.from_dict, overwrite=overwrite)
@@ -286,6 +307,10 @@ class Trace:
         }
         if self.compression is not None:
             d["compression"] = self.compression.to_dict()
+        if self.parent is not None:
+            d["parent"] = self.parent.to_dict()
+        if self.branches:
+            d["branches"] = [b.to_dict() for b in self.branches]
         return d
 
     @classmethod
@@ -304,4 +329,6 @@ class Trace:
             provenance=Provenance.from_dict(req(d, "provenance", dict, ""), "provenance"),
             compression=None if comp is None else CompressionRecord.from_dict(comp, "compression"),
             info=check_json_value(opt(d, "info", dict, "", {}), "info"),
+            parent=parent_of(d),
+            branches=links_of(d),
         )

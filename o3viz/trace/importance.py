@@ -179,11 +179,34 @@ def pick_record(records: list[ImportanceRecord], source: str | None = None) -> I
     return best[2] if best and best[0] else (ordered[0] if ordered else None)
 
 
+def rank_scores(rec: ImportanceRecord, n: int) -> list[float | None]:
+    """The record's scores as ranks among the scored steps, in [0, 1]. Where the record says which
+    steps clear their noise floor (``series["clears_floor"]``), a step under it is 0 and only the
+    others are ranked, into (0, 1]: a step the noise could explain is never drawn as important.
+
+    >>> rec = ImportanceRecord("resample", "resample", [0.9, 0.5, 0.1], series={"clears_floor": [0.0, 1.0, 1.0]})
+    >>> rank_scores(rec, 3)
+    [0.0, 1.0, 0.5]
+    """
+    scores = list(rec.scores[:n]) + [None] * (n - len(rec.scores))
+    floor = rec.series.get("clears_floor") or []
+    under = [i < len(floor) and floor[i] == 0.0 and scores[i] is not None for i in range(n)]
+    out: list[float | None] = [0.0 if u else None for u in under]
+    kept = sorted((v, i) for i, v in enumerate(scores) if v is not None and not under[i])
+    for r, (_, i) in enumerate(kept):
+        if any(under):
+            out[i] = (r + 1) / len(kept)
+        else:
+            out[i] = r / (len(kept) - 1) if len(kept) > 1 else 1.0
+    return out
+
+
 def step_view(
     records: list[ImportanceRecord], n_steps: int, source: str | None = None, min_weight: float = 0.0
 ) -> tuple[list[float | None], list[list[int]]]:
     """Per step: importance scaled to [0, 1] by rank among the scored steps (robust to the
     methods' different units and outliers), and the antecedents with edge weight ≥ ``min_weight``.
+    A step under its noise floor is 0 (``rank_scores``).
 
     >>> rec = ImportanceRecord("suppression", "suppression", [0.5, 2.0, None], [(1, 0, 0.9)])
     >>> step_view([rec], 3)
@@ -193,10 +216,7 @@ def step_view(
     deps: list[list[int]] = [[] for _ in range(n_steps)]
     if rec is None:
         return [None] * n_steps, deps
-    scored = sorted((v, i) for i, v in enumerate(rec.scores[:n_steps]) if v is not None)
-    out: list[float | None] = [None] * n_steps
-    for rank, (_, i) in enumerate(scored):
-        out[i] = rank / (len(scored) - 1) if len(scored) > 1 else 1.0
+    out = rank_scores(rec, n_steps)
     for step, ante, weight in rec.depends_on:
         if step < n_steps and weight >= min_weight:
             deps[step].append(ante)

@@ -5,6 +5,9 @@ of any supported version reaches ``SCHEMA_VERSION`` before validation.
   records of ``o3viz.trace.importance``, and ``rounds[].internals``, MoE routing and the logit
   lens, which version-1 files may already carry); a version-1 file is a valid version-2 file once its
   ``schema_version`` says so.
+- 2 → 3: version 3 adds optional ``parent`` (a branch trace: the trace and step it forked from)
+  and ``branches`` (the branches a trace lists); a version-2 file has neither and is a valid
+  version-3 file once its ``schema_version`` says so.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ def _v1_to_v2(d: dict) -> dict:
     return {**d, "schema_version": 2}
 
 
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2}  # from version -> one step up
+def _v2_to_v3(d: dict) -> dict:
+    return {**d, "schema_version": 3}
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2, 2: _v2_to_v3}  # from version -> one step up
 
 
 def migrate(d: dict, version: int, target: int) -> dict:

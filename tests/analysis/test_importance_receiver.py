@@ -101,3 +101,22 @@ def test_receiver_record_on_an_imported_trace_says_the_reader_is_a_proxy():
     assert len(rec.scores) == 6 and rec.scores[-1] is None and all(s is not None for s in rec.scores[:5])
     assert rec.model["proxy"] is True and rec.model["writer"] == "deepseek-r1"
     assert rec.head_kurtosis.shape == (2, 4) and len(rec.receiver_heads) == 2 and rec.matrix.shape == (6, 6)
+
+
+def test_a_recency_head_has_high_locality_and_is_left_out_of_the_nonlocal_score():
+    import numpy as np
+
+    from o3viz.analysis.importance.receiver import head_locality, kurtosis, nonlocal_scores, vertical_scores
+
+    s = 8
+    recency = np.zeros((s, s))
+    for j in range(s):
+        recency[j, max(0, j - 1) : j + 1] = 0.5
+    anchor = np.zeros((s, s))
+    anchor[:, 0] = 1.0  # every step looks back at step 0
+    mats = np.stack([recency, anchor])[None]  # (1, 2, S, S)
+    local = head_locality(mats, np.ones(s))
+    assert local[0, 0] > 0.9 and local[0, 1] < 0.3
+    vert = vertical_scores(mats, 2)
+    scores, heads = nonlocal_scores(vert, kurtosis(vert), local, top_k=1)
+    assert heads == [(0, 1)] and scores[0] == 1.0

@@ -6,14 +6,6 @@ the server it started."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -24,56 +16,21 @@ pytestmark = pytest.mark.timeout(1800)  # server start + a capture + 10 requests
 STARTUP_S = 600  # a shared, loaded CI machine can take minutes to import the server
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     from o3viz.errors import ModelLoadError
     from o3viz.model import resolve_model
+    from o3viz.testing.serve import ServeError, transformers_serve
 
     try:
         path = resolve_model(None)[0]
     except ModelLoadError as exc:
         pytest.skip(f"embedded model unavailable: {exc}")
-    exe = Path(sys.executable).with_name("transformers")
-    if not exe.exists():
-        exe = shutil.which("transformers")
-    port = _free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    log = tmp_path_factory.mktemp("serve") / "serve.log"  # a file, not a pipe: a full pipe blocks the server
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [str(exe), "serve", path, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-        )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_S
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited: {log.read_text(errors='replace')[-800:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
-        else:
-            pytest.fail(f"transformers serve did not answer /health within {STARTUP_S} s")
-        yield f"{url}/v1", path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        with transformers_serve(path, tmp_path_factory.mktemp("serve") / "serve.log", STARTUP_S) as url:
+            yield url, path
+    except ServeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ for key in list(at.session_state["library"]):
         if view == "Importance":
             assert any(b.label == "Analyse with the local model" for b in at.button)
         seen.append(view)
-for page in ("pages/compare.py", "pages/dataset.py", "pages/run.py", "pages/library.py"):
+for page in ("pages/compare.py", "pages/dataset.py", "pages/labels.py", "pages/run.py", "pages/library.py"):
     at.switch_page(page)
     at.run()
     assert not at.exception, (page, [e.value for e in at.exception])

@@ -224,7 +224,7 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
         _no_errors(page, f"{view} {name}")
         _shot(page, f"inspect_{view.lower()}_{name}_{tag}")
 
-    for name, wait_text in (("Library", "Trace library"), ("Run", "Task source")):
+    for name, wait_text in (("Library", "Trace library"), ("Run", "Task source"), ("Labels", "Labels ·")):
         _nav(page, name, wait_text)
         page.wait_for_timeout(800)
         _no_errors(page, name)

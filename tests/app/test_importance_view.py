@@ -38,6 +38,19 @@ def samples(tmp_path, monkeypatch):
         ),
     ]
     t.save(tmp_path / "a_with_importance.o3trace.json")
+    r = make_trace(10, seed=3)
+    n = len(r.final.steps)
+    trust = {
+        "ci_low": [i / 10 - 0.05 for i in range(n)],
+        "ci_high": [i / 10 + 0.05 for i in range(n)],
+        "noise_floor": [0.25] * n,
+        "clears_floor": [1.0 if i / 10 > 0.25 else 0.0 for i in range(n)],
+    }
+    r.final.importance = [
+        ImportanceRecord("resample", "resample", [i / 10 for i in range(n)], series=trust),
+        ImportanceRecord("receiver", "receiver", [float(n - i) for i in range(n)]),
+    ]
+    r.save(tmp_path / "c_resampled.o3trace.json")
     make_trace(8, seed=2).save(tmp_path / "b_without.o3trace.json")
     monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
     return tmp_path
@@ -138,3 +151,21 @@ def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(sa
     assert new == [{"key": at.session_state["inspect_key"], "name": added, "source": source}]
     assert any(escape_markdown(new[0]["name"]) in s.value for s in at.success)
     assert len(at.get("plotly_chart")) >= 1  # the analysed copy shows its scores
+
+
+def test_resampled_steps_show_their_intervals_floor_and_the_methods_agreement(samples):
+    import json
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at = _importance_view(at, "c_resampled")
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    ci = next(s for s in specs if "stand out from the noise" in s["layout"]["title"]["text"])
+    assert {d["name"] for d in ci["data"]} == {"noise floor", "score, 90% interval"}
+    scores = next(s for s in specs if "Which steps mattered?" in s["layout"]["title"]["text"])
+    under = next(d for d in scores["data"] if d.get("name") == "under its noise floor")
+    assert under["x"] == [0, 1, 2]  # scores 0.0, 0.1, 0.2 are under the 0.25 floor
+    heat = scores["data"][0]["z"][0]
+    assert heat[:3] == [0.0, 0.0, 0.0] and heat[-1] == 1.0  # never drawn as important
+    line = next(c.value for c in at.caption if "Kendall" in c.value).replace("\\", "")
+    assert "Kendall's W 0.00" in line and "-1.00" in line  # receiver ranks them in reverse

@@ -174,3 +174,35 @@ def test_a_silent_endpoint_ends_each_request_at_request_timeout_in_one_line(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "deadline of 1 s" in err[-1] and "failed after 2 tries" in err[-1]
     assert waited < 30 and not out.exists()  # the reader loads first; the endpoint costs ~2 s
+
+
+def test_resample_with_k_4_prints_each_steps_interval_noise_floor_and_whether_it_clears(
+    tmp_path, tiny_dir, capsys
+):
+    src, out = _save(tmp_path), tmp_path / "r.o3trace.json"
+    args = ["importance", str(src), "--method", "resample", "--k", "4", "--model", tiny_dir]
+    code = main([*args, "--max-new-tokens", "3", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "90% interval" in printed and "noise floor" in printed and "clear their noise floor" in printed
+    rec = load_trace(out).final.importance[0]
+    for key in ("ci_low", "ci_high", "noise_floor", "clears_floor", "headroom", "baseline_position"):
+        assert len(rec.series[key]) == 5
+    assert all(v in (0.0, 1.0) for v in rec.series["clears_floor"] if v is not None)
+
+
+def test_a_budget_in_rollouts_runs_adaptive_resampling_within_it(tmp_path, tiny_dir, capsys):
+    src, out = _save(tmp_path), tmp_path / "a.o3trace.json"
+    args = ["importance", str(src), "--method", "resample", "--k", "4", "--model", tiny_dir, "--budget", "7r"]
+    code = main([*args, "--max-new-tokens", "3", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    assert code == 0
+    assert "adaptive: 7 rollouts of a fixed run's 24" in capsys.readouterr().err
+    rec = load_trace(out).final.importance[0]
+    assert rec.info["rollouts"] == 7 and rec.params["adaptive"]["budget_rollouts"] == 7
+
+
+def test_a_budget_that_is_neither_seconds_rollouts_nor_tokens_is_one_line(tmp_path, tiny_dir, capsys):
+    src = _save(tmp_path)
+    args = ["importance", str(src), "--method", "resample", "--model", tiny_dir, "--budget", "lots"]
+    assert main([*args, "--out", str(tmp_path / "x.o3trace.json")]) == 2
+    assert "give rollouts (500r) or tokens" in capsys.readouterr().err

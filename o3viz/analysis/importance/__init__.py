@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from o3viz.analysis.importance.agreement import Agreement, agreement
+from o3viz.analysis.importance.baselines import BASELINES, step_baselines
 from o3viz.analysis.importance.dependencies import dependencies_from_matrix
 from o3viz.analysis.importance.published import published_importance, steps_from_chunks
 from o3viz.analysis.importance.reading import MIN_STEPS, read_sequence
@@ -61,7 +63,11 @@ class LocalResample:
 
 
 __all__ = [
+    "BASELINES",
     "METHODS",
+    "Agreement",
+    "agreement",
+    "step_baselines",
     "MIN_STEPS",
     "ImportanceRecord",
     "LocalBackend",
@@ -88,7 +94,8 @@ __all__ = [
 def add_importance(
     trace: Trace, rec: ImportanceRecord, round_index: int = -1, elapsed_s: float | None = None
 ) -> Trace:
-    """Store ``rec`` on the round (replacing a record of the same source), stamped with when and
+    """Store ``rec`` on the round (replacing a record of the same source), give every record of the
+    round the baselines (``step_baselines``) as series, and stamp ``rec`` with when and
     with which library versions it was made (``SOURCE_DATE_EPOCH`` pins the time and drops the
     elapsed seconds, so ``make samples`` reproduces its files byte for byte)."""
     import torch
@@ -107,7 +114,11 @@ def add_importance(
         },
         **({"elapsed_s": round(elapsed_s, 2)} if elapsed_s is not None and not reproducible() else {}),
     }
-    set_importance(trace.rounds[round_index].importance, rec)
+    rnd = trace.rounds[round_index]
+    set_importance(rnd.importance, rec)
+    base = step_baselines(rnd, rnd.importance)  # every record carries them; headroom may be new
+    for r in rnd.importance:
+        r.series.update(base)
     return trace
 
 

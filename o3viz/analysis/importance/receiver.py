@@ -10,7 +10,7 @@
 
 The matrices come from one blockwise forward of a reader model (``o3viz.hooks.blockwise``, the
 enrichment attention function) with a recorder that reduces each block of probabilities to step
-sums on the fly (a cumulative sum over keys, read at step boundaries), so nothing of size
+sums on the fly (rows into their steps, then keys into theirs), so nothing of size
 (L, H, T, T) is ever kept.
 """
 
@@ -63,12 +63,19 @@ class StepRecorder(WindowRecorder):
         if not bool(keep.all()):
             block = block[:, keep]
         block = block[..., :n]  # (H, r, K') a view: no copy of the block
-        # each key's probability added into its step's bin, in one pass over the block (6.5x faster
-        # here than a cumsum over keys read at step boundaries, which copied the block twice)
+        # rows first: a block's rows fall into a few steps, so adding whole rows of keys into
+        # their step (contiguous, vectorised) shrinks the block ~step-length times before the
+        # per-key binning; 3.8x faster than binning every key of every row first (9 heads x 256
+        # rows x 8k keys), which was itself 6.5x faster than a cumsum over keys
         s = len(self.steps)
-        cols = torch.zeros(*block.shape[:2], s + 1, dtype=block.dtype, device=block.device)
-        cols.index_add_(2, self.key_step[: block.shape[-1]].to(block.device), block)
-        self.sums[layer].index_add_(1, rows[keep], cols[..., :s].float().cpu())
+        q_steps, inv = torch.unique(rows[keep], return_inverse=True)  # (u,), (r,)
+        by_row = torch.zeros(
+            block.shape[0], len(q_steps), block.shape[-1], dtype=block.dtype, device=block.device
+        )
+        by_row.index_add_(1, inv.to(block.device), block)  # (H, u, K')
+        cols = torch.zeros(*by_row.shape[:2], s + 1, dtype=block.dtype, device=block.device)
+        cols.index_add_(2, self.key_step[: block.shape[-1]].to(block.device), by_row)
+        self.sums[layer].index_add_(1, q_steps, cols[..., :s].float().cpu())
         self.calls += 1
 
     def matrices(self) -> np.ndarray:
@@ -132,6 +139,34 @@ def receiver_from_matrices(
     return scores, kurt.astype(np.float32), heads
 
 
+def head_locality(mats: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """(L, H) each head's share of its attention mass (steps' rows on steps' keys) that falls
+    within one step of the diagonal (key step i = j or j - 1 for query step j); ``mats`` is the
+    pair-averaged (L, H, S, S), ``lens`` the (S,) step lengths in tokens.
+
+    >>> m = np.zeros((1, 1, 3, 3)); m[0, 0, 2, 0] = 1.0; m[0, 0, 2, 2] = 1.0
+    >>> head_locality(m, np.ones(3)).tolist()
+    [[0.5]]
+    """
+    mass = mats * lens[:, None] * lens[None, :]  # (L, H, S, S) token mass of step j on step i
+    j, i = np.indices(mats.shape[-2:])
+    near = ((j - i) <= 1) & (i <= j)
+    total = np.tril(mass).sum((-2, -1))
+    return np.where(total > 0, (mass * near).sum((-2, -1)) / np.maximum(total, 1e-30), 0.0)
+
+
+def nonlocal_scores(
+    vert: np.ndarray, kurt: np.ndarray, local: np.ndarray, top_k: int = DEFAULT_TOP_K
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Receiver scores from the ``top_k`` highest-kurtosis heads among the less local half
+    (locality at most the median): receiver heads that are not recency heads."""
+    n_heads = kurt.shape[1]
+    pool = np.where(local.ravel() <= np.median(local), kurt.ravel(), -np.inf)
+    order = np.argsort(-pool, kind="stable")[: max(1, min(top_k, int(np.isfinite(pool).sum())))]
+    heads = [(int(k // n_heads), int(k % n_heads)) for k in order]
+    return np.stack([vert[layer, head] for layer, head in heads]).mean(0), heads
+
+
 def receiver_importance(
     trace: Trace,
     model: Any,
@@ -151,16 +186,26 @@ def receiver_importance(
     scores, kurt, heads = receiver_from_matrices(mats, gap, top_k)
     rnd = trace.rounds[round_index]
     head_mean = np.stack([mats[layer, head] for layer, head in heads]).mean(0)  # (S', S')
+    local = head_locality(mats, np.array([max(b - a, 1) for a, b in seq.steps], float))  # (L, H)
+    far, far_heads = nonlocal_scores(vertical_scores(mats, gap), kurt, local, top_k)
+    n = len(rnd.steps)
     return ImportanceRecord(
         method="receiver",
         source="receiver",
-        scores=_pad([None if np.isnan(x) else float(x) for x in scores], len(rnd.steps)),
-        matrix=_pad_matrix(head_mean, len(rnd.steps)),
+        scores=_pad([None if np.isnan(x) else float(x) for x in scores], n),
+        series={"receiver_nonlocal": _pad([None if np.isnan(x) else float(x) for x in far], n)},
+        matrix=_pad_matrix(head_mean, n),
         head_kurtosis=kurt,
         receiver_heads=heads,
         params={"gap": gap, "top_k": top_k, "tokens": len(seq.ids), "steps_read": seq.num_steps},
         model=seq.reader,
-        info={"matrix": "mean over the receiver heads of step j's token attention on step i"},
+        info={
+            "matrix": "mean over the receiver heads of step j's token attention on step i",
+            "locality": "share of a head's mass on its own step and the one before",
+            "receiver_head_locality": [round(float(local[a, b]), 4) for a, b in heads],
+            "mean_head_locality": round(float(local.mean()), 4),
+            "nonlocal_heads": [[a, b] for a, b in far_heads],
+        },
     )
 
 

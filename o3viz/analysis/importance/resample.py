@@ -20,8 +20,10 @@ rollout (its first ``MAX_ROLLOUT_SENTENCES``) has cosine similarity ≥ ``thresh
 strongest positive entries become ``depends_on`` edges (``dependencies_from_matrix``).
 
 ``scores`` is ``counterfactual_accuracy`` when the trace has a reference answer, else
-``counterfactual_kl``. Rollouts come from a backend (``o3viz.analysis.importance.rollouts``) and
-are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
+``counterfactual_kl``; where no rollout of any prefix differs from its step (the embedder calls
+every resampled sentence the same), the resampling measure instead (``params["score"]`` says
+which). Each score carries its bootstrap interval and noise floor (``trust_series``). Rollouts
+come from a backend (``o3viz.analysis.importance.rollouts``) and are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
 (prefixes past the cap are left unscored and the record says ``complete: false``).
 """
 
@@ -37,6 +39,7 @@ import numpy as np
 
 from o3viz.analysis.importance.reading import check_steps
 from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
+from o3viz.analysis.importance.stats import LEVEL, clears, entropy, interval, noise_floor
 from o3viz.text.answers import answers_equivalent, extract_answer, normalize_answer
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
@@ -103,7 +106,7 @@ def estimate(
     return ResampleCost(len(pre), len(pre) * k, cached, new, new * sampling.max_tokens)
 
 
-def _answer(prefix: str, rollout: str) -> str | None:
+def rollout_answer(prefix: str, rollout: str) -> str | None:
     found = extract_answer(prefix + rollout)
     return None if found is None else normalize_answer(found.text)
 
@@ -212,8 +215,12 @@ def resample_importance(
     round_index: int = -1,
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    level: float = LEVEL,
+    rollouts: list[list[str] | None] | None = None,
 ) -> ImportanceRecord:
-    """The resampling record of one round. ``reader`` = (model, tokenizer) for the embeddings."""
+    """The resampling record of one round. ``reader`` = (model, tokenizer) for the embeddings;
+    ``level``: the coverage of the bootstrap intervals; ``rollouts``: already collected (e.g. by
+    ``adaptive.collect_adaptive``), one list per prefix or None, instead of K from each prefix."""
     sampling = sampling or Sampling()
     cache = cache or RolloutCache()
     rnd = trace.rounds[round_index]
@@ -223,23 +230,33 @@ def resample_importance(
         if prompt is not None
         else rollout_prompt(trace, getattr(backend, "tokenizer", None), round_index)
     )
-    rolls = collect_rollouts(
-        backend,
-        prompt,
-        pre,
-        k,
-        sampling,
-        cache,
-        max_rollouts=max_rollouts,
-        on_progress=on_progress,
-        should_stop=should_stop,
+    rolls = (
+        rollouts
+        if rollouts is not None
+        else collect_rollouts(
+            backend,
+            prompt,
+            pre,
+            k,
+            sampling,
+            cache,
+            max_rollouts=max_rollouts,
+            on_progress=on_progress,
+            should_stop=should_stop,
+        )
     )
-    answers = [None if r is None else [_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)]
+    answers = [
+        None if r is None else [rollout_answer(p, x) for x in r] for p, r in zip(pre, rolls, strict=True)
+    ]
     step_vecs = embed(reader[0], reader[1], [st.text for st in rnd.steps])  # once, for both uses
     different = _different(reader, rnd, rolls, threshold, step_vecs)
     ref = normalize_answer(trace.task.reference) if trace.task.reference else None
     series = _series(answers, different, ref)
-    scores = series["counterfactual_accuracy" if ref is not None else "counterfactual_kl"]
+    score = _score_name(series, ref)
+    kept_all = [None if d is None else [True] * len(d) for d in different]  # resampling: every rollout
+    trust_with = different if score.startswith("counterfactual") else kept_all
+    series.update(trust_series(answers, trust_with, ref, level, sampling.seed))
+    scores = series[score]
     from o3viz.analysis.importance.dependencies import dependencies_from_matrix
 
     matrix = reappearance_matrix(reader, rnd, rolls, different, threshold, step_vecs)
@@ -255,7 +272,9 @@ def resample_importance(
             "threshold": threshold,
             **sampling.key(),
             "max_rollouts": max_rollouts,
-            "score": "counterfactual_accuracy" if ref is not None else "counterfactual_kl",
+            "score": score,
+            "level": level,
+            "noise_floor": "mean |score| between two random halves of one prefix's rollouts, the larger of the two prefixes",
             "matrix": "P(step j reappears | step i kept) - P(step j reappears | step i resampled, different)",
         },
         model={"model_id": backend.name, "embedding": _model_id(reader[0]) + " (mean-pooled hidden states)"},
@@ -265,6 +284,19 @@ def resample_importance(
             "prompt_chars": len(prompt),
         },
     )
+
+
+def _score_name(series: dict, ref: str | None) -> str:
+    """The counterfactual measure, unless no rollout anywhere differed from its step (a weak
+    embedder calls every resampled sentence "the same"), then the resampling measure, which keeps
+    every rollout: the record says which in ``params["score"]``."""
+    cf, rs = (
+        ("counterfactual_accuracy", "resampling_accuracy")
+        if ref is not None
+        else ("counterfactual_kl", "resampling_kl")
+    )
+    has = {k: any(v is not None for v in series[k]) for k in (cf, rs)}
+    return rs if has[rs] and not has[cf] else cf
 
 
 def _model_id(model: Any) -> str:
@@ -312,6 +344,35 @@ def _series(answers, different, ref) -> dict[str, list[float | None]]:
         s["counterfactual_accuracy"][i] = _diff(_acc(kept, ref), _acc(diff, ref))
         s["counterfactual_kl"][i] = _kl(kept, diff)
     return s
+
+
+def trust_series(answers, different, ref, level: float = LEVEL, seed: int = 0) -> dict[str, list]:
+    """Per step, beside the score: its bootstrap interval (``ci_low``, ``ci_high``), its noise
+    floor, whether it clears it (1.0 / 0.0), and the headroom (answer entropy before the step)."""
+    n = len(answers) - 1
+
+    def measure(kept, other):
+        return _kl(kept, other) if ref is None else _diff(_acc(kept, ref), _acc(other, ref))
+
+    out: dict[str, list] = {
+        k: [None] * n for k in ("ci_low", "ci_high", "noise_floor", "clears_floor", "headroom")
+    }
+    for i in range(n):
+        here, kept = answers[i], answers[i + 1]
+        out["headroom"][i] = None if here is None else entropy(here)
+        if here is None or kept is None:
+            continue
+        diff = [a for a, d in zip(here, different[i], strict=True) if d]
+        out["ci_low"][i], out["ci_high"][i] = interval(measure, kept, diff, level, seed + i)
+        # both samples the score compares have finite-sample noise: the larger floor of the two
+        floors = [
+            f
+            for f in (noise_floor(measure, here, seed + i), noise_floor(measure, kept, seed + i))
+            if f is not None
+        ]
+        out["noise_floor"][i] = max(floors) if floors else None
+        out["clears_floor"][i] = clears(measure(kept, diff) if diff else None, out["noise_floor"][i])
+    return out
 
 
 def reappearance_matrix(

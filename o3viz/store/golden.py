@@ -1,0 +1,263 @@
+"""Golden sets: labelled datasets into the store (traces and their labellers' labels), the
+labelled steps out (JSONL shaped like PRM800K: one record per trace, its steps with every
+labeller's label; Parquet: one row per label), label files back in, and the agreement table of a
+dataset (``o3viz.analysis.labels``) over the labels in force.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from o3viz.analysis.labels import AgreementTable, agreement_table
+from o3viz.errors import UsageError
+from o3viz.store.labels import MAX_LABELLER_CHARS, Label, add_labels, all_labels, current_labels
+from o3viz.store.query import Query
+from o3viz.store.store import Store, StoreError
+from o3viz.trace.files import check_output, read_bounded, write_atomic
+
+MAX_LABEL_FILE_BYTES = 256 << 20
+BATCH = 200
+
+
+def import_labelled(
+    store: Store,
+    path: str | os.PathLike,
+    *,
+    by: str | None = None,
+    dataset: str = "",
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[int, int, str]:
+    """Store every trace of a labelled dataset (MR-GSM8K, PRM800K) with its labels as labeller
+    ``by`` (default: the dataset's annotators); returns (traces, labels, labeller)."""
+    from o3viz.importers.formats import read_input
+    from o3viz.importers.process_labels import LABELLERS, label_format, labelled_records
+
+    data = read_input(path).data
+    fmt = label_format(data)
+    name = by or LABELLERS[fmt.split("_raw")[0]]
+    dataset = dataset or os.path.basename(os.fspath(path)).split(".")[0]
+    rows, labels, traces, count = [], [], 0, 0
+    now = time.time()
+    for rec in labelled_records(data if isinstance(data, list) else path, limit=limit):
+        key = _stored(store, rec, dataset, rows)
+        rnd = rec.trace.final.index
+        labels += [Label(key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]
+        traces += 1
+        if traces % BATCH == 0:
+            count += _flush(store, rows, labels)
+            rows, labels = [], []
+            if progress:
+                progress(traces)
+    count += _flush(store, rows, labels)
+    return traces, count, name
+
+
+def _stored(store: Store, rec, dataset: str, rows: list) -> str:
+    """The key of the record's trace: the one a previous import made, else a new one (queued)."""
+    known = store.row_by_line_hash(rec.line_hash)
+    if known is not None:
+        return known["key"]
+    meta = {"source": "import", "dataset": dataset, "record": rec.record + 1, "line_hash": rec.line_hash}
+    row, text = store.write_files(rec.trace, {**meta, "name": f"{dataset} #{rec.record + 1}"})
+    rows.append((row, text))
+    return row.key
+
+
+def _flush(store: Store, rows: list, labels: list[Label]) -> int:
+    """Insert the batch's new rows, then the labels this labeller has not yet given those steps."""
+    if rows:
+        store.insert(rows)
+    names = {x.labeller for x in labels}
+    have = current_labels(all_labels(store, sorted({x.key for x in labels})))
+    known = {(x.key, x.round, x.step) for x in have if x.labeller in names}
+    fresh = [x for x in labels if (x.key, x.round, x.step) not in known]  # a re-import adds none
+    return add_labels(store, fresh, check_steps=False)
+
+
+def dataset_keys(store: Store, dataset: str | None) -> list[str]:
+    """The keys of a dataset's traces (every trace for None); an unknown dataset is one line."""
+    q = Query(dataset=[dataset] if dataset else [])
+    keys = [r[0] for r in store.select(q, ("key",))]
+    if dataset and not keys:
+        known = ", ".join(v for v, _ in store.distinct("dataset")[:10]) or "none yet"
+        raise UsageError(f"no dataset {dataset!r} in the store (datasets: {known})")
+    return keys
+
+
+def labels_of(store: Store, dataset: str | None, *, agreed: bool = False) -> list[Label]:
+    """The labels in force on a dataset's steps; ``agreed``: only steps that two or more labellers
+    labelled with one verdict, and none with another."""
+    labels = current_labels(all_labels(store, dataset_keys(store, dataset)))
+    if not agreed:
+        return labels
+    by_step: dict[tuple, list[Label]] = defaultdict(list)
+    for lab in labels:
+        by_step[(lab.key, lab.round, lab.step)].append(lab)
+    ok = {s for s, labs in by_step.items() if len(labs) >= 2 and len({lab.verdict for lab in labs}) == 1}
+    return [lab for lab in labels if (lab.key, lab.round, lab.step) in ok and lab.verdict != "unsure"]
+
+
+def golden_records(store: Store, labels: list[Label]) -> list[dict]:
+    """PRM800K-like records: per trace its question and steps, each step with its labels."""
+    by_key: dict[str, list[Label]] = defaultdict(list)
+    for lab in labels:
+        by_key[lab.key].append(lab)
+    out = []
+    for key in sorted(by_key):
+        trace, row = store.trace(key), store.row(key) or {}
+        steps: dict[tuple, dict] = {}
+        for lab in sorted(by_key[key], key=lambda lab: (lab.round, lab.step, lab.labeller)):
+            st = trace.rounds[lab.round].steps[lab.step]
+            entry = steps.setdefault(
+                (lab.round, lab.step), {"step": lab.step_id, "text": st.text, "type": st.type, "labels": []}
+            )
+            entry["labels"].append({f: getattr(lab, f) for f in ("labeller", "verdict", "first_error", "type", "note", "time")})  # fmt: skip
+        out.append({"key": key, "dataset": row.get("dataset", ""), "question": trace.task.question,
+                    "reference": trace.task.reference, "steps": list(steps.values())})  # fmt: skip
+    return out
+
+
+def export_labels(
+    store: Store,
+    dataset: str | None,
+    path: str | os.PathLike,
+    fmt: str,
+    *,
+    agreed: bool = False,
+    overwrite: bool = False,
+) -> tuple[int, int]:
+    """Write a golden set (``jsonl`` or ``parquet``); returns (traces, labels)."""
+    if fmt not in ("jsonl", "parquet"):
+        raise UsageError(f"--format {fmt!r}: jsonl or parquet")
+    path = check_output(path, overwrite, what="--out")
+    labels = labels_of(store, dataset, agreed=agreed)
+    if not labels:
+        raise StoreError("no labelled steps to export" + (" that two labellers agreed on" if agreed else ""))
+    if fmt == "jsonl":
+        recs = golden_records(store, labels)
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs).encode()
+    else:
+        data = _parquet(labels)
+    with store.guard("writing the golden set"):
+        write_atomic(path, data, overwrite=overwrite)
+    return len({lab.key for lab in labels}), len(labels)
+
+
+def _parquet(labels: list[Label]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{**lab.to_dict(), "step_id": lab.step_id} for lab in labels]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def import_label_file(store: Store, path: str | os.PathLike, by: str) -> int:
+    """Add the labels of a golden-set JSONL file (``export_labels``) as labeller ``by`` (a file
+    with several labellers: ``by/their name``); unknown keys and steps are refused in one line."""
+    text = read_bounded(path, MAX_LABEL_FILE_BYTES, "the label file limit").decode("utf-8", "replace")
+    labels = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            for st in rec["steps"]:
+                r, i = (int(x) for x in str(st["step"]).split(":"))
+                for lab in st["labels"]:
+                    labels.append(Label(str(rec["key"]), r, i, str(lab["labeller"]), str(lab["verdict"]),
+                                        bool(lab.get("first_error")), lab.get("type"), str(lab.get("note") or "")))  # fmt: skip
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"{os.fspath(path)} line {n}: not a golden-set record ({str(exc)[:80]})"
+            ) from None
+    names = {lab.labeller for lab in labels}
+    for lab in labels:
+        lab.labeller = by if len(names) == 1 else f"{by}/{lab.labeller}"[:MAX_LABELLER_CHARS]
+    return add_labels(store, labels)
+
+
+def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
+    """The agreement table over a dataset's labels in force and its labelled traces."""
+    labels = labels_of(store, dataset)
+    if not labels:
+        where = f"in dataset {dataset!r}" if dataset else "in the library"
+        raise StoreError(
+            f"no labelled steps {where} yet: label steps on Inspect (keys c, w, u) or with o3viz label, "
+            "or import a labelled dataset with o3viz import FILE --labels"
+        )
+    traces = {key: store.trace(key) for key in sorted({lab.key for lab in labels})}
+    return agreement_table(labels, traces)
+
+
+def labels_on(store: Store, key: str) -> list[Label]:
+    """The labels in force on one trace's steps (every labeller's)."""
+    return current_labels(all_labels(store, [key]))
+
+
+@dataclass
+class QueueState:
+    """Where one labeller stands in an annotation queue: "23 of 120" and the next step to label."""
+
+    labeller: str
+    done: int  # steps of the assigned traces this labeller has labelled
+    total: int  # steps of the assigned traces
+    traces: int  # traces assigned to this labeller
+    next: tuple[str, int, int] | None  # (key, round, step); None when nothing is left
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done} of {self.total}"
+
+
+def assigned(keys: list[str], labeller: str, labellers: list[str], overlap: int = 1) -> list[str]:
+    """The traces of ``keys`` a labeller gets when they are dealt round-robin to ``labellers``,
+    each to ``overlap`` of them (so that pairs overlap for agreement); all of them otherwise.
+
+    >>> assigned(["a", "b", "c", "d"], "ann", ["ann", "bob", "cy"], overlap=2)
+    ['a', 'c', 'd']
+    """
+    if labeller not in labellers:
+        return list(keys)
+    me, n = labellers.index(labeller), len(labellers)
+    return [k for i, k in enumerate(keys) if any((i + j) % n == me for j in range(min(overlap, n)))]
+
+
+def label_queue(
+    store: Store,
+    dataset: str | None,
+    labeller: str,
+    *,
+    labellers: list[str] | None = None,
+    overlap: int = 1,
+    skip: set[tuple[str, int, int]] | frozenset = frozenset(),
+) -> QueueState:
+    """The labeller's progress over the dataset's traces assigned to them, and the next step they
+    have not labelled (nor skipped), in the order the traces entered the store."""
+    q = Query(dataset=[dataset] if dataset else [], sort="id", descending=False)
+    steps = dict(store.select(q, ("key", "steps")))
+    keys = assigned(list(steps), labeller, labellers or [], overlap)
+    mine = {
+        (lab.key, lab.round, lab.step)
+        for lab in current_labels(all_labels(store, keys))
+        if lab.labeller == labeller
+    }
+    state = QueueState(labeller, len(mine), sum(steps[k] for k in keys), len(keys), None)
+    for key in keys:
+        if sum(1 for m in mine if m[0] == key) >= steps[key]:
+            continue
+        trace = store.trace(key)
+        for rnd in trace.rounds:
+            for st in rnd.steps:
+                item = (key, rnd.index, st.index)
+                if item not in mine and item not in skip:
+                    state.next = item
+                    return state
+    return state
