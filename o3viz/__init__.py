@@ -49,6 +49,7 @@ _API: dict[str, str] = {
     "solve": "o3viz.run.solve",
     "CaptureConfig": "o3viz.run.config",
     "DAAConfig": "o3viz.run.config",
+    "SteerSpan": "o3viz.run.config",
     "parse_layers": "o3viz.run.config",
     "load_task": "o3viz.tasks.spec",
     # verification
@@ -172,6 +173,11 @@ _APP: dict[str, str] = {
     "aligned_importance": "o3viz.analysis.importance.align",
     "importance_source": "o3viz.analysis.importance.align",
     "explain_load_error": "o3viz.app.messages",
+    # attention steering (DAA's steer mode)
+    "prompt_sentences": "o3viz.run.steer_spans",
+    "check_spans": "o3viz.run.steer_spans",
+    "parse_steer_heads": "o3viz.hooks.steer",
+    "steering_pair": "o3viz.analysis.steering",
 }
 _EXPORTS: dict[str, str] = {**_API, **_APP}
 

@@ -36,6 +36,9 @@ STATE: dict[str, object] = {
     "runs": 0,  # runs started in this session (names them: run 1, run 2, ...)
     "run_job": None,  # the run in progress (RunJob)
     "run_message": None,  # ("ok", name) or ("error", line)
+    "steer_job_off": None,  # the unsteered run of a "Run with and without steering" pair (RunJob)
+    "steer_job_on": None,  # the steered run of that pair (RunJob)
+    "steer_pair": {},  # "off"/"on" -> the stored key of each finished run of the pair
     "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
     "importance_message": None,  # ("ok", name) or ("error", line)
     "branch_job": None,  # ((trace key, step "R:I"), BranchJob): the branch being made

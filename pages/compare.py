@@ -1,5 +1,5 @@
 """Compare two traces: what changed in one line (answer, verdict, steps, first divergence), tiles
-with A and B and the difference, the two final rounds as reasoning maps on one scale with aligned
+with A and B and the difference, the attention a steered run and its twin gave the marked spans, the two final rounds as reasoning maps on one scale with aligned
 steps one above the other (episode overviews when long), the step alignment, per-step curves,
 the attention difference, and verdict/compression differences. Counts say whether they are totals
 or the final round's."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import compare_traces, proxy_line, same_question, shown_delta
+from o3viz import compare_traces, proxy_line, same_question, shown_delta, steering_pair
 from o3viz.figures import (
     alignment_figure,
     clip_label,
@@ -18,6 +18,7 @@ from o3viz.figures import (
     escape_markdown,
     readable,
     routing_diff_figure,
+    steering_figure,
     verdicts_figure,
 )
 from pages._inspect_map import outline_of
@@ -156,6 +157,17 @@ comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
 _summary(comp)
 for col, metric_key in zip(st.columns(len(TILES)), TILES, strict=True):
     _tile(col, comp.metric(metric_key))
+
+pair = steering_pair(a, b, lib[ka].name, lib[kb].name)
+if pair is not None:  # a steered run and its twin: the answers and the spans' attention first
+    st.markdown(
+        " · ".join(
+            f"**{side}** ({'steered' if x.steered else 'unsteered'}) answered "
+            f"“{escape_markdown(clip_label(readable(x.answer or '—'), 60))}” {verdict_md(x.verdict)}"
+            for side, x in (("A", pair.a), ("B", pair.b))
+        )
+    )
+    show_figure(steering_figure(pair, height=290), "cmp_steer")
 
 long = comp.alignment is not None and comp.alignment.method == "episodes"
 fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=280 if long else 235)

@@ -22,6 +22,7 @@ from o3viz import (
 from o3viz.figures import escape_markdown
 from pages._jobs import follow_job, start_job
 from pages._state import take
+from pages._steer import follow_pair, open_pair_when_done, start_pair, steer_form
 from pages._ui import get_model, pin, require_router, store
 
 SOURCES = {
@@ -51,8 +52,9 @@ def isolation_note() -> str:
     )
 
 
-def settings_form() -> tuple[str, RunRequest, str | None]:
-    """Every input of a run: (task source, the run's ``RunRequest``, a problem with the inputs or None)."""
+def settings_form() -> tuple[str, RunRequest, DAAConfig | None, str | None]:
+    """Every input of a run: (task source, the run's ``RunRequest``, the steering the inputs mark
+    or None, a problem with the inputs or None)."""
     c1, c2 = st.columns([2, 1])
     source = c2.selectbox("Task source", list(SOURCES), key="run_source")
     task_id, prompt, problem = None, "", None
@@ -81,10 +83,14 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
             "Layers kept per head (auto, all, none or e.g. 0,15,29)", "auto", key="run_layers"
         )
         explore = m2.number_input("Explore K decision points", 0, 8, 0, key="run_explore")
-        daa = m1.selectbox("DAA mode", ["off", "observe", "allocate"], key="run_daa")
+        daa = m1.selectbox(
+            "DAA mode", ["off", "observe", "allocate", "steer"], key="run_daa", help="steer: mark spans below"
+        )
         strength = m2.slider(
             "DAA strength λ", 0.0, 4.0, 1.0, 0.1, key="run_strength", disabled=daa != "allocate"
         )
+    with st.expander("Steer attention to part of the prompt (PASTA)", expanded=False):
+        steer, steer_problem = steer_form(prompt if task_id is None else _shown_prompt(task_id))
     with st.expander("Verification and compression", expanded=False):
         v1, v2 = st.columns(2)
         rounds = v1.slider("Verification rounds", 1, 5, 1, key="run_rounds")
@@ -108,13 +114,22 @@ def settings_form() -> tuple[str, RunRequest, str | None]:
         model=model.strip() or None,
         max_new_tokens=max_new,
         capture=CaptureConfig(layers=layer_spec, **internals),
-        daa=DAAConfig(mode=daa, strength=strength),
+        daa=steer if daa == "steer" and steer is not None else DAAConfig(mode=daa, strength=strength),
         explore=int(explore),
         rounds=rounds,
         confidence_threshold=confidence,
         compression=compression,
     )
-    return source, req, problem or lens_problem
+    if daa == "steer" and steer is None:
+        steer_problem = steer_problem or "Steering: mark a sentence or a span of the prompt first."
+    return source, req, steer, problem or lens_problem or steer_problem
+
+
+def _shown_prompt(task_id: str) -> str:
+    try:
+        return task_prompt(task_id)
+    except Exception:  # said above, next to the task picker
+        return ""
 
 
 def internals_form() -> tuple[dict, str | None]:
@@ -190,7 +205,9 @@ def run_ended(job: RunJob) -> None:
 require_router()
 st.title("Run")
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
-source, request, problem = settings_form()
+source, request, steering, problem = settings_form()
+if open_pair_when_done():
+    st.stop()
 if source in ("HumanEval", "MBPP+"):
     st.info(escape_markdown(isolation_note()), icon=":material/shield:")
 if problem:
@@ -198,13 +215,18 @@ if problem:
 job = st.session_state.run_job
 if job is not None:
     follow_job("run_job", job, run_ended, text=lambda: job.text, live=True)
-if st.button(
-    "Run",
-    type="primary",
-    icon=":material/play_arrow:",
-    disabled=bool(problem) or not (request.task_id or (request.prompt or "").strip()),
-):
+follow_pair(follow_job, run_ended)
+b1, b2 = st.columns([1, 3])
+no_prompt = not (request.task_id or (request.prompt or "").strip())
+if b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=bool(problem) or no_prompt):
     start_job("run_job", lambda: start_run(request))
+if b2.button(
+    "Run with and without steering",
+    icon=":material/compare_arrows:",
+    disabled=bool(problem) or no_prompt or steering is None,
+    help="Two runs of these settings, unsteered and steered, opened side by side in Compare",
+):
+    start_job("steer_job_on", lambda: start_pair(request, steering, start_run))
 msg = take("run_message")
 if msg and msg[0] == "ok":
     st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))

@@ -54,10 +54,17 @@ def summarize(trace: Trace, *, file_bytes: int | None = None) -> TraceSummary:
         verdicts=dict(sorted(verdicts.items())),
         final_verdict=trace.final.verdict if rounds else None,
         answer=trace.final.answer if rounds else None,
-        daa_mode=att.daa.mode if att is not None and att.daa is not None else "off",
+        daa_mode=_daa_mode(att),
         has_attention=any(r.attention is not None for r in rounds),
         compression_ratio=trace.compression.ratio if trace.compression is not None else None,
         created_at=trace.provenance.created_at,
         schema_version=trace.schema_version,
         file_bytes=file_bytes,
     )
+
+
+def _daa_mode(att) -> str:
+    """off | observe | allocate | steer (a steered run records a ``SteerRecord``, not a ``DAARecord``)."""
+    if att is not None and att.steer is not None:
+        return "steer"
+    return att.daa.mode if att is not None and att.daa is not None else "off"

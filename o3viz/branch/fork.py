@@ -15,7 +15,7 @@ from typing import Any
 
 from o3viz.analysis.importance import LOCAL_TOKENS_PER_S
 from o3viz.errors import UsageError
-from o3viz.run.config import CaptureConfig, DAAConfig
+from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan
 from o3viz.run.request import RunRequest
 from o3viz.trace import Round, Step, Trace
 from o3viz.trace.ids import parse_id
@@ -111,6 +111,17 @@ def _config(cls, data: Any):
         return cls()
 
 
+def _daa_config(data: Any) -> DAAConfig:
+    """The parent's DAA settings, steering included: JSON turned the spans into dicts and the
+    heads into lists, which ``DAAConfig`` takes back as ``SteerSpan``s and ``(layer, head)``s."""
+    daa = _config(DAAConfig, data)
+    spans = tuple(SteerSpan(**x) if isinstance(x, dict) else x for x in daa.spans or ())
+    heads = daa.steer_heads
+    if isinstance(heads, list):
+        heads = [tuple(h) for h in heads]
+    return dataclasses.replace(daa, spans=spans, steer_heads=heads)
+
+
 def request_from_trace(fork: Fork, prefix: str, max_new_tokens: int | None = None) -> RunRequest:
     """The parent's run settings rebuilt as a ``RunRequest`` that continues ``prefix``: capture,
     DAA, decoding, the verify loop (its rounds, a task's checks) where the parent used it. Not
@@ -126,7 +137,7 @@ def request_from_trace(fork: Fork, prefix: str, max_new_tokens: int | None = Non
         prefix=prefix,
         max_new_tokens=int(max_new_tokens or s.get("max_new_tokens") or 256),
         capture=_config(CaptureConfig, s.get("capture")),
-        daa=_config(DAAConfig, s.get("daa")),
+        daa=_daa_config(s.get("daa")),
         seed=int(s.get("seed") or 0),
         do_sample=bool(s.get("do_sample", False)),
         temperature=float(s.get("temperature") or 1.0),

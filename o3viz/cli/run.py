@@ -13,9 +13,19 @@ from pathlib import Path
 from o3viz.cli._internals import add_internals_arguments, internals_settings
 from o3viz.compress.context import CompressionConfig
 from o3viz.errors import UsageError
-from o3viz.run.config import DAA_MODES, CaptureConfig, DAAConfig, parse_layers, parse_top_k, resolve_layers
+from o3viz.hooks.steer import STEER_ALPHA, parse_steer_heads
+from o3viz.run.config import (
+    DAA_MODES,
+    CaptureConfig,
+    DAAConfig,
+    SteerSpan,
+    parse_layers,
+    parse_top_k,
+    resolve_layers,
+)
 from o3viz.run.internals import check_internals_for
 from o3viz.run.request import RunRequest
+from o3viz.run.steer_spans import check_spans
 
 
 def add_capture_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,7 +65,64 @@ def add_capture_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--explore", type=int, default=0, help="branch at the K strongest decision points (default 0)"
     )
+    add_steer_arguments(p)
     add_internals_arguments(p)
+
+
+def add_steer_arguments(p: argparse.ArgumentParser) -> None:
+    """DAA's steer mode (PASTA): any ``--steer``/``--steer-segment`` turns it on."""
+    s = p.add_argument_group(
+        "steering (attention to unmarked prompt keys scaled by alpha in the chosen heads)"
+    )
+    s.add_argument(
+        "--steer",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a prompt span to steer towards (repeatable)",
+    )
+    s.add_argument(
+        "--steer-segment",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a prompt segment to steer towards: instruction, question or 'sentence N' (repeatable)",
+    )
+    s.add_argument(
+        "--steer-occurrence",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help="which occurrence of a --steer text (1-based; the i-th goes with the i-th --steer)",
+    )
+    s.add_argument(
+        "--steer-alpha", type=float, default=STEER_ALPHA, help="scale of unmarked keys (default 0.01)"
+    )
+    s.add_argument(
+        "--steer-heads",
+        default="all",
+        help="heads to steer: all, auto (profiled) or layer.head pairs like 3.1,5.0",
+    )
+
+
+def _daa(args: argparse.Namespace) -> DAAConfig:
+    texts, occ = getattr(args, "steer", []), getattr(args, "steer_occurrence", [])
+    if len(occ) > len(texts):
+        raise UsageError("--steer-occurrence: give at most one per --steer")
+    spans = [SteerSpan(t, occ[i] if i < len(occ) else None) for i, t in enumerate(texts)]
+    spans += [SteerSpan(segment=name) for name in getattr(args, "steer_segment", [])]
+    mode = args.daa
+    if spans and mode == "off":
+        mode = "steer"
+    elif spans and mode != "steer":
+        raise UsageError(f"--steer is DAA's steer mode; it does not combine with --daa {mode}")
+    if not spans:
+        return DAAConfig(mode=mode, strength=args.daa_strength)
+    heads = _option(parse_steer_heads, "--steer-heads", args.steer_heads)
+    return DAAConfig(
+        mode=mode, strength=args.daa_strength, spans=spans, steer_alpha=args.steer_alpha, steer_heads=heads
+    )
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -171,7 +238,7 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
             top_k=_option(parse_top_k, "--top-k", str(args.top_k)),
             **internals_settings(args),
         ),
-        daa=DAAConfig(mode=args.daa, strength=args.daa_strength),
+        daa=_daa(args),
         explore=args.explore,
         seed=args.seed,
         do_sample=args.sample,
@@ -182,6 +249,8 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
         compression=_compression(args),
     )
     req.validate()
+    if req.daa.mode == "steer":
+        check_spans(req.prompt, req.daa.spans)  # a missing or ambiguous span: one line, before the model
     return req
 
 
@@ -231,6 +300,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if trace.compression is not None:
         extra += f", compression ratio {trace.compression.ratio:.2f}, {len(trace.compression.events)} events"
+    st = r.attention.steer if r.attention is not None else None
+    if st is not None:
+        extra += f", steered {len(st.spans)} span(s) in {len(st.heads)} heads ({st.head_choice}, alpha {st.alpha:g})"
     print(
         f"saved {path} ({path.stat().st_size} bytes): {len(r.tokens)} tokens, {len(r.steps)} steps, "
         f"{len(r.decision_points)} decision points, {len(r.branches)} branches, answer {r.answer!r}{extra}"

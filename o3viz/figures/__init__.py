@@ -61,11 +61,13 @@ from o3viz.figures.labels import label_rows, mark_labels
 from o3viz.figures.map_layout import Fork
 from o3viz.figures.outline import episode_items, outline_items
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
+from o3viz.figures.steering import steering_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "steering_figure",
     "label_rows",
     "mark_labels",
     "branch_answers_figure",

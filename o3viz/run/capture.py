@@ -46,6 +46,7 @@ from o3viz.run.loop import OnToken, Streamer, eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.run.provenance import run_provenance
 from o3viz.run.request import RunRequest
+from o3viz.run.steer import SteerTrack
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
 from o3viz.trace.core import TASK_KINDS, Round, Task, Trace, timestamp
@@ -104,6 +105,7 @@ class _Hooks:
     rec: Recorder
     instrumented: bool  # the o3viz attention function is installed (recording or biasing)
     track: DAATrack | None
+    steer: SteerTrack | None
     release: ReleaseHook | None
     streamer: Streamer | None
 
@@ -115,14 +117,20 @@ class _Hooks:
 def _hooks(model, tokenizer, req: RunRequest, layout: PromptLayout, packed, kind: str, on_token) -> _Hooks:
     rec = _recorder(model, layout, req.capture)
     rec.record = req.capture.enabled or packed is not None
-    instrumented = rec.record or req.daa.mode == "allocate"
-    track = None
-    if req.daa.mode != "off":
+    instrumented = rec.record or req.daa.mode in ("allocate", "steer")
+    track = steer = None
+    if req.daa.mode == "steer":
+        length = (
+            len(layout.ids) + req.max_new_tokens + req.capture.branch_tokens + 1
+        )  # every position the run reaches
+        steer = SteerTrack(model, tokenizer, layout, req.daa, rec, length)
+    elif req.daa.mode != "off":
         track = DAATrack(model, layout, req.daa, kind, rec if instrumented else None)
     return _Hooks(
         rec,
         instrumented,
         track,
+        steer,
         packed.hook(model, rec) if packed else None,
         Streamer(tokenizer, on_token, req.max_new_tokens) if on_token else None,
     )
@@ -175,7 +183,23 @@ def capture(
         _compressed_round(rnd, packed, prompt)
         trace.compression = h.release.result(gen, tokenizer).to_record(packed.ctx)
     rnd.attention = _attention(h.rec, rnd, layout, cfg, h.track) if cfg.enabled else None
+    if h.steer is not None:
+        _steer_record(h.steer, h.rec, rnd, cfg)
     return trace
+
+
+def _steer_record(steer: SteerTrack, rec: Recorder, rnd: Round, cfg: CaptureConfig) -> None:
+    """The steering record: on the attention record with the unsteered rows, or (attention not
+    captured) its settings and spans in the round's info."""
+    if rnd.attention is None:
+        rnd.info["steer"] = steer.record(None).to_dict()
+        return
+    before = None
+    if rec.steps_before:
+        before = dense_rows(
+            rec.steps_before[: rnd.attention.num_generated], rnd.attention.mean.shape[1], np.dtype(cfg.dtype)
+        )
+    rnd.attention.steer = steer.record(before)
 
 
 def _compressed_round(rnd: Round, packed: CompressedPrompt, prompt: str) -> None:

@@ -1,5 +1,5 @@
 """The typed settings of a run and their text forms: ``CaptureConfig`` (what attention is kept),
-``DAAConfig`` (Dynamic Attention Allocation), the layer and top-k syntax shared by the CLI and the
+``DAAConfig`` (Dynamic Attention Allocation, with ``SteerSpan`` for its ``steer`` mode), the layer and top-k syntax shared by the CLI and the
 Run page (``parse_layers``, ``parse_top_k``) and the model-dependent ``resolve_layers``.
 
 Every rule that can be checked without a model lives in a ``validate`` method here (the routing,
@@ -17,13 +17,14 @@ from typing import Literal, get_args
 
 from o3viz.errors import UsageError
 from o3viz.hooks.daa import ALPHA
+from o3viz.hooks.steer import STEER_ALPHA, SteerHeads, parse_steer_heads
 
 ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
 MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
 
 LayerChoice = Literal["auto", "all", "none"]
 StorageDtype = Literal["float16", "float32"]
-DAAMode = Literal["off", "observe", "allocate"]
+DAAMode = Literal["off", "observe", "allocate", "steer"]
 LAYER_CHOICES: tuple[str, ...] = get_args(LayerChoice)
 DAA_MODES: tuple[str, ...] = get_args(DAAMode)
 
@@ -69,19 +70,52 @@ class CaptureConfig:
         check_internals(self)  # routing, MoEfication and logit-lens settings
 
 
+@dataclass(frozen=True)
+class SteerSpan:
+    """One marked part of the prompt (``steer`` mode): a text (its ``occurrence``-th appearance,
+    1-based; None: it must occur once) or a named segment (``instruction``, ``question``,
+    ``sentence N``, 0-based: the prompt's sentences as the Run page lists them)."""
+
+    text: str | None = None
+    occurrence: int | None = None
+    segment: str | None = None
+
+    def validate(self) -> None:
+        if (self.text is None) == (self.segment is None):
+            raise UsageError("a steering span is a text or a segment, not both or neither")
+        if self.text is not None and not self.text.strip():
+            raise UsageError("a steering span's text is empty")
+        if self.occurrence is not None and self.occurrence < 1:
+            raise UsageError(f"--steer-occurrence counts from 1, not {self.occurrence}")
+
+
 @dataclass
 class DAAConfig:
-    """Dynamic Attention Allocation settings (see ``o3viz.hooks.daa`` for the score and the bias)."""
+    """Dynamic Attention Allocation settings (see ``o3viz.hooks.daa`` for the score and the bias,
+    ``o3viz.hooks.steer`` for steering)."""
 
-    mode: DAAMode = "off"  # off | observe (record relevance) | allocate (bias attention logits)
+    mode: DAAMode = "off"  # off | observe (record relevance) | allocate (bias attention logits) | steer
     alpha: float = ALPHA  # weight of the embedding cosine against the position term
     strength: float | Sequence = 1.0  # λ: a number, per layer (L,) or per layer and head (L, H)
+    spans: Sequence[SteerSpan] = ()  # steer: the marked prompt spans
+    steer_alpha: float = STEER_ALPHA  # steer: unmarked prompt keys' attention is scaled by this
+    steer_heads: SteerHeads = "all"  # steer: "all", "auto" (profiled) or [(layer, head), ...]
 
     def validate(self) -> None:
         if self.mode not in DAA_MODES:
-            raise UsageError(f"DAA mode must be off, observe or allocate, not {self.mode!r}")
+            raise UsageError(f"DAA mode must be off, observe, allocate or steer, not {self.mode!r}")
         if not 0 <= self.alpha <= 1:
             raise UsageError(f"DAA alpha must be in [0, 1], not {self.alpha}")
+        if self.mode != "steer":
+            return
+        if not self.spans:
+            raise UsageError("steering needs at least one marked span (--steer TEXT)")
+        for span in self.spans:
+            span.validate()
+        if not 0 < self.steer_alpha <= 1:
+            raise UsageError(f"the steering alpha must be in (0, 1], not {self.steer_alpha}")
+        if isinstance(self.steer_heads, str):
+            parse_steer_heads(self.steer_heads)  # one line for a bad word
 
 
 def parse_indices(text: str, what: str = "layers", *, allow_empty: bool = True) -> list[int]:

@@ -19,6 +19,7 @@ from o3viz.run.capture import capture
 from o3viz.run.loop import OnToken
 from o3viz.run.provenance import settings_of
 from o3viz.run.request import RunRequest
+from o3viz.run.steer_spans import pin_occurrences
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
@@ -146,6 +147,9 @@ def solve(
     """
     req.validate()
     spec = spec or (load_task(req.task_id) if req.task_id else prompt_task(req.prompt or ""))
+    if req.daa.mode == "steer":  # later rounds' prompts repeat the task's: steer the same place
+        daa = dataclasses.replace(req.daa, spans=pin_occurrences(spec.prompt, req.daa.spans))
+        req = dataclasses.replace(req, daa=daa)
     rounds: list[Round] = []
     prompt, first = spec.prompt, None
     for r in range(req.max_rounds):

@@ -1,6 +1,6 @@
 """The trace file: dataclasses, validation, and atomic save / safe load."""
 
-from o3viz.trace.attention import AttentionRecord, DAARecord
+from o3viz.trace.attention import AttentionRecord, DAARecord, SteerRecord
 from o3viz.trace.compression import CompressionEvent, CompressionRecord
 from o3viz.trace.core import (
     SCHEMA_VERSION,
@@ -35,6 +35,7 @@ __all__ = [
     "Round",
     "Segment",
     "Step",
+    "SteerRecord",
     "Task",
     "Token",
     "Trace",

@@ -18,13 +18,16 @@ from o3viz.trace.codec import (
     check_json_value,
     decode_array,
     encode_array,
+    fail,
     literal,
     opt,
     req,
     req_list,
 )
+from o3viz.trace.parts import Segment
 
 DAA_MODES = ("off", "observe", "allocate")
+HEAD_CHOICES = ("all", "list", "auto")
 
 
 def _opt_array(d: dict, key: str, path: str, ndim: int) -> np.ndarray | None:
@@ -76,6 +79,55 @@ class DAARecord:
 
 
 @dataclass(eq=False)
+class SteerRecord:
+    """DAA's ``steer`` mode (PASTA): in ``heads``, attention to prompt keys outside ``spans`` was
+    scaled by ``alpha`` and renormalised. ``before`` holds the mean rows as they were unsteered."""
+
+    alpha: float = 0.01
+    spans: list[Segment] = field(
+        default_factory=list
+    )  # the marked spans: chars in the rendered prompt, key tokens
+    heads: list[tuple[int, int]] = field(default_factory=list)  # (layer, head) pairs that were steered
+    head_choice: str = "all"  # all | list (given by the user) | auto (profiled; why in ``info``)
+    before: np.ndarray | None = None  # (G, C) float16: mean rows with the steering bias removed
+    info: dict = field(default_factory=dict)
+
+    @property
+    def ranges(self) -> list[tuple[int, int]]:
+        """The marked key-token ranges ``[token_start, token_end)``."""
+        return [(s.token_start, s.token_end) for s in self.spans]
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "alpha": self.alpha,
+            "spans": [s.to_dict() for s in self.spans],
+            "heads": [list(h) for h in self.heads],
+            "head_choice": self.head_choice,
+            "info": self.info,
+        }
+        if self.before is not None:
+            d["before"] = encode_array(self.before)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> SteerRecord:
+        heads = req_list(d, "heads", path, list)
+        if any(len(h) != 2 or not all(type(x) is int for x in h) for h in heads):
+            raise fail(f"{path}.heads", "every head is a [layer, head] pair of integers")
+        return cls(
+            alpha=req(d, "alpha", float, path),
+            spans=[
+                Segment.from_dict(s, f"{path}.spans[{i}]")
+                for i, s in enumerate(req_list(d, "spans", path, dict))
+            ],
+            heads=[(int(a), int(b)) for a, b in heads],
+            head_choice=literal(d, "head_choice", HEAD_CHOICES, path),
+            before=_opt_array(d, "before", path, 2),
+            info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
+        )
+
+
+@dataclass(eq=False)
 class AttentionRecord:
     """Recorded attention of one round."""
 
@@ -90,6 +142,7 @@ class AttentionRecord:
     step_alloc: np.ndarray | None = None  # (S, K) float16, rows sum to 1
     alloc_labels: list[str] = field(default_factory=list)  # K labels: "seg 0".., "step 0"..
     daa: DAARecord | None = None
+    steer: SteerRecord | None = None  # optional: DAA's steer mode (added within schema version 2)
     info: dict = field(default_factory=dict)  # capture settings (top-k, head-averaging, windows...)
     # Heads held in per_head's H axis, in order: None = all num_heads heads; [] = per_head holds
     # the head mean (H axis of size 1, CaptureConfig.head_average).
@@ -130,6 +183,8 @@ class AttentionRecord:
                 d[k] = encode_array(getattr(self, k))
         if self.daa is not None:
             d["daa"] = self.daa.to_dict()
+        if self.steer is not None:
+            d["steer"] = self.steer.to_dict()
         if self.heads is not None:
             d["heads"] = list(self.heads)
         return d
@@ -149,6 +204,8 @@ class AttentionRecord:
             setattr(rec, k, _opt_array(d, k, path, ndim))
         if d.get("daa") is not None:
             rec.daa = DAARecord.from_dict(req(d, "daa", dict, path), f"{path}.daa")
+        if d.get("steer") is not None:
+            rec.steer = SteerRecord.from_dict(req(d, "steer", dict, path), f"{path}.steer")
         if d.get("heads") is not None:
             rec.heads = req_list(d, "heads", path, int)
         return rec
@@ -156,6 +213,9 @@ class AttentionRecord:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AttentionRecord):
             return NotImplemented
+        steer = (self.steer is None) == (other.steer is None) and (
+            self.steer is None or arrays_equal(self.steer.before, other.steer.before)
+        )
         return all(arrays_equal(getattr(self, k), getattr(other, k)) for k, _ in self._ARRAYS) and (
-            self.to_dict().keys() == other.to_dict().keys()
+            steer and self.to_dict().keys() == other.to_dict().keys()
         )

@@ -60,6 +60,21 @@ def test_the_request_keeps_a_tasks_verify_loop():
     assert req.task_id == "gsm8k:0" and req.loops and req.max_rounds == 3 and req.prefix == "x"
 
 
+def test_a_branch_of_a_steered_run_steers_the_same_spans_and_heads():
+    from o3viz.branch.fork import _daa_config
+    from o3viz.run.config import DAAConfig, SteerSpan
+    from o3viz.run.provenance import settings_of
+    from o3viz.run.request import RunRequest
+
+    daa = DAAConfig(
+        mode="steer", spans=(SteerSpan(text="Paris", occurrence=1),), steer_heads=[(0, 1), (2, 3)]
+    )
+    settings = settings_of(RunRequest(prompt="Is Paris in France? Paris.", daa=daa))
+    back = _daa_config(settings["daa"])
+    assert back.mode == "steer" and back.spans == daa.spans and back.steer_heads == [(0, 1), (2, 3)]
+    back.validate()
+
+
 def test_resampling_writes_one_round_per_rollout_and_reuses_the_cache(tiny, parent, tmp_path):
     sampling, cache = Sampling(max_tokens=8, seed=1), RolloutCache(tmp_path / "c")
     r = resample_from(parent, "0:2", 3, tiny, sampling, cache)
