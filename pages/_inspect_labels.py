@@ -90,7 +90,7 @@ def _on_key(widget: str, key: str, trace) -> None:
 
 def _ask_name() -> None:
     with st.form("labeller_form", border=False, enter_to_submit=True):
-        a, b = st.columns([3, 1], vertical_alignment="bottom")
+        a, b = st.columns([1, 1], vertical_alignment="bottom")  # room for the whole button label
         name = a.text_input("Your name, to label steps", max_chars=100, key="labeller_input")
         if b.form_submit_button("Start labelling") and name.strip():
             st.session_state.labeller = name.strip()

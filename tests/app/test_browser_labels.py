@@ -53,8 +53,12 @@ def test_three_steps_labelled_with_the_keyboard_are_in_the_export(tmp_path, monk
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(f"{url}/inspect?trace={key}&node=step:0:1")
         page.get_by_label("Your name, to label steps").wait_for(timeout=LOAD_MS)
+        start = page.get_by_role("button", name="Start labelling")
+        fits = "b => [b, ...b.querySelectorAll('*')].every(e => e.scrollWidth <= e.clientWidth + 1)"
+        assert start.evaluate(fits), "the name prompt's button label is cut off at 1280x720"
+        _shot(page, "name_prompt")
         page.get_by_label("Your name, to label steps").fill("ann")
-        page.get_by_role("button", name="Start labelling").click()
+        start.click()
         page.locator(f".st-key-lab_w_{key}_0_1").wait_for(timeout=LOAD_MS)
         page.wait_for_timeout(1000)
         page.evaluate("document.activeElement && document.activeElement.blur()")  # off the name box
