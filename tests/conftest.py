@@ -31,3 +31,22 @@ def shared_data() -> Path:
 
 def sample_paths() -> list[Path]:
     return sorted(p for p in SAMPLES.glob("*.o3trace.json*"))
+
+
+@pytest.fixture(scope="session")
+def transformers_server(tmp_path_factory):
+    """``transformers serve`` of the embedded model on 127.0.0.1, started once for the whole run
+    (each start costs up to a minute); yields ``(base_url, model_path)`` and stops it at the end."""
+    from o3viz.errors import ModelLoadError
+    from o3viz.model import resolve_model
+    from o3viz.testing.serve import ServeError, transformers_serve
+
+    try:
+        path = resolve_model(None)[0]
+    except ModelLoadError as exc:
+        pytest.skip(f"embedded model unavailable: {exc}")
+    try:
+        with transformers_serve(path, tmp_path_factory.mktemp("serve") / "serve.log") as url:
+            yield url, path
+    except ServeError as exc:
+        pytest.fail(str(exc))

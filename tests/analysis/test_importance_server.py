@@ -13,24 +13,11 @@ pytest.importorskip("fastapi", reason="transformers serve needs fastapi (require
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
 pytestmark = pytest.mark.timeout(1800)  # server start + a capture + 10 requests on a loaded machine
-STARTUP_S = 600  # a shared, loaded CI machine can take minutes to import the server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from o3viz.errors import ModelLoadError
-    from o3viz.model import resolve_model
-    from o3viz.testing.serve import ServeError, transformers_serve
-
-    try:
-        path = resolve_model(None)[0]
-    except ModelLoadError as exc:
-        pytest.skip(f"embedded model unavailable: {exc}")
-    try:
-        with transformers_serve(path, tmp_path_factory.mktemp("serve") / "serve.log", STARTUP_S) as url:
-            yield url, path
-    except ServeError as exc:
-        pytest.fail(str(exc))
+def server(transformers_server):
+    return transformers_server  # one server for every module that needs it (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

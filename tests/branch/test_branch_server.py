@@ -19,20 +19,8 @@ SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from o3viz.errors import ModelLoadError
-    from o3viz.model import resolve_model
-    from o3viz.testing.serve import ServeError, transformers_serve
-
-    try:
-        path = resolve_model(None)[0]
-    except ModelLoadError as exc:
-        pytest.skip(f"embedded model unavailable: {exc}")
-    try:
-        with transformers_serve(path, tmp_path_factory.mktemp("serve") / "serve.log") as url:
-            yield url, path
-    except ServeError as exc:
-        pytest.fail(str(exc))
+def server(transformers_server):
+    return transformers_server  # one server for every module that needs it (tests/conftest.py)
 
 
 @pytest.mark.parametrize("how", [["--edit", "This is 24 + 18 = 42 muffins in all."], ["--resample", "2"]])
