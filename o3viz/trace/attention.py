@@ -142,11 +142,13 @@ class AttentionRecord:
     step_alloc: np.ndarray | None = None  # (S, K) float16, rows sum to 1
     alloc_labels: list[str] = field(default_factory=list)  # K labels: "seg 0".., "step 0"..
     daa: DAARecord | None = None
-    steer: SteerRecord | None = None  # optional: DAA's steer mode (added within schema version 2)
     info: dict = field(default_factory=dict)  # capture settings (top-k, head-averaging, windows...)
     # Heads held in per_head's H axis, in order: None = all num_heads heads; [] = per_head holds
     # the head mean (H axis of size 1, CaptureConfig.head_average).
     heads: list[int] | None = None
+    # Optional: DAA's steer mode. Last, so that records built positionally (info after daa) keep
+    # their meaning.
+    steer: SteerRecord | None = None
 
     _ARRAYS = (("mean", 2), ("per_head", 4), ("layer_head", 3), ("prefill", 3), ("step_alloc", 2))
 

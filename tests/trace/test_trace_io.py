@@ -200,3 +200,14 @@ def test_overwrite_replaces_only_a_regular_file_never_a_link_or_a_fifo(tmp_path)
             write_atomic(path, b"data", overwrite=True)
     assert link.is_symlink() and victim.read_text() == "keep" and fifo.exists()
     assert write_atomic(victim, b"new", overwrite=True).read_bytes() == b"new"
+
+
+def test_a_synthetic_trace_built_positionally_keeps_attention_info_and_round_trips(tmp_path):
+    """AttentionRecord's optional ``steer`` field comes last, so records built positionally
+    (``info`` right after ``daa``) keep their meaning and the trace still saves and loads."""
+    from o3viz.testing.synthetic import make_trace
+
+    t = make_trace(steps=4, seed=3)
+    att = t.final.attention
+    assert att is not None and att.info == {"synthetic": True} and att.steer is None
+    assert load_trace(t.save(tmp_path / "s.o3trace.json.gz")) == t
