@@ -33,10 +33,11 @@ def sample_paths() -> list[Path]:
     return sorted(p for p in SAMPLES.glob("*.o3trace.json*"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def transformers_server(tmp_path_factory):
-    """``transformers serve`` of the embedded model on 127.0.0.1, started once for the whole run
-    (each start costs up to a minute); yields ``(base_url, model_path)`` and stops it at the end."""
+    """``transformers serve`` of the embedded model on 127.0.0.1 for one test module; yields
+    ``(base_url, model_path)`` and stops it when the module ends. Not session-wide: a server left
+    running is a child process, and the worker tests check that no child process is left."""
     from o3viz.errors import ModelLoadError
     from o3viz.model import resolve_model
     from o3viz.testing.serve import ServeError, transformers_serve

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(1800)  # server start + a capture + 10 requests
 
 @pytest.fixture(scope="module")
 def server(transformers_server):
-    return transformers_server  # one server for every module that needs it (tests/conftest.py)
+    return transformers_server  # the embedded model served for this module (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -179,7 +179,7 @@ def test_run_page_renders_its_settings_without_loading_a_model(samples):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="run_source") is not None and at.slider(key="run_rounds") is not None
-    assert at.selectbox(key="run_daa").options == ["off", "observe", "allocate"]
+    assert at.selectbox(key="run_daa").options == ["off", "observe", "allocate", "steer"]
     assert any(b.label == "Run" for b in at.button)
 
 

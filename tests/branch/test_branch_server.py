@@ -20,7 +20,7 @@ SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 @pytest.fixture(scope="module")
 def server(transformers_server):
-    return transformers_server  # one server for every module that needs it (tests/conftest.py)
+    return transformers_server  # the embedded model served for this module (tests/conftest.py)
 
 
 @pytest.mark.parametrize("how", [["--edit", "This is 24 + 18 = 42 muffins in all."], ["--resample", "2"]])
