@@ -88,22 +88,11 @@ def export_steps(
     if not facts_rows:
         raise StoreError("no traces match; nothing to export")
     sink = pa.BufferOutputStream()
-    batch: list[dict] = []
     steps, errors = 0, []
     with pq.ParquetWriter(sink, schema) as writer:
-        for i, facts in enumerate(facts_rows):
-            try:
-                batch.extend(step_rows(store.trace(facts["key"]), facts))
-            except O3vizError as exc:
-                errors.append(f"{facts['key']}: {exc}")
-            if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
-                for r in batch:
-                    r["correct"] = None if r["correct"] is None else bool(r["correct"])
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                steps += len(batch)
-                batch = []
-            if progress:
-                progress(i + 1, len(facts_rows))
+        for batch in _step_batches(store, facts_rows, errors, progress):
+            writer.write_batch(batch)
+            steps += batch.num_rows
     if not steps:
         raise StoreError(f"no steps to export ({len(facts_rows)} traces matched, {len(errors)} unreadable)")
     with store.guard("writing the Parquet file"):
@@ -111,10 +100,13 @@ def export_steps(
     return len(facts_rows), steps, errors
 
 
-def _step_batches(store: Store, facts_rows: list[dict], errors: list[str], progress) -> object:
+def _step_batches(
+    store: Store, facts_rows: list[dict], errors: list[str], progress, no_dataset: str | None = None
+) -> object:
+    """The steps of ``facts_rows``' traces as record batches of about ``BATCH_ROWS`` rows (one
+    error line per unreadable trace into ``errors``); ``no_dataset`` names the traces without a
+    dataset (the partitioned layout needs a name)."""
     import pyarrow as pa
-
-    from o3viz.store.columnar import NO_DATASET
 
     schema, batch = _schema(), []
     for i, facts in enumerate(facts_rows):
@@ -125,7 +117,8 @@ def _step_batches(store: Store, facts_rows: list[dict], errors: list[str], progr
         if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
             for r in batch:
                 r["correct"] = None if r["correct"] is None else bool(r["correct"])
-                r["dataset"] = r["dataset"] or NO_DATASET
+                if no_dataset is not None:
+                    r["dataset"] = r["dataset"] or no_dataset
             yield pa.RecordBatch.from_pylist(batch, schema=schema)
             batch = []
         if progress:
@@ -142,7 +135,14 @@ def export_layout(
     """Write the store's Parquet layout for the traces matching ``q`` into ``folder`` (new or
     empty): ``traces/`` and ``steps/``, partitioned by dataset (``o3viz.store.columnar``). Returns
     (traces, steps, one error line per unreadable trace)."""
-    from o3viz.store.columnar import LAYOUT_VERSION, STAMP, trace_batches, trace_schema, write_table
+    from o3viz.store.columnar import (
+        LAYOUT_VERSION,
+        NO_DATASET,
+        STAMP,
+        trace_batches,
+        trace_schema,
+        write_table,
+    )
 
     folder = Path(folder)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
@@ -157,7 +157,7 @@ def export_layout(
         folder.mkdir(parents=True, exist_ok=True)
         traces = write_table(trace_batches(store, q), folder / "traces", trace_schema(), partition=True)
         steps = write_table(
-            _step_batches(store, facts_rows, errors, progress), folder / "steps", _schema(), True
+            _step_batches(store, facts_rows, errors, progress, NO_DATASET), folder / "steps", _schema(), True
         )
         stamp = {"layout": LAYOUT_VERSION, "generation": store.generation(), "traces": traces, "steps": steps}
         write_atomic(folder / STAMP, json.dumps(stamp).encode())
