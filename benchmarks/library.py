@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-import", action="store_true", help="only the store figures")
     p.add_argument("--build-workers", type=int, default=2, help="processes writing the trace files")
     p.add_argument("--dir", default=None, help="where the temporary stores go (default: the system's)")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="build the large store in this folder and keep it; a folder already holding it is "
+        "measured again without building (a 1M store takes about half an hour to build)",
+    )
 
 
 def _subset(src: Path, lines: int, out: Path) -> Path:
@@ -189,9 +195,12 @@ def disk_use(root: Path) -> dict[str, int]:
 
 
 def time_first_render(root: Path, empty: Path) -> float:
+    from streamlit.logger import set_log_level
     from streamlit.testing.v1 import AppTest
 
     from o3viz.paths import REPO_ROOT
+
+    set_log_level("error")  # AppTest's bare-mode warnings: hundreds of lines a render
 
     os.environ["O3VIZ_HOME"], os.environ["O3VIZ_SAMPLES"] = str(root), str(empty)
     out = []
@@ -221,10 +230,11 @@ def measure_store(store, n: int, empty: Path) -> dict[str, float]:
 
 
 def report_store(store, n: int, seconds: float, load, empty: Path) -> dict[str, float]:
-    print(
-        f"create_store_s_{n}: {seconds:.0f} (rows {load.insert_s:.0f} s, indexes and FTS merge {load.finish_s:.0f} s)"
-    )
-    print(f"create_traces_per_s_{n}: {n / seconds:.0f}")
+    if load.insert_s == load.insert_s:  # not NaN: this run built the store
+        print(
+            f"create_store_s_{n}: {seconds:.0f} (rows {load.insert_s:.0f} s, indexes and FTS merge {load.finish_s:.0f} s)"
+        )
+        print(f"create_traces_per_s_{n}: {n / seconds:.0f}")
     f = measure_store(store, n, empty)
     print(f"query_filter_fts_ms_{n}: {1000 * f['query']:.1f}")
     print(f"library_first_render_s_{n}: {f['library_render']:.2f}")
@@ -239,7 +249,24 @@ def report_store(store, n: int, seconds: float, load, empty: Path) -> dict[str, 
     return f
 
 
+def _kept(root: Path, n: int):
+    """A store ``--keep`` built earlier, when it holds all ``n`` rows (its build time then reads 0)."""
+    from o3viz.store.bulk import BulkReport
+    from o3viz.store.store import Store
+
+    if not (root / "index.sqlite3").is_file():
+        return None
+    store = Store(root)
+    if store.count() != n:
+        raise SystemExit(f"{root} holds {store.count()} traces, not {n}: remove it or choose another --keep")
+    print(f"store_{n}: reused from {root} (built by an earlier run; no create figures)")
+    return store, BulkReport(added=n, insert_s=float("nan"))
+
+
 def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault(
+        "STREAMLIT_LOGGER_LEVEL", "error"
+    )  # AppTest's bare-mode warnings, hundreds a render
     with tempfile.TemporaryDirectory(prefix="o3viz-bench-library-", dir=args.dir) as d:
         tmp = Path(d)
         if not args.skip_import:
@@ -251,11 +278,13 @@ def run(args: argparse.Namespace) -> int:
         small, large = args.sizes
         figures = {}
         for n in (small, large):
+            root = args.keep / f"store{n}" if args.keep and n == large else tmp / f"store{n}"
             t0 = time.perf_counter()
-            store, load = build_store(tmp / f"store{n}", n, seeds, args.build_workers)
+            store, load = _kept(root, n) or build_store(root, n, seeds, args.build_workers)
             figures[n] = report_store(store, n, time.perf_counter() - t0, load, empty)
             store.close()
-            shutil.rmtree(store.root)  # the disk is shared: one big store at a time
+            if root.parent == tmp:
+                shutil.rmtree(root)  # the disk is shared: one big store at a time
         big = figures[large]
         print(f"query_vs_goal_100ms: {1000 * big['query'] / 100:.2f}")
         print(f"library_render_vs_goal_2s: {big['library_render'] / 2:.2f}")

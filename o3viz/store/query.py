@@ -5,12 +5,17 @@ bad sort column, step type or offset is a one-line ``UsageError`` (also a ``Valu
 >>> sql, params = where_clause(Query(search="wait check", dataset=["gsm8k"], correct="wrong"))
 >>> sql
 'WHERE dataset IN (?) AND correct = 0 AND id IN (SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)'
->>> params
-['gsm8k', '"wait" "check"']
+>>> params[1]
+'{text} : ("wait" "check") AND {dataset_tag} : ("dsa116d6d7c0ec4777")'
+
+The FTS table holds each trace's dataset as one token (``dataset_tag``), so a search inside a
+dataset is one intersection of two doclists in FTS5, not every match of a common word filtered
+row by row (546 ms → 35 ms for "total" in one dataset of a 1,000,000-row index).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -63,6 +68,24 @@ def fts_expression(text: str) -> str:
     return " ".join(terms)
 
 
+def dataset_tag(dataset: str | None) -> str:
+    """The single search token that stands for ``dataset`` in the FTS table's ``dataset_tag``
+    column (a hash: any name, of any characters, becomes one token no step text contains)."""
+    return "ds" + hashlib.blake2b((dataset or "").encode(), digest_size=8).hexdigest()
+
+
+def match_expression(search: str, datasets: list[str] | tuple[str, ...] = ()) -> str:
+    """The FTS5 ``MATCH`` for ``search`` in the step text, within ``datasets`` when given; "" for
+    no words. The dataset filter in SQL stays beside it (a tag is a hash: it narrows, SQL decides)."""
+    expr = fts_expression(search)
+    if not expr:
+        return ""
+    out = f"{{text}} : ({expr})"
+    if datasets:
+        out += " AND {dataset_tag} : (" + " OR ".join(f'"{dataset_tag(d)}"' for d in datasets) + ")"
+    return out
+
+
 def where_clause(q: Query) -> tuple[str, list]:
     """``WHERE …`` (or "") and its parameters."""
     parts: list[str] = []
@@ -87,7 +110,7 @@ def where_clause(q: Query) -> tuple[str, list]:
                 f"unknown step type {t!r}; choose one of {', '.join(c[2:] for c in TYPE_COLUMNS)}"
             )
         parts.append(f"{col} > 0")
-    expr = fts_expression(q.search)
+    expr = match_expression(q.search, q.dataset)
     if expr:
         parts.append("id IN (SELECT rowid FROM steps_fts WHERE steps_fts MATCH ?)")
         params.append(expr)

@@ -32,14 +32,24 @@ from o3viz.errors import O3vizError, one_line
 from o3viz.paths import home_dir
 from o3viz.store.index import COLUMNS, IndexRow, clean_row, column_sql, index_row, search_text
 from o3viz.store.meta import MAX_META_BYTES, check_meta
-from o3viz.store.query import Query, fts_expression, order_clause, page_clause, snippet_sql, where_clause
+from o3viz.store.query import (
+    Query,
+    dataset_tag,
+    match_expression,
+    order_clause,
+    page_clause,
+    snippet_sql,
+    where_clause,
+)
 from o3viz.trace import Trace
 from o3viz.trace.files import read_bounded, write_atomic
 from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes, trace_bytes
 from o3viz.trace.safejson import loads
 
-STORE_SCHEMA = 2  # the index's schema version; a store written by a newer o3viz is refused
+STORE_SCHEMA = 3  # the index's schema version; a store written by a newer o3viz is refused
 # 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
+# 3: the FTS table's dataset_tag column (``query.dataset_tag``); an older one is rebuilt in place
+FTS_SQL = "CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, dataset_tag)"
 SUFFIX = ".o3trace.json.gz"
 META_SUFFIX = ".meta.json"
 BUSY_TIMEOUT_S = 60.0
@@ -137,7 +147,7 @@ class Store:
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute(f"CREATE TABLE IF NOT EXISTS traces ({column_sql()})")
-            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text)")
+            conn.execute(FTS_SQL)
             self.create_indexes(conn)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
             conn.execute("COMMIT")
@@ -174,12 +184,27 @@ class Store:
                     conn.execute(f"ALTER TABLE traces ADD COLUMN {name} {kind}")
             conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
             conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
+            if "dataset_tag" not in {r[1] for r in conn.execute("PRAGMA table_info(steps_fts)")}:
+                self._rebuild_fts(conn)
             conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
             self.bump_generation(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def _rebuild_fts(conn: sqlite3.Connection) -> None:
+        """A schema-2 FTS table (text only) becomes one with each row's dataset tag (inside the
+        caller's transaction: a failure leaves the old table as it was)."""
+        conn.create_function("o3viz_dataset_tag", 1, dataset_tag, deterministic=True)
+        conn.execute("CREATE VIRTUAL TABLE steps_fts_v3 USING fts5(text, dataset_tag)")
+        conn.execute(
+            "INSERT INTO steps_fts_v3 (rowid, text, dataset_tag) SELECT f.rowid, f.text, "
+            "o3viz_dataset_tag(t.dataset) FROM steps_fts f JOIN traces t ON t.id = f.rowid"
+        )
+        conn.execute("DROP TABLE steps_fts")
+        conn.execute("ALTER TABLE steps_fts_v3 RENAME TO steps_fts")
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -272,7 +297,10 @@ class Store:
                     f"INSERT OR IGNORE INTO traces ({names}) VALUES ({marks})", [d[c] for c in COLUMNS]
                 )
                 if cur.rowcount:
-                    conn.execute("INSERT INTO steps_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                    conn.execute(
+                        "INSERT INTO steps_fts (rowid, text, dataset_tag) VALUES (?, ?, ?)",
+                        (cur.lastrowid, text, dataset_tag(d["dataset"])),
+                    )
                     added += 1
             if added:
                 self.bump_generation(conn)
@@ -378,7 +406,7 @@ class Store:
 
     def snippets(self, search: str, keys: list[str]) -> dict[str, str]:
         """The text around ``search``'s match in each of ``keys`` (one page of search results)."""
-        expr = fts_expression(search)
+        expr = match_expression(search)
         if not expr or not keys:
             return {}
         with self.guard("searching"):

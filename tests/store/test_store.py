@@ -15,7 +15,7 @@ from o3viz.app.jobs import RunJob
 from o3viz.app.library import LibraryEntry, StoreLibrary, store_entry
 from o3viz.paths import home_dir
 from o3viz.store.index import importance_by_type, index_row
-from o3viz.store.query import Query, fts_expression
+from o3viz.store.query import Query, dataset_tag, fts_expression
 from o3viz.store.repair import ensure_samples, reindex
 from o3viz.store.store import STORE_SCHEMA, Store, StoreError, content_key
 from o3viz.testing.synthetic import make_trace
@@ -235,3 +235,44 @@ def test_importance_by_type_reads_the_rounds_importance_records():
     # rank-scaled as the map shows them: 0.1 -> 0, 0.2 -> 1/3, 0.4 -> 2/3, 0.9 -> 1
     assert importance_by_type(t) == pytest.approx({"plan_generation": 1 / 3, "active_computation": 2 / 3})
     assert index_row(t, "k" * 16).importance is not None
+
+
+def test_a_search_inside_datasets_is_one_fts_intersection_with_the_dataset_tag(store):
+    for i in range(6):
+        t = make_trace(4, seed=20 + i)
+        t.final.steps[1].text = "the total is right" if i != 4 else "nothing common here"
+        store.add(t, dataset="gsm8k-a" if i < 3 else "math b")
+    rows = store.conn.execute(
+        "SELECT count(*) FROM steps_fts WHERE steps_fts MATCH ?",
+        [f'{{dataset_tag}} : "{dataset_tag("math b")}"'],
+    ).fetchone()[0]
+    assert rows == 3  # FTS5 itself knows each row's dataset: no row-by-row filter is needed
+    assert store.count(Query(search="total", dataset=["gsm8k-a"])) == 3
+    assert store.count(Query(search="total", dataset=["math b"])) == 2
+    assert store.count(Query(search="total", dataset=["gsm8k-a", "math b"])) == 5
+    assert store.count(Query(search="total", dataset=["nowhere"])) == 0
+    assert store.count(Query(search="ds*")) == 0  # the tags are never matched as step text
+    key = store.rows(Query(search="total", dataset=["math b"], limit=1))[0]["key"]
+    assert "«total»" in store.snippets("total", [key])[key]
+
+
+def test_a_schema_2_index_gains_the_dataset_tag_in_place_and_keeps_every_search(store):
+    t = make_trace(4, seed=31)
+    t.final.steps[1].text = "a zanzibar step"
+    key = store.add(t, dataset="d1")
+    store.add(make_trace(4, seed=32), dataset="d2")
+    store.close()
+    with sqlite3.connect(store.db_path) as db:  # make it look like schema 2: FTS over the text only
+        db.execute("CREATE VIRTUAL TABLE old_fts USING fts5(text)")
+        db.execute("INSERT INTO old_fts (rowid, text) SELECT rowid, text FROM steps_fts")
+        db.execute("DROP TABLE steps_fts")
+        db.execute("ALTER TABLE old_fts RENAME TO steps_fts")
+        db.execute("UPDATE meta SET value = '2' WHERE name = 'schema'")
+    again = Store(store.root)
+    assert [r["key"] for r in again.rows(Query(search="zanzibar", dataset=["d1"]))] == [key]
+    assert again.count(Query(search="zanzibar", dataset=["d2"])) == 0
+    cols = {r[1] for r in again.conn.execute("PRAGMA table_info(steps_fts)")}
+    assert cols == {"text", "dataset_tag"}
+    assert again.conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()[0] == str(
+        STORE_SCHEMA
+    )
