@@ -32,7 +32,7 @@ TAGS_PAPER_TOP = ("plan_generation", "uncertainty_management")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--part", choices=("labels", "cost", "model", "all"), default="all")
+    p.add_argument("--part", choices=("labels", "cost", "model", "budget", "all"), default="all")
     p.add_argument("--problems", type=int, default=42, help="first N problems of the file (42 = all)")
     p.add_argument("--max-tokens", type=int, default=8192, help="receiver: tokens read per problem")
     p.add_argument("--suppression-tokens", type=int, default=512, help="suppression: tokens read per problem")
@@ -49,6 +49,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--json", type=Path, help="write per-chunk rows and the figures here (after every problem)"
     )
     p.add_argument("--from-json", type=Path, help="report the labels part from rows a (partial) run wrote")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="labels: keep the problems --json already holds and score only the rest",
+    )
+    p.add_argument(
+        "--budget-k",
+        type=int,
+        nargs="+",
+        default=[8, 16],
+        help="budget: the fixed runs' K per prefix (the adaptive run's k_max)",
+    )
+    p.add_argument(
+        "--budget-plan",
+        action="append",
+        type=_plan,
+        metavar="TOL,FILL_TV,STRIDE",
+        help="budget: an adaptive plan besides the default (0.5,0.25,3); repeatable",
+    )
     m = p.add_argument_group("model: on-model validation (the embedded model reads its own traces)")
     m.add_argument("--seed", type=int, default=0, help="seed of the generated word problems")
     m.add_argument("--model-problems", type=int, default=12, help="traces analysed (with >= 3 steps)")
@@ -59,6 +78,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--capture-tokens", type=int, default=64, help="tokens of each captured trace")
     m.add_argument("--model-cache", type=Path, help="rollout cache (default: ~/.cache/o3viz/rollouts)")
     m.add_argument("--model-json", type=Path, help="write the on-model rows here (after every problem)")
+
+
+def _plan(text: str) -> tuple[float, float, int]:
+    try:
+        tol, fill, stride = text.split(",")
+        return float(tol), float(fill), int(stride)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give TOL,FILL_TV,STRIDE, e.g. 0.3,0.1,2") from None
 
 
 def _records() -> list[dict]:
@@ -89,7 +116,14 @@ def _labels(args, model, tok) -> dict:
     from o3viz.analysis.importance.stats import binary_entropy
 
     rows, locality = [], []
+    if args.resume and args.json and args.json.is_file():  # a stopped run's problems are kept as they are
+        kept = json.loads(args.json.read_text())["labels"]
+        rows, locality = kept["rows"], kept.get("locality") or []
+        print(f"  resumed: {len({r['problem'] for r in rows})} problems from {args.json}", flush=True)
+    done = {r["problem"] for r in rows}
     for n, rec in enumerate(_records()[: args.problems]):
+        if n in done:
+            continue
         t, pub = _trace(rec)
         t0 = time.perf_counter()
         try:
@@ -333,6 +367,21 @@ def run(args: argparse.Namespace) -> int:
 
             report(data)
         return 0
+    if args.part in ("budget", "all"):
+        from benchmarks._importance_budget import report, simulate
+        from o3viz.analysis.importance.adaptive import Adaptive
+
+        recs = [r for r in _records()[: args.problems] if r.get("problem")]  # the 40 MATH problems
+        result["budget"] = []
+        plans = [(0.5, 0.25, 3), *(args.budget_plan or [])]
+        for k in args.budget_k:
+            for tol, fill, stride in plans:
+                plan = Adaptive(k_min=2, k_max=k, stride=int(stride), tol=tol, fill_tv=fill)
+                result["budget"].append(report(simulate(recs, k, plan), k, plan))
+        if args.part == "budget":
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=1))
+            return 0
     model, tok = load_model()
     if args.part in ("model", "all"):
         from benchmarks._importance_model import collect, report

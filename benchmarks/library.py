@@ -195,12 +195,13 @@ def disk_use(root: Path) -> dict[str, int]:
 
 
 def time_first_render(root: Path, empty: Path) -> float:
-    from streamlit.logger import set_log_level
+    import logging
+
     from streamlit.testing.v1 import AppTest
 
     from o3viz.paths import REPO_ROOT
 
-    set_log_level("error")  # AppTest's bare-mode warnings: hundreds of lines a render
+    logging.disable(logging.WARNING)  # AppTest's bare-mode warnings: hundreds of lines a render
 
     os.environ["O3VIZ_HOME"], os.environ["O3VIZ_SAMPLES"] = str(root), str(empty)
     out = []

@@ -51,9 +51,32 @@ def test_a_labels_run_writes_its_rows_after_every_problem(shared_data, tmp_path,
     monkeypatch.setattr(imp, "suppression_importance", fake_measure)
     out = tmp_path / "rows.json"
     args = argparse.Namespace(
-        problems=42, max_tokens=64, suppression_problems=42, suppression_tokens=64, json=out
+        problems=42, max_tokens=64, suppression_problems=42, suppression_tokens=64, json=out, resume=False
     )
     with pytest.raises(KeyboardInterrupt):
         bench._labels(args, None, None)
     rows = json.loads(out.read_text())["labels"]["rows"]
     assert {r["problem"] for r in rows} == {0} and len(rows) == len(bench._records()[0]["chunks_labeled"])
+
+    calls.clear()
+    calls.extend([1] * 10)  # the second run is not interrupted
+    args.problems, args.resume = 3, True
+    report = bench._labels(args, None, None)
+    assert len(calls) == 10 + 2 * 2  # problems 1 and 2 scored (receiver, suppression); 0 kept as it was
+    assert sorted({r["problem"] for r in report["rows"]}) == [0, 1, 2]
+    assert json.loads(out.read_text())["labels"]["locality"] == [[0.5]] * 3
+
+
+def test_adaptive_resampling_on_a_long_trace_saves_rollouts_and_keeps_the_step_that_moved_the_answer():
+    from benchmarks._importance_budget import BernoulliBackend, simulate
+    from o3viz.analysis.importance import Sampling
+    from o3viz.analysis.importance.adaptive import Adaptive
+
+    acc = [0.9] * 20 + [0.1] * 20 + [0.95] * 20  # two steps move the answer: 19 (down) and 39 (up)
+    backend = BernoulliBackend(acc, name="t")
+    s = Sampling(max_tokens=1)
+    assert backend.complete("#3", 4, s, first=2) == backend.complete("#3", 6, s)[2:]  # one stream per prefix
+    rows = simulate([{"chunks_labeled": [{"accuracy": a} for a in acc]}], 16, Adaptive(k_min=2, k_max=16))
+    (row,) = rows
+    assert row["fixed"] == 60 * 16 and row["used"] < 0.6 * row["fixed"]
+    assert row["fixed_recall_published"] >= 0.2 and row["recall"] >= 0.2  # the rise at 39 is in both top-5s
