@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         type=_plan,
         metavar="TOL,FILL_TV,STRIDE",
-        help="budget: an adaptive plan besides the default (0.5,0.25,3); repeatable",
+        help="budget: an adaptive plan besides the default (0.3,0.1,2); repeatable",
     )
     m = p.add_argument_group("model: on-model validation (the embedded model reads its own traces)")
     m.add_argument("--seed", type=int, default=0, help="seed of the generated word problems")
@@ -373,7 +373,8 @@ def run(args: argparse.Namespace) -> int:
 
         recs = [r for r in _records()[: args.problems] if r.get("problem")]  # the 40 MATH problems
         result["budget"] = []
-        plans = [(0.5, 0.25, 3), *(args.budget_plan or [])]
+        d = Adaptive()
+        plans = [(d.tol, d.fill_tv, d.stride), *(args.budget_plan or [])]
         for k in args.budget_k:
             for tol, fill, stride in plans:
                 plan = Adaptive(k_min=2, k_max=k, stride=int(stride), tol=tol, fill_tv=fill)
