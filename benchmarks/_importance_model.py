@@ -68,12 +68,31 @@ def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
     )
     n_top = min(5, max(1, len(fixed.scores) // 2))  # top-5, or the top half of a short trace
     want = _top(fixed.scores, n_top)
+    full = fixed_rollouts(trace, backend, k, sampling, cache)
+    uniform = {}  # K' < K per prefix (the first K' of the same rollouts): recall of the fixed top
+    for kk in range(2, k):
+        sub = resample_importance(
+            trace, backend, (model, tok), k=kk, sampling=sampling, cache=cache,
+            rollouts=[r[:kk] for r in full],
+        )  # fmt: skip
+        uniform[kk] = len(want & _top(sub.scores, n_top)) / n_top
     return {
         "used": run.used,
         "fixed": len(pre) * k,
+        "prefixes": len(pre),
         "top": n_top,
         "recall": len(want & _top(rec.scores, n_top)) / n_top,
+        "uniform_recall": uniform,
     }
+
+
+def fixed_rollouts(trace, backend, k: int, sampling, cache) -> list[list[str]]:
+    """The fixed run's K rollouts per prefix (from the cache it filled)."""
+    from o3viz.analysis.importance.resample import collect_rollouts, prefixes, rollout_prompt
+
+    return collect_rollouts(
+        backend, rollout_prompt(trace, backend.tokenizer), prefixes(trace), k, sampling, cache
+    )
 
 
 def _rows(trace, n: int, recs: dict) -> list[dict]:
@@ -215,6 +234,16 @@ def report(data: dict) -> dict:
         print(
             f"on-model adaptive recall of the fixed run's top steps (top 5, or top half of a short trace): {rec:.2f} {_iv(rec_ci)}"
         )
+        uniform = [{int(x): v for x, v in a["uniform_recall"].items()} for a in ad if a.get("uniform_recall")]
+        if uniform:  # the smallest uniform K' whose mean recall reaches the adaptive run's
+            k = data["settings"]["model_k"]
+            equal = next((kk for kk in range(2, k) if np.mean([u[kk] for u in uniform]) >= rec), k)
+            got = [a for a in ad if a.get("uniform_recall")]
+            uni, mine = sum(a["prefixes"] * equal for a in got), sum(a["used"] for a in got)
+            print(
+                f"on-model adaptive at equal recall: a uniform K' = {equal} per prefix reaches it "
+                f"({uni} rollouts); adaptive saves {1 - mine / uni:.2f} against it"
+            )
         out["adaptive"] = {
             "saved": 1 - used / fixed,
             "saved_ci": saved_ci,
