@@ -33,6 +33,7 @@ from o3viz.paths import home_dir
 from o3viz.store.index import COLUMNS, IndexRow, clean_row, column_sql, index_row, search_text
 from o3viz.store.meta import MAX_META_BYTES, check_meta
 from o3viz.store.query import (
+    FTS_JOIN,
     Query,
     dataset_tag,
     match_expression,
@@ -376,20 +377,27 @@ class Store:
     def count(self, q: Query | None = None, *, cap: int | None = None) -> int:
         """Traces matching ``q``; with ``cap``, counting stops there (a search over a huge store
         need not count every match to show its first page)."""
-        where, params = where_clause(q or Query())
-        sql = f"SELECT count(*) FROM traces {where}"
+        q = q or Query()
+        source = FTS_JOIN if cap is not None and match_expression(q.search) else "traces"
+        where, params = where_clause(q, fts_driven=source != "traces")
+        sql = f"SELECT count(*) FROM {source} {where}"
         if cap is not None:
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM traces {where} LIMIT ?)"
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM {source} {where} LIMIT ?)"
             params = [*params, cap]
         with self.guard("counting"):
             return self.conn.execute(sql, params).fetchone()[0]
 
     def rows(self, q: Query, columns: tuple[str, ...] | None = None) -> list[dict]:
         """One page of rows matching ``q``, in its order."""
-        where, params = where_clause(q)
         page, pparams = page_clause(q)
-        cols = ", ".join(columns or COLUMNS)
-        sql = f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}"
+        cols = ", ".join(f"traces.{c}" for c in columns or COLUMNS)
+        if q.sort == "id" and match_expression(q.search):  # newest (or oldest) first: FTS5's own order
+            where, params = where_clause(q, fts_driven=True)
+            order = f"ORDER BY steps_fts.rowid {'DESC' if q.descending else 'ASC'}"
+            sql = f"SELECT {cols} FROM {FTS_JOIN} {where} {order} {page}"
+        else:
+            where, params = where_clause(q)
+            sql = f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}"
         with self.guard("querying"):
             return [clean_row(dict(r)) for r in self.conn.execute(sql, params + pparams)]
 
@@ -410,7 +418,12 @@ class Store:
         if not expr or not keys:
             return {}
         with self.guard("searching"):
-            return dict(self.conn.execute(snippet_sql(len(keys)), [expr, *keys]).fetchall())
+            marks = ", ".join("?" * len(keys))
+            ids = dict(
+                self.conn.execute(f"SELECT id, key FROM traces WHERE key IN ({marks})", keys).fetchall()
+            )
+            found = self.conn.execute(snippet_sql(len(ids)), [expr, *ids]).fetchall() if ids else []
+        return {ids[rowid]: text for rowid, text in found}
 
     def row_by_line_hash(self, line_hash: str) -> dict | None:
         """The oldest row made from the source (a dataset record, an upload's bytes) ``line_hash``:

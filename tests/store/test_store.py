@@ -276,3 +276,39 @@ def test_a_schema_2_index_gains_the_dataset_tag_in_place_and_keeps_every_search(
     assert again.conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()[0] == str(
         STORE_SCHEMA
     )
+
+
+def _vm_steps(conn, fn) -> int:
+    """SQLite virtual-machine steps (in tens) ``fn`` costs: work done, not time taken."""
+    n = [0]
+
+    def tick():
+        n[0] += 1
+        return 0
+
+    conn.set_progress_handler(tick, 10)
+    try:
+        fn()
+    finally:
+        conn.set_progress_handler(None, 10)
+    return n[0]
+
+
+def test_a_common_words_first_page_count_and_snippets_cost_what_a_rare_words_do(store):
+    rows = []
+    for i in range(1000):  # every trace says "total"; 3 of them also say "zanzibar"
+        row = index_row(make_trace(3, seed=i), f"{i:016x}", {"dataset": "big"})
+        rows.append((row, f"the total is {i}" + (" zanzibar" if i % 400 == 0 else "")))
+    store.insert(rows)
+    cost = {}
+    for word in ("total", "zanzibar"):
+        q = Query(search=word, limit=3)
+
+        def page(q=q, word=word):
+            assert store.count(q, cap=3) == 3
+            keys = [r["key"] for r in store.rows(q)]
+            assert len(store.snippets(word, keys)) == 3
+
+        cost[word] = _vm_steps(store.conn, page)
+    # the common word's matches are streamed and stopped at the page, never all gathered first
+    assert cost["total"] <= 2 * cost["zanzibar"] + 10, cost
