@@ -157,6 +157,19 @@ def time_query(store) -> float:
     return _time(one) / 5
 
 
+def time_search_page(store) -> float:
+    """A word typed into the Library with no filter: count (cap 10,000), first page, snippets."""
+    from benchmarks._trace_variants import WORDS
+
+    def one():
+        for w in WORDS[:5]:
+            q = Query(search=w, limit=50)
+            assert store.count(q, cap=10_000) > 0  # the words are in the seeds: a real page
+            store.snippets(w, [r["key"] for r in store.rows(q)])
+
+    return _time(one) / 5
+
+
 def time_aggregates(store, traces: int, duck: bool) -> float:
     """The Dataset page's aggregates over ``traces`` traces (whole datasets), read from SQLite or
     (``duck``) from the columnar copy through DuckDB."""
@@ -217,7 +230,11 @@ def time_first_render(root: Path, empty: Path) -> float:
 def measure_store(store, n: int, empty: Path) -> dict[str, float]:
     from o3viz.store.columnar import refresh
 
-    out = {"query": time_query(store), "aggregates_10k": time_aggregates(store, 10_000, duck=False)}
+    out = {
+        "query": time_query(store),
+        "search_page": time_search_page(store),
+        "aggregates_10k": time_aggregates(store, 10_000, duck=False),
+    }
     if n >= 100_000:
         out["aggregates_100k"] = time_aggregates(store, 100_000, duck=False)
     t0 = time.perf_counter()
@@ -238,6 +255,7 @@ def report_store(store, n: int, seconds: float, load, empty: Path) -> dict[str, 
         print(f"create_traces_per_s_{n}: {n / seconds:.0f}")
     f = measure_store(store, n, empty)
     print(f"query_filter_fts_ms_{n}: {1000 * f['query']:.1f}")
+    print(f"search_page_with_snippets_ms_{n}: {1000 * f['search_page']:.1f}")
     print(f"library_first_render_s_{n}: {f['library_render']:.2f}")
     for name in ("10k", "100k"):
         for engine in ("", "_duckdb"):
@@ -292,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
         for engine in ("", "_duckdb"):
             if f"aggregates_100k{engine}" in big:
                 print(f"aggregates_100k{engine}_vs_goal_2s: {big[f'aggregates_100k{engine}'] / 2:.2f}")
-        for name in ("query", "aggregates_10k", "aggregates_10k_duckdb", "library_render"):
+        for name in ("query", "search_page", "aggregates_10k", "aggregates_10k_duckdb", "library_render"):
             grow = big[name] / figures[small][name]
             print(f"growth_{name}_{small}_to_{large}: {grow:.2f} (linear = {large / small:.0f})")
         print(f"load_average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
