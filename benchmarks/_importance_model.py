@@ -51,6 +51,13 @@ def _top(scores: list, k: int) -> set[int]:
     return {i for _, i in sorted(ok, reverse=True)[:k]}
 
 
+def top_recall(fixed: list, other: list, n: int) -> float | None:
+    """The share of ``fixed``'s top ``n`` scored steps that are in ``other``'s top as many; a trace
+    with fewer scored steps than ``n`` is judged on those it has (None when it has none)."""
+    want = _top(fixed, n)
+    return len(want & _top(other, len(want))) / len(want) if want else None
+
+
 def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
     from o3viz.analysis.importance import LocalBackend, resample_importance
     from o3viz.analysis.importance.adaptive import Adaptive, collect_adaptive
@@ -67,7 +74,9 @@ def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
         trace, backend, (model, tok), k=k, sampling=sampling, cache=cache, rollouts=run.rollouts
     )
     n_top = min(5, max(1, len(fixed.scores) // 2))  # top-5, or the top half of a short trace
-    want = _top(fixed.scores, n_top)
+    want = _top(fixed.scores, n_top)  # fewer where fewer steps have a score
+    if not want:
+        return {"used": run.used, "fixed": len(pre) * k, "prefixes": len(pre), "top": 0, "recall": None}
     full = fixed_rollouts(trace, backend, k, sampling, cache)
     uniform = {}  # K' < K per prefix (the first K' of the same rollouts): recall of the fixed top
     for kk in range(2, k):
@@ -75,13 +84,13 @@ def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
             trace, backend, (model, tok), k=kk, sampling=sampling, cache=cache,
             rollouts=[r[:kk] for r in full],
         )  # fmt: skip
-        uniform[kk] = len(want & _top(sub.scores, n_top)) / n_top
+        uniform[kk] = top_recall(fixed.scores, sub.scores, n_top)
     return {
         "used": run.used,
         "fixed": len(pre) * k,
         "prefixes": len(pre),
-        "top": n_top,
-        "recall": len(want & _top(rec.scores, n_top)) / n_top,
+        "top": len(want),
+        "recall": top_recall(fixed.scores, rec.scores, n_top),
         "uniform_recall": uniform,
     }
 
@@ -223,22 +232,25 @@ def report(data: dict) -> dict:
     ad = data["adaptive"]
     if ad:
         used, fixed = sum(a["used"] for a in ad), sum(a["fixed"] for a in ad)
-        rec = float(np.mean([a["recall"] for a in ad]))
+        scored = [a for a in ad if a.get("recall") is not None]  # traces with a scored step
+        rec = float(np.mean([a["recall"] for a in scored]))
         saved_ci = bootstrap_over_groups(
             lambda g: 1 - sum(a["used"] for a in g) / sum(a["fixed"] for a in g), ad
         )
-        rec_ci = bootstrap_over_groups(lambda g: float(np.mean([a["recall"] for a in g])), ad)
+        rec_ci = bootstrap_over_groups(lambda g: float(np.mean([a["recall"] for a in g])), scored)
         print(
             f"on-model adaptive rollouts saved vs fixed K: {1 - used / fixed:.2f} {_iv(saved_ci)} ({used} of {fixed} rollouts)"
         )
         print(
             f"on-model adaptive recall of the fixed run's top steps (top 5, or top half of a short trace): {rec:.2f} {_iv(rec_ci)}"
         )
-        uniform = [{int(x): v for x, v in a["uniform_recall"].items()} for a in ad if a.get("uniform_recall")]
+        uniform = [
+            {int(x): v for x, v in a["uniform_recall"].items()} for a in scored if a.get("uniform_recall")
+        ]
         if uniform:  # the smallest uniform K' whose mean recall reaches the adaptive run's
             k = data["settings"]["model_k"]
             equal = next((kk for kk in range(2, k) if np.mean([u[kk] for u in uniform]) >= rec), k)
-            got = [a for a in ad if a.get("uniform_recall")]
+            got = [a for a in scored if a.get("uniform_recall")]
             uni, mine = sum(a["prefixes"] * equal for a in got), sum(a["used"] for a in got)
             print(
                 f"on-model adaptive at equal recall: a uniform K' = {equal} per prefix reaches it "

@@ -94,3 +94,13 @@ def test_the_default_adaptive_plan_keeps_most_of_a_fixed_runs_top_steps_on_the_t
     out = report(simulate(recs, 8, plan), 8, plan)
     assert out["recall"] >= 0.7 and out["saved"] >= 0.2  # the old default: recall 0.36 at 70% saved
     assert out["saved_at_equal_recall"] > 0  # no uniform run of fewer rollouts does as well
+
+
+def test_recall_of_the_top_steps_counts_only_the_steps_a_fixed_run_scored():
+    from benchmarks._importance_model import top_recall
+
+    one_scored = [0.5, None, None, None, None]
+    assert top_recall(one_scored, one_scored, 2) == 1.0  # was 0.5: divided by 2 though only 1 was there
+    assert top_recall(one_scored, [None, 0.9, None, None, None], 2) == 0.0
+    assert top_recall([None] * 5, [0.1] * 5, 2) is None  # nothing to recall: left out of the mean
+    assert top_recall([0.1, 0.9, 0.5, 0.2], [0.9, 0.1, 0.5, 0.2], 2) == 0.5
