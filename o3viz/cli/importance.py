@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument(
         "--adaptive",
         action="store_true",
-        help="adaptive resampling: every 3rd prefix first, more rollouts (up to --k) only where the "
+        help="adaptive resampling: every 2nd prefix first, more rollouts (up to --k) only where the "
         "answer is undecided, and the prefixes in between only where the answer moved",
     )
     r.add_argument(
