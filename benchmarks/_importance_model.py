@@ -156,7 +156,7 @@ def collect(args, model, tok) -> dict:
             continue
         t0 = time.perf_counter()
         recs = {
-            "receiver": receiver_importance(t, model, tok),
+            "receiver": receiver_importance(t, model, tok, gap=args.model_gap),
             "suppression": suppression_importance(t, model, tok),
         }
         recs["resample"] = resample_importance(

@@ -104,3 +104,27 @@ def test_recall_of_the_top_steps_counts_only_the_steps_a_fixed_run_scored():
     assert top_recall(one_scored, [None, 0.9, None, None, None], 2) == 0.0
     assert top_recall([None] * 5, [0.1] * 5, 2) is None  # nothing to recall: left out of the mean
     assert top_recall([0.1, 0.9, 0.5, 0.2], [0.9, 0.1, 0.5, 0.2], 2) == 0.5
+
+
+def test_the_on_model_run_reads_receiver_heads_with_the_gap_it_was_given(monkeypatch):
+    import benchmarks._importance_model as onmodel
+    import o3viz.analysis.importance as imp
+    from o3viz.testing.synthetic import make_trace
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def receiver(t, model, tok, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(onmodel, "_capture", lambda *a: make_trace(4, seed=1))
+    monkeypatch.setattr(imp, "receiver_importance", receiver)
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args(["--model-gap", "2"])
+    with pytest.raises(Stop):
+        onmodel.collect(args, None, None)
+    assert seen.get("gap") == 2  # was the paper's 4: --model-gap was recorded but never passed
