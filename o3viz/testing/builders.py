@@ -50,6 +50,31 @@ def make_tiny_llama(num_layers: int = 2, max_positions: int = 512):
     return LlamaForCausalLM(cfg).eval(), tok
 
 
+def save_tiny_llama(folder, **kwargs):
+    """``make_tiny_llama(**kwargs)`` and its tokenizer saved in ``folder`` (a model path for the
+    CLI); returns ``folder``."""
+    model, tok = make_tiny_llama(**kwargs)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def prefill_then_decode(model, ids: list[int], recorder) -> None:
+    """Prefill ``ids[:-1]``, then one decode step with ``ids[-1]``, instrumented and recorded by
+    ``recorder`` (``end_step`` after each)."""
+    import torch
+    from transformers import DynamicCache
+
+    from o3viz.hooks.instrument import instrument
+
+    cache = DynamicCache(config=model.config)
+    with instrument(model, recorder), torch.inference_mode():
+        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
+        recorder.end_step()
+        model(input_ids=torch.tensor([ids[-1:]]), past_key_values=cache, use_cache=True)
+        recorder.end_step()
+
+
 def small_trace() -> Trace:
     """A hand-written two-step math trace with attention, DAA, a decision point and a check."""
     text = "17*23 = 391. So 391."

@@ -12,7 +12,7 @@ from o3viz.branch import branches_of
 from o3viz.cli.main import main
 from o3viz.paths import REPO_ROOT
 from o3viz.store.store import Store
-from o3viz.testing.builders import make_tiny_llama, small_trace
+from o3viz.testing.builders import save_tiny_llama, small_trace
 from o3viz.trace import load_trace
 
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
@@ -20,11 +20,7 @@ SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    model, tok = make_tiny_llama()
-    d = tmp_path_factory.mktemp("tiny")
-    model.save_pretrained(d)
-    tok.save_pretrained(d)
-    return str(d)
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny")))
 
 
 @pytest.fixture

@@ -10,17 +10,13 @@ import pytest
 from o3viz.cli.main import main
 from o3viz.cli.run import add_capture_arguments, add_loop_arguments, request_from_args
 from o3viz.errors import UsageError
-from o3viz.testing.builders import make_tiny_llama
+from o3viz.testing.builders import save_tiny_llama
 from o3viz.trace.io import load_trace
 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    model, tok = make_tiny_llama(num_layers=2, max_positions=256)
-    out = tmp_path_factory.mktemp("tiny")
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
+    return save_tiny_llama(tmp_path_factory.mktemp("tiny"), num_layers=2, max_positions=256)
 
 
 def test_run_writes_a_trace_with_the_requested_settings(tiny_dir, tmp_path, capsys):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from o3viz.cli.main import main
-from o3viz.testing.builders import make_tiny_llama
+from o3viz.testing.builders import save_tiny_llama
 from o3viz.trace import Round, Step, Task, Trace, load_trace
 
 TEXT = "First, 2 + 3. Let me add. That is 5. Check: 5 - 3 = 2. So the answer is 5."
@@ -15,11 +15,7 @@ SPANS = [(0, 13), (14, 25), (26, 36), (37, 54), (55, 74)]
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    model, tok = make_tiny_llama()
-    d = tmp_path_factory.mktemp("tiny")
-    model.save_pretrained(d)
-    tok.save_pretrained(d)
-    return str(d)
+    return str(save_tiny_llama(tmp_path_factory.mktemp("tiny")))
 
 
 def _save(tmp_path, spans=SPANS, name="t.o3trace.json"):

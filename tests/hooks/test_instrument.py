@@ -16,6 +16,7 @@ import torch
 from o3viz.errors import ModelLoadError
 from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
 from o3viz.run.capture import CaptureConfig, RunRequest, capture
+from o3viz.testing.builders import prefill_then_decode
 
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
 
@@ -173,18 +174,6 @@ def test_every_recorded_row_sums_to_one(tok):
     assert ((att.layer_head >= 0) & (att.layer_head <= 1.001)).all()
 
 
-def _run_two_forwards(model, ids: list[int], rec: Recorder) -> None:
-    """Prefill ``ids[:-1]`` then one decode step with ``ids[-1]``, recorded by ``rec``."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=model.config)
-    with instrument(model, rec), torch.inference_mode():
-        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
-        rec.end_step()
-        model(input_ids=torch.tensor([ids[-1:]]), past_key_values=cache, use_cache=True)
-        rec.end_step()
-
-
 @pytest.mark.parametrize("value", [-1e9, float("-inf")])
 def test_negative_bias_zeroes_its_column_in_that_layer_only(tok, value):
     model = tiny_model("llama", len(tok))
@@ -195,8 +184,8 @@ def test_negative_bias_zeroes_its_column_in_that_layer_only(tok, value):
     bias = torch.zeros(c)
     bias[k] = value
     biased.set_bias(bias, torch.tensor([[0.0] * 4, [1.0] * 4]), record_before=True)  # last layer only
-    _run_two_forwards(model, ids, plain)
-    _run_two_forwards(model, ids, biased)
+    prefill_then_decode(model, ids, plain)
+    prefill_then_decode(model, ids, biased)
     hb, hp = biased.steps_heads[0], plain.steps_heads[0]  # (2 layers, H, C)
     assert torch.all(hb[1, :, k] == 0) and torch.all(hp[1, :, k] > 0)
     torch.testing.assert_close(hb[0], hp[0])  # layer 0 sees no bias and an unchanged residual stream

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from o3viz.errors import UsageError
-from o3viz.hooks.instrument import Recorder, RecorderSpec, instrument
+from o3viz.hooks.instrument import Recorder, RecorderSpec
 from o3viz.hooks.steer import head_mask, parse_steer_heads, span_mass, steer_bias
-from o3viz.testing.builders import make_tiny_llama
+from o3viz.testing.builders import make_tiny_llama, prefill_then_decode
 
 PROMPT = "Answer with one word. What is the capital city of France? Tell me about it."
 
@@ -41,17 +41,6 @@ def test_span_mass_sums_the_marked_columns():
     assert span_mass(rows, [(1, 3)]).tolist() == pytest.approx([0.5])
 
 
-def _two_forwards(model, ids: list[int], rec: Recorder) -> None:
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=model.config)
-    with instrument(model, rec), torch.inference_mode():
-        model(input_ids=torch.tensor([ids[:-1]]), past_key_values=cache, use_cache=True)
-        rec.end_step()
-        model(input_ids=torch.tensor([ids[-1:]]), past_key_values=cache, use_cache=True)
-        rec.end_step()
-
-
 @pytest.fixture(scope="module")
 def tiny():
     return make_tiny_llama()
@@ -70,8 +59,8 @@ def test_steered_rows_are_the_unsteered_rows_scaled_by_alpha_and_renormalised(ti
     heads = torch.zeros(2, 4)
     heads[1, 1] = heads[1, 3] = 1.0
     steered.set_bias(steer_bias(p, [span], alpha, c), heads, record_before=True)
-    _two_forwards(model, ids, plain)
-    _two_forwards(model, ids, steered)
+    prefill_then_decode(model, ids, plain)
+    prefill_then_decode(model, ids, steered)
     hp, hs = plain.steps_heads[0], steered.steps_heads[0]  # (2, H, C)
     w = torch.full((c,), alpha)
     w[span[0] : span[1]] = 1.0
