@@ -54,17 +54,9 @@ def _scores(rolls: list[list[str] | None]) -> list[float | None]:
     ]  # fmt: skip
 
 
-def _top(scores: list[float | None], n: int = TOP) -> set[int]:
-    ok = sorted(((v, i) for i, v in enumerate(scores) if v is not None), reverse=True)
-    return {i for _, i in ok[:n]}
-
-
-def _recall(want: set[int], scores: list[float | None]) -> float:
-    return len(want & _top(scores, len(want))) / max(1, len(want))
-
-
 def simulate(records: list[dict], k: int, plan) -> list[dict]:
     """One row per problem: rollouts used and recalls of the fixed and adaptive runs."""
+    from benchmarks._importance_model import top_recall
     from o3viz.analysis.importance import RolloutCache, Sampling
     from o3viz.analysis.importance.adaptive import collect_adaptive
     from o3viz.analysis.importance.resample import collect_rollouts
@@ -81,19 +73,19 @@ def simulate(records: list[dict], k: int, plan) -> list[dict]:
             cache = RolloutCache(Path(d) / f"p{n}")
             fixed = collect_rollouts(backend, "", pre, k, sampling, cache)
             run = collect_adaptive(backend, "", pre, sampling, cache, _answer, ref="right", plan=plan)
-            want, published = _top(_scores(fixed)), _top([b - a for a, b in zip(acc, acc[1:], strict=False)])
+            mine, published = _scores(fixed), [b - a for a, b in zip(acc, acc[1:], strict=False)]
             row = {
                 "problem": n,
                 "prefixes": len(pre),
                 "fixed": len(pre) * k,
                 "used": run.used,
-                "recall": _recall(want, _scores(run.rollouts)),
-                "fixed_recall_published": _recall(published, _scores(fixed)),
-                "adaptive_recall_published": _recall(published, _scores(run.rollouts)),
-                "uniform_recall": {},  # K' per prefix (the first K' of each stream): recall of `want`
+                "recall": top_recall(mine, _scores(run.rollouts), TOP),
+                "fixed_recall_published": top_recall(published, mine, TOP),
+                "adaptive_recall_published": top_recall(published, _scores(run.rollouts), TOP),
+                "uniform_recall": {},  # K' per prefix (the first K' of each stream): recall of the fixed top
             }
             for kk in range(1, k):
-                row["uniform_recall"][kk] = _recall(want, _scores([r[:kk] for r in fixed]))
+                row["uniform_recall"][kk] = top_recall(mine, _scores([r[:kk] for r in fixed]), TOP)
             out.append(row)
     return out
 
