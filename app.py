@@ -1,5 +1,5 @@
 """o3viz: the Streamlit router. Page config, navigation over pages/, the shared sidebar, and the
-session-state defaults (declared in ``pages/_state.py``, initialised here and nowhere else)."""
+session-state defaults (declared in ``pages/common/state.py``, initialised here and nowhere else)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages._state import init_state, take
-from pages._ui import add_entries, cached_samples, store
+from pages.common.state import init_state, take
+from pages.common.ui import add_entries, cached_samples, store
 
 FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
@@ -38,7 +38,7 @@ if not st.session_state.samples_loaded:
 # page's first screen fits 1280×720.
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4.4rem;padding-bottom:2rem}</style>")
 
-resume = take("_resume")  # set by pages._ui.require_router
+resume = take("_resume")  # set by pages.common.ui.require_router
 if resume and resume[0] in {f for f, _, _ in PAGES}:
     st.switch_page(resume[0], query_params=resume[1])
 

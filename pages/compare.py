@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import compare_traces, proxy_line, same_question, shown_delta, steering_pair
+from o3viz.app import compare_traces, proxy_line, same_question, shown_delta, steering_pair
 from o3viz.figures import (
     alignment_figure,
     clip_label,
@@ -21,8 +21,8 @@ from o3viz.figures import (
     steering_figure,
     verdicts_figure,
 )
-from pages._inspect_map import outline_of
-from pages._ui import (
+from pages.common.derived import outline_of
+from pages.common.ui import (
     fmt,
     library,
     need_traces,
@@ -88,7 +88,7 @@ def _summary(comp) -> None:
 
 
 def _steps_table(comp, a, b) -> None:
-    from o3viz import aligned_importance, importance_source
+    from o3viz.app.running import aligned_importance, importance_source
 
     imp = aligned_importance(comp.steps, a.final, b.final)  # None when neither side has importance
     rows = []

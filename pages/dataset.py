@@ -11,10 +11,17 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from o3viz import DATASET_COLUMNS as COLUMNS
-from o3viz import GRADES, OUTLIER_RULE, Query, dataset_summary, rate_text, select_frame
-from o3viz import dataset_frame as frame
-from o3viz import select_rows as select
+from o3viz.app import DATASET_COLUMNS as COLUMNS
+from o3viz.app import (
+    GRADES,
+    OUTLIER_RULE,
+    Query,
+    dataset_summary,
+    rate_text,
+    select_frame,
+)
+from o3viz.app import dataset_frame as frame
+from o3viz.app import select_rows as select
 from o3viz.figures import (
     claim_rates_figure,
     escape_markdown,
@@ -24,8 +31,8 @@ from o3viz.figures import (
     rates_figure,
     type_mix_figure,
 )
-from pages._state import take
-from pages._ui import pin, require_router, show_figure, store
+from pages.common.state import take
+from pages.common.ui import pin, require_router, show_figure, store
 
 MAX_TRACES = 200_000
 

@@ -1,6 +1,6 @@
 """Inspect one trace: the question, the final answer and its verdict, the totals, then one tab per
 view. Views are registered in ``VIEWS`` below, one line each: ``(tab title, render)`` where
-``render(key, trace)`` draws the view for the library entry ``key`` (``pages._ui.selected_node()``
+``render(key, trace)`` draws the view for the library entry ``key`` (``pages.common.ui.selected_node()``
 is the node selected anywhere on the page). Only the open tab's view runs. The trace, the open tab
 and the selected node live in session state and in the URL (``?trace=KEY&node=ID&view=TITLE``)."""
 
@@ -10,13 +10,17 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from o3viz import Trace, disagreement_line, first_wrong_step, grading, limit_line, parse_id, summarize
+from o3viz.app import (
+    Trace,
+    disagreement_line,
+    first_wrong_step,
+    grading,
+    limit_line,
+    parse_id,
+    summarize,
+)
 from o3viz.figures import clip_label, escape_markdown, readable
-from pages._inspect_importance import importance_view
-from pages._inspect_internals import internals_view
-from pages._inspect_map import map_view
-from pages._inspect_tabs import attention_tab, compression_tab, tokens_tab, verification_tab
-from pages._ui import (
+from pages.common.ui import (
     fmt,
     library,
     need_traces,
@@ -27,6 +31,10 @@ from pages._ui import (
     url_state,
     verdict_md,
 )
+from pages.inspect_views.importance import importance_view
+from pages.inspect_views.internals import internals_view
+from pages.inspect_views.map import map_view
+from pages.inspect_views.tabs import attention_tab, compression_tab, tokens_tab, verification_tab
 
 View = Callable[[str, Trace], None]
 VIEWS: list[tuple[str, View]] = [

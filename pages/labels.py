@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from o3viz import O3vizError, dataset_agreement, label_count, label_queue
+from o3viz.app import O3vizError, dataset_agreement, label_count, label_queue
 from o3viz.figures import escape_markdown
-from pages._ui import pin, require_router, store
+from pages.common.ui import pin, require_router, store
 
 require_router()
 

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from o3viz import (
+from o3viz.app import (
     STEP_TYPES,
     STORE_COLUMNS,
     UPLOAD_TYPES,
@@ -21,9 +21,9 @@ from o3viz import (
     store_rows,
 )
 from o3viz.figures import STEP_TYPE_LABELS, VERDICT_COLORS, escape_markdown
-from pages._jobs import follow_job, start_job
-from pages._state import take
-from pages._ui import load_upload, pin, require_router, show_load_errors, store
+from pages.common.jobs import follow_job, start_job
+from pages.common.state import take
+from pages.common.ui import load_upload, pin, require_router, show_load_errors, store
 
 COUNT_CAP = 10_000  # a search counts its matches up to here ("10,000+")
 SORTS = {

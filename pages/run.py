@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import (
-    CaptureConfig,
+from o3viz.app import (
     CompressionConfig,
-    DAAConfig,
     RunJob,
-    RunRequest,
     UsageError,
-    execute,
     limit_line,
     one_line,
-    parse_layers,
     run_name,
     stopped_at_limit,
 )
+from o3viz.app.running import CaptureConfig, DAAConfig, RunRequest, execute, parse_layers
 from o3viz.figures import escape_markdown
-from pages._jobs import follow_job, start_job
-from pages._state import take
-from pages._steer import follow_pair, open_pair_when_done, start_pair, steer_form
-from pages._ui import get_model, pin, require_router, store
+from pages.common.jobs import follow_job, start_job
+from pages.common.state import take
+from pages.common.steer import follow_pair, open_pair_when_done, start_pair, steer_form
+from pages.common.ui import get_model, pin, require_router, store
 
 SOURCES = {
     "Free prompt": None,
@@ -35,14 +31,14 @@ SOURCES = {
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def task_prompt(spec: str) -> str:
-    from o3viz import load_task
+    from o3viz.app import load_task
 
     return load_task(spec).prompt
 
 
 @st.cache_resource(show_spinner="Checking the sandbox…")
 def isolation_note() -> str:
-    from o3viz import available_isolation, describe_isolation
+    from o3viz.app import available_isolation, describe_isolation
 
     modes = available_isolation()
     return (

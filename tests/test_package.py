@@ -40,34 +40,85 @@ def test_the_api_has_what_a_notebook_needs_and_leaves_out_internals():
         o3viz.Recorder  # noqa: B018
 
 
-def test_names_the_pages_import_resolve():
-    """The pages import only from ``o3viz`` and ``o3viz.figures``: every name they use resolves."""
+PAGE_SOURCES = ("o3viz.app", "o3viz.app.running", "o3viz.figures")  # the typed facades the pages use
+
+
+def _page_files():
+    from o3viz.paths import REPO_ROOT
+
+    return sorted((REPO_ROOT / "pages").rglob("*.py")) + [REPO_ROOT / "app.py"]
+
+
+def test_pages_import_real_names_from_the_typed_facades():
+    """The pages import from ``o3viz.app`` (light), ``o3viz.app.running`` (what runs a model) and
+    ``o3viz.figures``, by real imports an editor can follow, never through ``o3viz``'s lazy table;
+    the one exception is the model loader, imported inside ``get_model``. Every name resolves and
+    is listed in its facade's ``__all__``."""
+    import ast
+
+    for path in _page_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("o3viz"):
+                if node.module == "o3viz.model":
+                    assert [a.name for a in node.names] == ["load_model"] and node.col_offset > 0, path
+                    continue
+                assert node.module in PAGE_SOURCES, f"{path.name} imports {node.module}"
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    assert getattr(module, alias.name) is not None, f"{path.name}: {alias.name}"
+                    assert alias.name in module.__all__, f"{path.name}: {alias.name} is not in {node.module}"
+
+
+def test_the_app_facade_is_light_and_lists_what_it_imports():
+    """``o3viz.app`` loads neither torch nor transformers (the Library opens without them), and its
+    ``__all__`` is exactly what it imports."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, o3viz.app; print('torch' in sys.modules, 'transformers' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.split() == ["False", "False"], out.stderr
+    import o3viz.app
+    import o3viz.app.running
+
+    for facade in (o3viz.app, o3viz.app.running):
+        for name in facade.__all__:
+            assert hasattr(facade, name), (facade.__name__, name)
+
+
+def test_pages_have_rooms_and_no_view_reaches_into_another():
+    """Six pages as files, the Inspect views in ``pages/inspect_views/``, the shared helpers in
+    ``pages/common/``; no page file imports another module's ``_private`` name."""
     import ast
 
     from o3viz.paths import REPO_ROOT
 
-    pages = sorted((REPO_ROOT / "pages").glob("*.py")) + [REPO_ROOT / "app.py"]
-    for path in pages:
+    root = REPO_ROOT / "pages"
+    assert {p.name for p in root.glob("*.py")} == {
+        "library.py",
+        "run.py",
+        "inspect.py",
+        "compare.py",
+        "dataset.py",
+        "labels.py",
+    }
+    assert (root / "inspect_views" / "map.py").exists() and (root / "common" / "ui.py").exists()
+    for path in _page_files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("o3viz"):
-                assert node.module in ("o3viz", "o3viz.figures"), f"{path.name} imports {node.module}"
-                module = importlib.import_module(node.module)
-                listed = set(module.__all__) | (set(o3viz._APP) if module is o3viz else set())
-                for alias in node.names:
-                    assert getattr(module, alias.name) is not None, f"{path.name}: {alias.name}"
-                    assert alias.name in listed, f"{path.name}: {alias.name} is not exported by {node.module}"
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pages"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, f"{path.relative_to(REPO_ROOT)} imports {private} from {node.module}"
 
 
 def test_the_pages_load_a_model_in_one_place_so_the_app_holds_one_copy():
-    """Run and Inspect's "Analyse with the local model" share ``pages/_ui.get_model``'s cached copy."""
-    from o3viz.paths import REPO_ROOT
-
-    loaders = [
-        p.name
-        for p in sorted((REPO_ROOT / "pages").glob("*.py"))
-        if "load_model(" in p.read_text(encoding="utf-8")
-    ]
-    assert loaders == ["_ui.py"]
+    """Run and Inspect's "Analyse with the local model" share ``pages/common/ui.get_model``'s cached copy."""
+    loaders = [p.name for p in _page_files() if "load_model(" in p.read_text(encoding="utf-8")]
+    assert loaders == ["ui.py"]
 
 
 def test_no_o3viz_module_imports_streamlit():

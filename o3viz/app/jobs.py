@@ -13,7 +13,7 @@ No streamlit.
 - ``ImportJob``: a whole-dataset import in the app worker process, with the same interface
   (``progress``, ``stop``, ``stopped``, ``wait``, ``result``, ``error``).
 
-The pages follow any of them with ``pages/_jobs.py``.
+The pages follow any of them with ``pages/common/jobs.py``.
 """
 
 from __future__ import annotations

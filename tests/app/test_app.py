@@ -115,7 +115,7 @@ print(len(seen), "Importance" in seen, "o3viz.model" in sys.modules, "transforme
 def test_browsing_every_page_and_view_never_loads_a_model(samples):
     """Every page and every Inspect view renders, with the Run and Analyse buttons on offer (not
     pressed), and no model loads: neither ``o3viz.model`` (the one loader, behind
-    ``pages/_ui.get_model``) nor transformers is imported. A fresh process, since other tests
+    ``pages/common/ui.get_model``) nor transformers is imported. A fresh process, since other tests
     here do load models."""
     import subprocess
     import sys

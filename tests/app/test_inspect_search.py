@@ -9,7 +9,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from o3viz import build_outline, episode_of, find_episodes, search_outline
+from o3viz.app import build_outline, episode_of, find_episodes, search_outline
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.synthetic import make_trace
 

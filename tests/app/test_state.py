@@ -1,4 +1,4 @@
-"""Every session-state key is declared once, with its default, in ``pages/_state.py``: the test
+"""Every session-state key is declared once, with its default, in ``pages/common/state.py``: the test
 reads the sources of ``app.py`` and ``pages/`` (``ast``) and fails on a key that a page reads or
 writes without declaring it, and on a declared key that nothing uses. A widget's own ``key=`` is
 Streamlit's to manage and counts as declared by that widget."""
@@ -9,11 +9,11 @@ import ast
 from pathlib import Path
 
 from o3viz.paths import REPO_ROOT
-from pages._state import STATE
+from pages.common.state import STATE
 
-SOURCES = [REPO_ROOT / "app.py", *sorted((REPO_ROOT / "pages").glob("*.py"))]
+SOURCES = [REPO_ROOT / "app.py", *sorted((REPO_ROOT / "pages").rglob("*.py"))]
 METHODS = {"get", "pop", "setdefault"}  # st.session_state.METHOD(KEY, ...)
-DECLARATION = REPO_ROOT / "pages" / "_state.py"
+DECLARATION = REPO_ROOT / "pages" / "common" / "state.py"
 
 
 def _is_state(node: ast.AST) -> bool:
@@ -32,7 +32,7 @@ def _key(node: ast.AST) -> str | None:
 
 def state_keys(tree: ast.AST) -> set[str]:
     """Keys used through ``st.session_state``: attributes, subscripts, get/pop/setdefault, ``in``,
-    and ``take(KEY)`` (pages/_state.py's read-once)."""
+    and ``take(KEY)`` (pages/common/state.py's read-once)."""
     found: set[str | None] = set()
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for n in ast.walk(tree):
@@ -78,7 +78,7 @@ def test_every_session_state_key_a_page_uses_is_declared_once_with_its_default()
         for key in keys
         if key not in STATE and key not in widgets
     }
-    assert not undeclared, f"declare these in pages/_state.py (STATE): {sorted(undeclared)}"
+    assert not undeclared, f"declare these in pages/common/state.py (STATE): {sorted(undeclared)}"
     assert "library" in STATE and STATE["runs"] == 0  # what require_router and the Run page rely on
 
 
@@ -86,7 +86,7 @@ def test_every_declared_key_is_used_by_some_page():
     used, _ = _scan([p for p in SOURCES if p != DECLARATION])
     everywhere = set().union(*used.values())
     unused = set(STATE) - everywhere
-    assert not unused, f"declared in pages/_state.py but used nowhere: {sorted(unused)}"
+    assert not unused, f"declared in pages/common/state.py but used nowhere: {sorted(unused)}"
 
 
 def test_the_scan_finds_every_way_of_using_a_key():

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.colors as pc
 import pytest
 
-from o3viz import build_outline, find_episodes
+from o3viz.app import build_outline, find_episodes
 from o3viz.figures import (
     checks_figure,
     claims_html,
@@ -153,7 +153,7 @@ def test_pages_pick_no_red_or_green_of_their_own_and_streamlits_pair_is_the_pale
     for page in sorted((REPO_ROOT / "pages").glob("*.py")):
         # Streamlit's named "red"/"green" are fine on pages: the theme below makes them the pair
         _assert_one_red_one_green(page.read_text(encoding="utf-8"), page.name, named=False)
-    tabs = (REPO_ROOT / "pages" / "_inspect_tabs.py").read_text(encoding="utf-8")
+    tabs = (REPO_ROOT / "pages" / "inspect_views" / "tabs.py").read_text(encoding="utf-8")
     assert "Deeper blue = " in tabs and "Red = " not in tabs  # the Tokens tab's key names its colour
     theme = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())["theme"]
     # :red[…], :red-badge[…], st.badge(color="red") and their green twins draw these

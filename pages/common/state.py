@@ -28,7 +28,7 @@ STATE: dict[str, object] = {
     "compare_b": None,
     "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
     "ds_rest": None,
-    # people's step labels (pages/_inspect_labels.py, pages/labels.py)
+    # people's step labels (pages/inspect_views/labels.py, pages/labels.py)
     "labeller": None,  # this session's labeller name, asked once
     "label_error": None,  # the last label the store refused (one line, shown once)
     "label_skipped": set(),  # (key, round, step) the labeller skipped in the annotation queue
@@ -47,7 +47,7 @@ STATE: dict[str, object] = {
     "import_job": None,  # the dataset import in progress (ImportJob)
     "import_message": None,  # the import's report (dict) or its error line
     # the router and the URL
-    "_resume": None,  # (page script, query) to resume after pages._ui.require_router's detour
+    "_resume": None,  # (page script, query) to resume after pages.common.ui.require_router's detour
     "_url_written": None,  # the query this session last wrote: a different one is a new link
 }
 

@@ -1,6 +1,6 @@
 """Inspect's first view: the outline (left), the reasoning map (centre) and the selection's details
 (right), all in one row so the details are in view at desktop widths. Selecting in the outline, on
-the map, by search or by URL selects the same node everywhere (``pages._ui.select_node``).
+the map, by search or by URL selects the same node everywhere (``pages.common.ui.select_node``).
 
 A trace longer than ``OVERVIEW_FROM`` steps opens on its episodes (``o3viz.find_episodes``): the
 map shows one bar per episode and the outline lists episodes. Clicking an episode (on the map, in
@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import (
+from o3viz.app import (
     OVERVIEW_FROM,
     Trace,
-    build_graph,
-    build_outline,
     episode_of,
     episode_outline,
-    find_episodes,
     first_wrong_step,
     parse_id,
     search_outline,
@@ -31,31 +28,15 @@ from o3viz.figures import (
     outline_items,
     reasoning_map_figure,
 )
-from pages._inspect_branch import forks_of
-from pages._inspect_details import details_panel
-from pages._inspect_labels import marked_map, marked_rows
-from pages._outline import outline_list
-from pages._ui import select_node, selected_node, show_figure
+from pages.common.derived import episodes_of, graph_of, outline_of
+from pages.common.ui import select_node, selected_node, show_figure
+from pages.inspect_views.branch import forks_of
+from pages.inspect_views.details import details_panel
+from pages.inspect_views.labels import marked_map, marked_rows
+from pages.inspect_views.outline import outline_list
 
 MAP_HEIGHT = 430
 STRIP_HEIGHT = 96  # the whole-trace strip above an open episode
-
-
-@st.cache_resource(max_entries=8, show_spinner="Reading the trace…")
-def outline_of(key: str, _trace: Trace):
-    return build_outline(_trace)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Finding the episodes…")
-def episodes_of(key: str, _trace: Trace):
-    outline = outline_of(key, _trace)
-    wrong = first_wrong_step(_trace)  # the one rule Inspect's header and details use too
-    return find_episodes(outline), (wrong.node if wrong else None)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Building the run graph…")
-def graph_of(key: str, _trace: Trace):
-    return build_graph(_trace)
 
 
 def _step_of(node: str, outline) -> tuple[int, int] | None:

@@ -12,12 +12,11 @@ import dataclasses
 
 import streamlit as st
 
-from o3viz import (
+from o3viz.app import RunJob, UsageError
+from o3viz.app.running import (
     DAAConfig,
-    RunJob,
     RunRequest,
     SteerSpan,
-    UsageError,
     check_spans,
     parse_steer_heads,
     prompt_sentences,

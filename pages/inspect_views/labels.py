@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Label, O3vizError, add_labels, labels_on, parse_id
+from o3viz.app import Label, O3vizError, add_labels, labels_on, parse_id
 from o3viz.figures import escape_markdown, label_rows, mark_labels
-from pages._ui import select_node, store
+from pages.common.ui import select_node, store
 
 KEYS = {"c": "correct", "w": "wrong", "u": "unsure"}
 GLYPHS = {"correct": "✓", "wrong": "✗", "unsure": "?"}  # short: the panel is narrow

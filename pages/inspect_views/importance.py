@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import LocalResample, Progress, Trace, TraceJob, agreement
+from o3viz.app import Progress, Trace, TraceJob
+from o3viz.app.running import LocalResample, agreement
 from o3viz.figures import (
     escape_markdown,
     head_kurtosis_figure,
@@ -19,9 +20,9 @@ from o3viz.figures import (
     resample_interval_figure,
     step_matrix_figure,
 )
-from pages._jobs import follow_job, start_job
-from pages._state import take
-from pages._ui import get_model, library, pin, show_figure, store
+from pages.common.jobs import follow_job, start_job
+from pages.common.state import take
+from pages.common.ui import get_model, library, pin, show_figure, store
 
 
 def _start(
@@ -29,7 +30,7 @@ def _start(
 ) -> tuple[str, TraceJob]:
     """Analyse a copy of the trace in the background; the analysed copy enters the store once,
     named after the trace, when it has scores."""
-    from o3viz import analyse_locally
+    from o3viz.app.running import analyse_locally
 
     model, tok = get_model(None)  # the copy the Run page uses: one model in memory
     copy = Trace.from_dict(trace.to_dict())

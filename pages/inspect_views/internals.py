@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace
+from o3viz.app import Trace
 from o3viz.figures import (
     answer_depth_summary,
     coactivation_figure,
@@ -18,8 +18,8 @@ from o3viz.figures import (
     step_routing_figure,
     token_routing_rows,
 )
-from pages._inspect_tabs import _round_pick, _selected
-from pages._ui import show_figure
+from pages.common.selection import round_pick, selected_step
+from pages.common.ui import show_figure
 
 HOW_TO = (
     "This trace has no routing or logit-lens data. Record them with "
@@ -38,7 +38,7 @@ SOURCE_NOTE = {
 
 
 def internals_view(key: str, trace: Trace) -> None:
-    rnd = _round_pick(trace, f"int_{key}")
+    rnd = round_pick(trace, f"int_{key}")
     info = rnd.internals
     if info is None or (info.routing is None and info.lens is None):
         st.info(HOW_TO)
@@ -59,7 +59,7 @@ def internals_view(key: str, trace: Trace) -> None:
 
 def _token_start(rnd) -> int | None:
     """The first token of the step selected on the page in this round (None when none)."""
-    r, s = _selected()
+    r, s = selected_step()
     if r != rnd.index or s is None or not rnd.steps:
         return None
     return max(0, rnd.steps[min(s, len(rnd.steps) - 1)].token_start)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import Trace, first_wrong_step, grading, parse_id
+from o3viz.app import Trace, first_wrong_step, grading, parse_id
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -19,9 +19,9 @@ from o3viz.figures import (
     token_attention,
     token_facts,
 )
-from pages._inspect_branch import branch_panel
-from pages._inspect_labels import label_controls
-from pages._ui import check_md, fmt, proxy_note, show_figure, verdict_md
+from pages.common.ui import check_md, fmt, proxy_note, show_figure, verdict_md
+from pages.inspect_views.branch import branch_panel
+from pages.inspect_views.labels import label_controls
 
 PANEL_HEIGHT = 430
 

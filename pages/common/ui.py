@@ -8,7 +8,7 @@ import re
 
 import streamlit as st
 
-from o3viz import (
+from o3viz.app import (
     LibraryEntry,
     O3vizError,
     Store,
@@ -31,7 +31,7 @@ from o3viz.figures import clip_label, escape_markdown, figure_html
 def get_model(name: str | None = None):
     """The one loaded copy of a model, shared by the Run page and Inspect's "Analyse with the local
     model" (concurrent runs are safe: capture state is per context, MoEfication is per run)."""
-    from o3viz import load_model
+    from o3viz.model import load_model
 
     return load_model(name or None)
 
@@ -116,7 +116,7 @@ def trace_labels(keys: list[str]) -> dict[str, str]:
     Streamlit's selectbox sends the chosen option's *label* back and maps it to the first option
     with that label, so two traces with one name would swap silently: labels must be unique, and
     the key's head makes them so."""
-    from o3viz import MAX_PAGE, Query
+    from o3viz.app import MAX_PAGE, Query
 
     rows = {}
     for i in range(0, len(keys), MAX_PAGE):
@@ -171,7 +171,7 @@ def require_router() -> None:
     (``st.switch_page("app.py")``, public); the router's ``st.navigation`` ends the legacy mode
     for the whole process, and the router resumes this page with its query (a shared link must
     survive the detour)."""
-    if "library" not in st.session_state:  # the router always declares it (pages/_state.py)
+    if "library" not in st.session_state:  # the router always declares it (pages/common/state.py)
         script = st.context.url.rsplit("/", 1)[-1].split("?")[0] if st.context.url else ""
         st.session_state._resume = (f"pages/{script}.py" if script else None, st.query_params.to_dict())
         st.switch_page("app.py")
@@ -283,7 +283,7 @@ def select_node(node: str | None) -> None:
 def show_load_errors(errors: list[str], upload_key: str, *, empty: bool = False) -> None:
     """Each load error once per upload (not again on every rerun): one line a user understands,
     the technical detail in an expander."""
-    from o3viz import explain_load_error
+    from o3viz.app import explain_load_error
     from o3viz.figures import escape_markdown
 
     shown = st.session_state._shown_load_errors
@@ -310,7 +310,7 @@ CHECK_BADGE = {
 def check_md(check) -> str:
     """A check as markdown: a badge that says what its verdict means for its rule, its name, and
     what it tested ("consistent with the arithmetic chain" is not "correct")."""
-    from o3viz import check_label
+    from o3viz.app import check_label
 
     badge, tested = check_label(check)
     return f":{CHECK_BADGE.get(badge, 'gray')}-badge[{badge}] **{escape_markdown(check.name)}** · {escape_markdown(tested)}"
@@ -318,7 +318,7 @@ def check_md(check) -> str:
 
 def disagreement_note(source, check) -> None:
     """The one sentence every page shows where the two gradings disagree (nothing where they agree)."""
-    from o3viz import disagreement_line
+    from o3viz.app import disagreement_line
 
     line = disagreement_line(source, check)
     if line:
@@ -328,7 +328,7 @@ def disagreement_note(source, check) -> None:
 def proxy_note(trace, what: str = "attention") -> None:
     """The label of a borrowed signal (a proxy reader's attention or token probabilities), where
     it is drawn; nothing for the writer's own."""
-    from o3viz import proxy_line
+    from o3viz.app import proxy_line
 
     line = proxy_line(trace, what)
     if line:

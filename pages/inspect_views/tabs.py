@@ -7,7 +7,7 @@ from collections import Counter
 
 import streamlit as st
 
-from o3viz import Trace, parse_id
+from o3viz.app import Trace
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
     build_compression_map,
@@ -27,35 +27,12 @@ from o3viz.figures import (
     token_heatmap,
     tokens_html,
 )
-from pages._ui import fmt, proxy_note, selected_node, show_figure
-
-
-def _selected() -> tuple[int | None, int | None]:
-    """(round, step) of the node selected on Inspect, where it is a step."""
-    node = parse_id(selected_node())
-    if node is not None and node.kind == "step":
-        return node.round, node.index
-    return None, None
-
-
-def _round_pick(trace: Trace, key: str):
-    if len(trace.rounds) == 1:
-        return trace.rounds[0]
-    indices = [r.index for r in trace.rounds]
-    sel_round, _ = _selected()
-    default = indices.index(sel_round) if sel_round in indices else len(indices) - 1
-    idx = st.selectbox(
-        "Round",
-        list(range(len(trace.rounds))),
-        index=default,
-        key=f"att_round_{key}",
-        format_func=lambda i: f"round {indices[i]} ({trace.rounds[i].verdict or '—'})",
-    )
-    return trace.rounds[idx]
+from pages.common.selection import round_pick, selected_step
+from pages.common.ui import fmt, proxy_note, show_figure
 
 
 def _selected_step(rnd) -> int:
-    r, s = _selected()
+    r, s = selected_step()
     if r == rnd.index and s is not None:
         return min(s, max(len(rnd.steps) - 1, 0))
     return 0
@@ -75,7 +52,7 @@ def _step_level(key: str, rnd) -> None:
     s0, s1 = 0, S
     if S > 60:
         s0, s1 = c3.slider("Steps shown", 0, S, (0, min(S, 120)), key=f"att_steps_{key}")
-    r, sel = _selected()
+    r, sel = selected_step()
     sel = sel if r == rnd.index else None
     s1 = max(s1, s0 + 1)
     show_figure(step_attention_heatmap(rnd, s0, s1, drop_sinks=drop, scale=scale, selected=sel), "att_steps")
@@ -96,7 +73,7 @@ def _step_level(key: str, rnd) -> None:
 
 
 def attention_tab(key: str, trace: Trace) -> None:
-    rnd = _round_pick(trace, key)
+    rnd = round_pick(trace, key)
     att = rnd.attention
     if att is None or not rnd.steps:
         st.info(
@@ -200,7 +177,7 @@ def verification_tab(key: str, trace: Trace) -> None:
 
 
 def tokens_tab(key: str, trace: Trace) -> None:
-    rnd = _round_pick(trace, f"tok_{key}")
+    rnd = round_pick(trace, f"tok_{key}")
     if not rnd.tokens:
         st.info(
             "This trace has no tokens (an import that was not enriched with a local model); its text follows."

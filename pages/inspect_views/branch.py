@@ -8,27 +8,23 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz import (
+from o3viz.app import BranchJob, Progress, Trace, make_id, parse_id
+from o3viz.app.running import (
     MAX_EDIT_CHARS,
     BranchCost,
-    BranchJob,
     Continuer,
-    Progress,
     RolloutCache,
     Sampling,
-    Trace,
     add_branch,
     branches_of,
     edit_and_continue,
-    make_id,
-    parse_id,
     resample_from,
     rollout_branch,
 )
 from o3viz.figures import Fork, branch_answers_figure, escape_markdown
-from pages._jobs import follow_job, start_job
-from pages._state import take
-from pages._ui import get_model, pin, show_figure, store
+from pages.common.jobs import follow_job, start_job
+from pages.common.state import take
+from pages.common.ui import get_model, pin, show_figure, store
 
 EDIT_TOKENS = 96  # new tokens of an edit's continuation in the app (the CLI takes --max-new-tokens)
 RESAMPLE_TOKENS = 64

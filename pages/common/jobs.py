@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from o3viz import one_line
+from o3viz.app import one_line
 from o3viz.figures import escape_markdown
 
 POLL_S = 0.25  # how often a followed job's progress is redrawn
