@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The public API (``__all__``): name -> module that defines it. What a notebook user and the
 # pages need; the figure builders are in ``o3viz.figures``. Internals (the recorder, attention

@@ -3,7 +3,8 @@
 | folder | override | default |
 | --- | --- | --- |
 | shared datasets (GSM8K, traces, code tasks) | ``O3VIZ_DATA`` | ``../shared/data`` beside the checkout |
-| sample traces | ``O3VIZ_SAMPLES`` | ``sample_traces/`` in the checkout |
+| sample traces | ``O3VIZ_SAMPLES`` | ``sample_traces/`` in the checkout, else the ones the wheel ships |
+| the Streamlit app (``app.py``, ``pages/``) | | the checkout, else the installed ``o3viz_app`` package |
 | model cache (safetensors conversions) | ``O3VIZ_CACHE`` | ``~/.cache/o3viz`` |
 | the persistent trace store | ``O3VIZ_HOME`` | ``$XDG_DATA_HOME/o3viz``, else ``~/.local/share/o3viz`` |
 
@@ -29,9 +30,25 @@ def data_dir() -> Path:
     return _env_path("O3VIZ_DATA") or REPO_ROOT.parent / "shared" / "data"
 
 
+def app_dir() -> Path:
+    """The folder holding the Streamlit app (``app.py``, ``pages/``, ``.streamlit/``): the checkout
+    when o3viz runs from one, else the ``o3viz_app`` package a wheel installs beside ``o3viz``."""
+    if (REPO_ROOT / "app.py").is_file() and (REPO_ROOT / "pages").is_dir():
+        return REPO_ROOT
+    installed = Path(__file__).resolve().parents[1] / "o3viz_app"  # site-packages/o3viz_app
+    if (installed / "app.py").is_file():
+        return installed
+    import importlib.util  # an editable install maps o3viz_app elsewhere
+
+    spec = importlib.util.find_spec("o3viz_app")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else REPO_ROOT
+
+
 def samples_dir() -> Path:
-    """The sample traces: ``$O3VIZ_SAMPLES`` or ``sample_traces/`` in the checkout."""
-    return _env_path("O3VIZ_SAMPLES") or REPO_ROOT / "sample_traces"
+    """The sample traces: ``$O3VIZ_SAMPLES``, else ``sample_traces/`` beside the app (the checkout's,
+    or the copy the wheel ships)."""
+    return _env_path("O3VIZ_SAMPLES") or app_dir() / "sample_traces"
 
 
 def cache_dir() -> Path:

@@ -9,6 +9,7 @@ import importlib
 import pkgutil
 import sys
 
+from o3viz import __version__
 from o3viz import cli as commands
 from o3viz.errors import O3vizError, UsageError
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="o3viz: capture a language model's reasoning (attention, verification, "
         "compression) into one trace file, check it, and inspect it.",
     )
+    parser.add_argument("--version", action="version", version=f"o3viz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in _modules(commands):
         if name == "main":

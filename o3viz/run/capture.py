@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,10 +46,12 @@ from o3viz.run.internals import record_internals
 from o3viz.run.loop import OnToken, Streamer, eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.run.provenance import run_provenance
-from o3viz.run.request import RunRequest
+from o3viz.run.request import RunRequest, build_request
+from o3viz.run.sizing import plan_request
 from o3viz.run.steer import SteerTrack
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
+from o3viz.trace.codec import encode_array
 from o3viz.trace.core import TASK_KINDS, Round, Task, Trace, timestamp
 from o3viz.verify.trace_checks import claim_checks
 
@@ -75,9 +78,12 @@ def _prompt_and_task(req: RunRequest, task: Task | str | None) -> tuple[str, Tas
     return req.prompt or "", _resolve_task(task, req.prompt or "")
 
 
-def _recorder(model, layout: PromptLayout, cfg: CaptureConfig) -> Recorder:
-    c = model.config
-    keep = resolve_layers(cfg.layers, c.num_hidden_layers) if cfg.enabled else []
+def _recorder(model, layout: PromptLayout, req: RunRequest) -> Recorder:
+    """The run's recorder, keeping what ``plan_request`` chose for this length (it refuses, in one
+    line, a run whose trace could not fit before any token is generated)."""
+    c, cfg = model.config, req.capture
+    plan = plan_request(req, len(layout.ids), c.num_hidden_layers, c.num_attention_heads)
+    keep = plan.layers if plan else []
     heads = None if cfg.heads is None else sorted({int(h) for h in cfg.heads})
     if heads is not None and any(not 0 <= h < c.num_attention_heads for h in heads):
         raise UsageError(f"heads must lie in 0..{c.num_attention_heads - 1}, got {heads}")
@@ -89,13 +95,16 @@ def _recorder(model, layout: PromptLayout, cfg: CaptureConfig) -> Recorder:
         len(layout.ids),
         keep,
         heads,
-        cfg.head_average,
+        plan.head_average if plan else cfg.head_average,
         cfg.top_k,
-        cfg.prefill and cfg.enabled,
+        plan is not None and plan.prefill != "none",
         getattr(torch, cfg.dtype),
         keep_steps=cfg.enabled,  # without attention capture only release reads the rows
+        prefill_top_k=plan.prefill_top_k if plan else None,
     )
-    return Recorder(spec)
+    rec = Recorder(spec)
+    rec.storage = plan.to_dict() if plan else None
+    return rec
 
 
 @dataclass
@@ -115,7 +124,7 @@ class _Hooks:
 
 
 def _hooks(model, tokenizer, req: RunRequest, layout: PromptLayout, packed, kind: str, on_token) -> _Hooks:
-    rec = _recorder(model, layout, req.capture)
+    rec = _recorder(model, layout, req)
     rec.record = req.capture.enabled or packed is not None
     instrumented = rec.record or req.daa.mode in ("allocate", "steer")
     track = steer = None
@@ -144,14 +153,16 @@ def capture(
     task: Task | str | None = None,
     on_token: OnToken | None = None,
     should_stop: Callable[[], bool] | None = None,
+    **settings: Any,
 ) -> Trace:
     """Generate with instrumentation and return the run's ``Trace`` (one round).
 
-    ``request`` carries every setting (a plain string is ``RunRequest(prompt=...)``); ``task`` is
-    the prompt's task or its kind (default: detected). ``on_token(index, text_piece, total)``
-    streams progress; ``should_stop()`` is polled after every token (the app's Stop button).
+    ``request`` carries every setting (a plain string is ``RunRequest(prompt=...)``); keyword
+    settings (``max_new_tokens=8``, ``daa="observe"``, any ``RunRequest`` field) are laid over it.
+    ``task`` is the prompt's task or its kind (default: detected). ``on_token(index, text_piece,
+    total)`` streams progress; ``should_stop()`` is polled after every token (the app's Stop button).
     """
-    req = RunRequest(prompt=request) if isinstance(request, str) else request
+    req = build_request(request, **settings)
     req.validate()
     created = timestamp()
     prompt, task = _prompt_and_task(req, task)
@@ -239,11 +250,12 @@ def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureC
 
 
 def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConfig, track: DAATrack | None):
-    dtype = np.dtype(cfg.dtype)
-    att = attention_record(rec, len(rnd.tokens), dtype, rec.spec.keep_heads, cfg.head_average)
+    dtype, head_average = np.dtype(cfg.dtype), rec.spec.head_average  # the plan may have chosen the mean
+    att = attention_record(rec, len(rnd.tokens), dtype, rec.spec.keep_heads, head_average)
     att.heads = (
-        [] if cfg.head_average else (list(rec.spec.keep_heads) if rec.spec.keep_heads is not None else None)
+        [] if head_average else (list(rec.spec.keep_heads) if rec.spec.keep_heads is not None else None)
     )
+    _kept_at_length(att, rec)
     if rnd.steps:
         alloc, labels = step_allocation(att.mean.astype(np.float32), len(layout.ids), rnd.segments, rnd.steps)
         att.step_alloc, att.alloc_labels = alloc.astype(dtype), labels
@@ -253,3 +265,19 @@ def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConf
             before = dense_rows(rec.steps_before[: att.num_generated], att.mean.shape[1], dtype)
         att.daa = track.record(before)
     return att
+
+
+def _kept_at_length(att, rec: Recorder) -> None:
+    """Record what the storage plan kept (``info["storage"]``, with its sentence) and the top-k
+    prefill rows (``info["prefill_top_k"]``: (len(layers), P, k) values and int32 key indices)."""
+    if rec.storage is not None:
+        att.info["storage"] = rec.storage
+    if rec.prefill_top and all(layer in rec.prefill_top for layer in rec.spec.keep_layers):
+        layers = rec.spec.keep_layers
+        att.info["prefill_top_k"] = {
+            "k": int(rec.prefill_top[layers[0]][0].shape[1]),
+            "layers": list(layers),
+            "values": encode_array(np.stack([rec.prefill_top[layer][0].numpy() for layer in layers])),
+            "index": encode_array(np.stack([rec.prefill_top[layer][1].numpy() for layer in layers])),
+        }
+        att.info["prefill_layers"] = list(layers)

@@ -13,7 +13,7 @@ from typing import Any
 from o3viz.compress.context import CompressionConfig
 from o3viz.run.capture import capture
 from o3viz.run.loop import OnToken
-from o3viz.run.request import RunRequest
+from o3viz.run.request import RunRequest, build_request
 from o3viz.run.solve import solve
 from o3viz.trace import Round, Trace
 
@@ -21,15 +21,18 @@ from o3viz.trace import Round, Trace
 def execute(
     model: Any,
     tokenizer: Any,
-    req: RunRequest,
+    req: RunRequest | str | None = None,
     *,
     on_token: OnToken | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_round: Callable[[Round], None] | None = None,
+    **settings: Any,
 ) -> Trace:
-    """Run ``req`` and return its trace (nothing is saved here). ``on_token(index, piece, total)``
-    streams the tokens, ``should_stop()`` is polled after each, ``on_round(round)`` follows each
-    round of the loop."""
+    """Run ``req`` and return its trace (nothing is saved here). ``req`` may be a prompt, with
+    keyword settings (``max_new_tokens=8``, ``rounds=2``, ``daa="allocate"``) laid over it.
+    ``on_token(index, piece, total)`` streams the tokens, ``should_stop()`` is polled after each,
+    ``on_round(round)`` follows each round of the loop."""
+    req = build_request(req, **settings)
     req.validate()
     if req.loops:
         return solve(model, tokenizer, req, on_round=on_round, on_token=on_token, should_stop=should_stop)

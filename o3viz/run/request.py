@@ -6,11 +6,15 @@ then the code that uses it.
 
 >>> RunRequest(prompt="What is 2+3?", max_new_tokens=8).max_rounds
 1
+>>> build_request("What is 2+3?", max_new_tokens=8, daa="observe").daa.mode
+'observe'
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from o3viz.compress.context import CompressionConfig
 from o3viz.errors import UsageError
@@ -71,3 +75,26 @@ class RunRequest:
         self.daa.validate()
         if self.compression is not None:
             self.compression.validate()
+
+
+def build_request(request: RunRequest | str | None = None, /, **settings: Any) -> RunRequest:
+    """The ``RunRequest`` that ``capture``, ``solve`` and ``execute`` run: ``request`` (a
+    ``RunRequest``, or a prompt) with keyword settings laid over it, so a notebook can write
+    ``capture(model, tok, "What is 17*23?", max_new_tokens=8)``. ``daa`` takes a ``DAAConfig`` or
+    a mode ("observe", "allocate", ...); ``capture`` a ``CaptureConfig``. An unknown setting is one
+    ``UsageError`` line naming the ones there are."""
+    names = {f.name for f in dataclasses.fields(RunRequest)}
+    unknown = sorted(set(settings) - names)
+    if unknown:
+        raise UsageError(
+            f"unknown run setting {', '.join(unknown)}; the settings are: {', '.join(sorted(names))}"
+        )
+    if isinstance(settings.get("daa"), str):
+        settings["daa"] = DAAConfig(mode=settings["daa"])
+    if isinstance(request, RunRequest):
+        return dataclasses.replace(request, **settings) if settings else request
+    if request is not None and not isinstance(request, str):
+        raise UsageError(f"a run takes a prompt or a RunRequest, not {type(request).__name__}")
+    if request is not None:
+        settings.setdefault("prompt", request)
+    return RunRequest(**settings)

@@ -18,7 +18,7 @@ from o3viz.run.assemble import answer_confidence
 from o3viz.run.capture import capture
 from o3viz.run.loop import OnToken
 from o3viz.run.provenance import settings_of
-from o3viz.run.request import RunRequest
+from o3viz.run.request import RunRequest, build_request
 from o3viz.run.steer_spans import pin_occurrences
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
@@ -127,12 +127,13 @@ def revision_prompt(spec: TaskSpec, previous: str, feedback: str) -> str:
 def solve(
     model: Any,
     tokenizer: Any,
-    req: RunRequest,
+    req: RunRequest | str | None = None,
     *,
     spec: TaskSpec | None = None,
     on_round: Callable[[Round], None] | None = None,
     on_token: OnToken | None = None,
     should_stop: Callable[[], bool] | None = None,
+    **settings: Any,
 ) -> Trace:
     """Run the base → verify → optimize loop for ``req`` (``req.max_rounds`` rounds at most);
     every round, check and revision goes in the trace.
@@ -143,8 +144,10 @@ def solve(
     ``req.prefix`` opens the first round's reply only (revisions start afresh). A
     compressed run's trace keeps the first round's compression record (the task's own prompt);
     every round says in ``info["compression"]`` how its prompt was compressed. A stop request
-    ends the loop after the round it interrupts.
+    ends the loop after the round it interrupts. ``req`` may be a prompt, and keyword settings
+    (``task_id="gsm8k:12"``, ``rounds=2``, any ``RunRequest`` field) are laid over it.
     """
+    req = build_request(req, **settings)
     req.validate()
     spec = spec or (load_task(req.task_id) if req.task_id else prompt_task(req.prompt or ""))
     if req.daa.mode == "steer":  # later rounds' prompts repeat the task's: steer the same place
