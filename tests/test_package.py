@@ -174,3 +174,61 @@ def test_capture_and_solve_stay_callable_after_their_modules_are_imported():
         timeout=120,
     )
     assert "is not callable" not in out.stderr
+
+
+def _pyproject() -> dict:
+    import tomllib
+
+    from o3viz.paths import REPO_ROOT
+
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_requirements_pin_every_declared_dependency_within_its_range():
+    """requirements.txt (what make installs) and pyproject.toml (what pip installs) cannot drift: each
+    declared dependency, extras included, is pinned with ``==`` in requirements.txt to a version
+    inside its declared range, and requirements.txt holds nothing pyproject does not declare."""
+    from packaging.requirements import Requirement
+
+    from o3viz.paths import REPO_ROOT
+
+    project = _pyproject()["project"]
+    declared = [Requirement(r) for r in project["dependencies"]]
+    for reqs in project["optional-dependencies"].values():
+        declared += [Requirement(r) for r in reqs if not r.startswith("o3viz[")]
+    pins = {}
+    for line in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            (spec,) = req.specifier  # exactly one ``==`` pin
+            assert spec.operator == "==", f"requirements.txt: {line} is not pinned with =="
+            pins[req.name.lower()] = spec.version
+    assert {r.name.lower() for r in declared} == set(pins), (
+        "declare in pyproject.toml what requirements.txt pins"
+    )
+    for r in declared:
+        assert r.specifier.contains(pins[r.name.lower()], prereleases=True), (
+            f"{r.name}=={pins[r.name.lower()]} is outside {r}"
+        )
+    assert any(r.name == "torch" and not any(s.operator == "==" for s in r.specifier) for r in declared)
+
+
+def test_the_wheel_lists_every_o3viz_package_and_the_app():
+    """pyproject.toml lists the packages explicitly (the app is mapped from the top level), so a new
+    o3viz folder must be added there or the wheel would ship without it."""
+    from o3viz.paths import REPO_ROOT
+
+    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(REPO_ROOT).parts) for p in (REPO_ROOT / "o3viz").rglob("__init__.py")
+    }
+    assert found <= listed, f"add to pyproject.toml [tool.setuptools] packages: {sorted(found - listed)}"
+    app = {"o3viz_app", "o3viz_app.pages", "o3viz_app.pages.common", "o3viz_app.pages.inspect_views"}
+    assert app <= listed
+    pages = {
+        "o3viz_app." + ".".join(p.relative_to(REPO_ROOT).parts)
+        for p in (REPO_ROOT / "pages").rglob("*")
+        if p.is_dir() and p.name != "__pycache__"
+    }
+    assert pages <= listed, f"add the new pages folder to pyproject.toml: {sorted(pages - listed)}"

@@ -11,7 +11,8 @@ import sys
 
 from o3viz import __version__
 from o3viz import cli as commands
-from o3viz.errors import O3vizError, UsageError
+from o3viz.cli._terminal import escaped_output
+from o3viz.errors import O3vizError, UsageError, printable
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +55,9 @@ def _check_text(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    if parser is None and (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"o3viz {__version__}")  # without importing every subcommand (they import torch)
+        return 0
     parser = parser or build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
@@ -61,9 +65,10 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         return 0 if args.command is None else 2
     try:
         _check_text(args)
-        return int(args.func(args) or 0)
+        with escaped_output():  # text from files never reaches the terminal as control codes
+            return int(args.func(args) or 0)
     except O3vizError as exc:
-        sys.stderr.write(f"o3viz: error: {exc}\n")
+        sys.stderr.write(f"o3viz: error: {printable(str(exc))}\n")  # one line, whatever a name held
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("o3viz: interrupted\n")
