@@ -1,5 +1,7 @@
 """``python -m benchmarks NAME``: run one benchmark from the checkout. Each prints one
-``name: value`` line per figure; speed figures are ratios against a baseline measured in the same run."""
+``name: value`` line per figure; speed figures are ratios against a baseline measured in the same run.
+Every run also writes its figures to ``docs/results/NAME/`` (``benchmarks._results``); ``--no-record``
+leaves that out."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pkgutil
 import sys
 
 import benchmarks
+from benchmarks._results import recorded
 from o3viz.cli.main import _Parser, main
 
 
@@ -25,7 +28,10 @@ def build_parser() -> _Parser:
         # A module named after a keyword carries a trailing underscore (import_ -> "import").
         p = sub.add_parser(name.rstrip("_"), help=(mod.__doc__ or name).strip().splitlines()[0])
         mod.add_arguments(p)
-        p.set_defaults(func=mod.run)
+        p.add_argument(
+            "--no-record", action="store_true", help="do not write the result file under docs/results/"
+        )
+        p.set_defaults(func=recorded(name.rstrip("_"), mod))
     return parser
 
 

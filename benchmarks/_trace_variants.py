@@ -36,7 +36,8 @@ def variant(seed: Seed, i: int, n: int, rng: random.Random) -> tuple[bytes, dict
     question = f"{q0} {rng.choice(WORDS)}{i % 97}"
     model = f"{doc['provenance'].get('model_id') or seed.row['model']}-v{rng.randrange(3)}"
     info = {**(doc.get("info") or {}), "variant": i}  # every variant's bytes, so its key, differ
-    fields = {"question": " ".join(question.split())[:QUESTION_CHARS], "model": model}
+    info.pop("content_id", None)  # a made-up variant is no import of a record: no content identity
+    fields = {"question": " ".join(question.split())[:QUESTION_CHARS], "model": model, "content_id": ""}
     if seed.row["correct_by"] == "file" and rng.random() < 0.2:  # a re-graded copy
         info["file_is_correct"] = rng.random() < 0.5
         fields["correct"] = fields["source_correct"] = int(info["file_is_correct"])

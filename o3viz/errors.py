@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class O3vizError(Exception):
     """Base class: every message is one line that names the problem and, where one exists, the fix."""
@@ -35,3 +37,26 @@ def one_line(exc: BaseException, limit: int | None = None) -> str:
     """
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if limit is None else text[:limit]
+
+
+# C0 controls, DEL, C1 controls (ESC, CSI, OSC start sequences) and the bidi overrides that
+# reorder what a terminal shows; the second keeps tab, newline and carriage return (tqdm's \r)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match) -> str:
+    return f"\\u{ord(m.group()):04x}"  # the JSON form: a --json line stays valid JSON
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` from a file, safe to print on a terminal: every control character written as an
+    escape (``\\u001b``, the form JSON also reads), so a name cannot colour the screen, set the title, or (unless ``lines``,
+    which keeps newlines, tabs and carriage returns) forge a line of output.
+
+    >>> printable("a\\x1b[31mred\\nline")
+    'a\\\\u001b[31mred\\\\u000aline'
+    >>> printable("two\\nlines\\x07", lines=True)
+    'two\\nlines\\\\u0007'
+    """
+    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(_escape, text)

@@ -1,4 +1,5 @@
-"""Compare two traces: what changed in one line (answer, verdict, steps, first divergence), tiles
+"""Compare two traces (or, in its dataset mode, two datasets paired by question:
+``pages/compare_views/datasets.py``): what changed in one line (answer, verdict, steps, first divergence), tiles
 with A and B and the difference, the attention a steered run and its twin gave the marked spans, the two final rounds as reasoning maps on one scale with aligned
 steps one above the other (episode overviews when long), the step alignment, per-step curves,
 the attention difference, and verdict/compression differences. Counts say whether they are totals
@@ -33,6 +34,7 @@ from pages.common.ui import (
     url_state,
     verdict_md,
 )
+from pages.compare_views.datasets import mode_switch, render_datasets
 
 TILES = (  # metric keys (o3viz.analysis.compare.METRIC_NAMES); each tile is captioned with its name
     "final_verdict",
@@ -91,15 +93,9 @@ def _steps_table(comp, a, b) -> None:
     from o3viz.app.running import aligned_importance, importance_source
 
     imp = aligned_importance(comp.steps, a.final, b.final)  # None when neither side has importance
-    rows = []
-    for k, s in enumerate(comp.steps):
-        row = {
-            "": s.tag,
-            "A step": s.a_index,
-            "A": clip_label(readable(s.a_text), 200),
-            "B step": s.b_index,
-            "B": clip_label(readable(s.b_text), 200),
-        }
+    rows = []  # numbered as shown (a branch as its parent), "—" where a side has no step
+    for k, row in enumerate(comp.table_rows()):
+        row["A"], row["B"] = clip_label(readable(row["A"]), 200), clip_label(readable(row["B"]), 200)
         if imp is not None:
             row["A imp."], row["B imp."], row["Δ imp."] = imp[k]
         rows.append(row)
@@ -113,9 +109,9 @@ def _steps_table(comp, a, b) -> None:
         hide_index=True,
         height=300,
         column_config={
-            "": st.column_config.TextColumn(width=70),
-            "A step": st.column_config.NumberColumn(width=60),
-            "B step": st.column_config.NumberColumn(width=60),
+            "": st.column_config.TextColumn(width=100),
+            "A step": st.column_config.TextColumn(width=60),
+            "B step": st.column_config.TextColumn(width=60),
             "A": st.column_config.TextColumn(width="large"),
             "B": st.column_config.TextColumn(width="large"),
             "A imp.": st.column_config.NumberColumn(width=60, format="%.2f"),
@@ -127,6 +123,9 @@ def _steps_table(comp, a, b) -> None:
 
 
 require_router()
+if mode_switch() == "datasets":  # two datasets paired by question (pages/compare_views/datasets.py)
+    render_datasets()
+    st.stop()
 if not need_traces(2):
     st.stop()
 lib = library()

@@ -15,7 +15,6 @@ from o3viz.app import (
     disagreement_line,
     first_wrong_step,
     grading,
-    limit_line,
     parse_id,
     summarize,
 )
@@ -31,6 +30,7 @@ from pages.common.ui import (
     url_state,
     verdict_md,
 )
+from pages.inspect_views.branch import branch_header
 from pages.inspect_views.importance import importance_view
 from pages.inspect_views.internals import internals_view
 from pages.inspect_views.map import map_view
@@ -88,11 +88,8 @@ def _answer_md(trace: Trace, answer: str) -> str:
     g = grading(trace)
     shown = escape_markdown(clip_label(answer, 40)) if answer else "—"
     verdict = verdict_md(trace.final.verdict if trace.rounds else None)
-    if g.limit is not None:
-        # an unfinished answer is not graded as if complete; a code round's tests did run on the
-        # program it wrote, so their verdict stays beside the limit
-        limit = f":gray-badge[{limit_line(g.limit)}]"
-        verdict = f"{verdict} {limit}" if trace.task.kind == "code" else limit
+    if g.not_graded is not None:  # cut short (at the limit, or by hand): not graded, and why
+        verdict = f":gray-badge[not graded: {escape_markdown(g.not_graded)}]"
     ref = readable(" ".join((trace.task.reference or "").split())).replace("`", "ˋ")
     expected = f" · expected {escape_markdown(clip_label(ref, 24))}" if ref else ""
     return f"**Final answer** · {shown} {verdict}{expected}"
@@ -125,7 +122,7 @@ def _header(trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
     c1.markdown(_answer_md(trace, answer), help=answer[:2000] if len(answer) > 40 else None)
     totals = escape_markdown(
         f"Totals over all rounds: {s.steps} steps · {s.rounds} round{'s' if s.rounds != 1 else ''} "
-        f"({rounds}) · {s.tokens} generated tokens · {s.decision_points} decision points · "
+        f"({rounds}) · {'—' if s.tokens is None else s.tokens} generated tokens · {s.decision_points} decision points · "
         f"final confidence {fmt(conf)}"
     )
     lines, wrong = _gradings(trace)
@@ -177,6 +174,7 @@ if node and not _node_in(trace, node):
     st.session_state.inspect_node = None
 views, hidden = _views(trace)
 _header(trace, top[1], hidden)
+branch_header(key, trace)
 titles = [t for t, _ in views]
 if st.session_state.inspect_view not in titles:
     st.session_state.inspect_view = titles[0]

@@ -1,14 +1,15 @@
 """Labels: the annotation queue of a dataset (the next step this labeller has not labelled, skip,
-progress, traces dealt to several labellers with overlap) and how well the labellers agree: κ per
+progress, traces dealt to several labellers with overlap), how well the labellers agree: κ per
 pair, Krippendorff's α, the automatic labellers against each person, and where they disagree,
-each row a link to the step on Inspect."""
+each row a link to the step on Inspect; and the labelled steps as a download (the golden set
+``o3viz labels export`` writes). The labeller's name is the session's, given once here or on Inspect."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from o3viz.app import O3vizError, dataset_agreement, label_count, label_queue
+from o3viz.app import O3vizError, dataset_agreement, label_count, label_export, label_queue
 from o3viz.figures import escape_markdown
 from pages.common.ui import pin, require_router, store
 
@@ -18,6 +19,11 @@ require_router()
 @st.cache_data(max_entries=4, show_spinner="Comparing the labellers…")
 def _agreement(root: str, dataset: str | None, stamp: int):
     return dataset_agreement(store(), dataset)
+
+
+@st.cache_data(max_entries=4, show_spinner="Collecting the labelled steps…")
+def _export(root: str, dataset: str | None, fmt: str, agreed: bool, stamp: int):
+    return label_export(store(), dataset, fmt, agreed=agreed)
 
 
 def _open(key: str, r: int, i: int) -> None:
@@ -31,7 +37,11 @@ def queue(dataset: str | None) -> None:
     """Where this labeller stands, and the buttons that open the next step or skip it."""
     name = st.session_state.labeller
     c = st.columns([2, 3, 1], vertical_alignment="bottom")
-    typed = c[0].text_input("Your name", value=name or "", max_chars=100, key="labels_name")
+    if name:  # given here or on Inspect: never asked again, only changed on request
+        with c[0].popover(f"Labelling as {name}", icon=":material/person:", help="change the name"):
+            typed = st.text_input("Your name", value=name, max_chars=100, key="labels_name")
+    else:
+        typed = c[0].text_input("Your name", max_chars=100, key="labels_name")
     if typed.strip() and typed.strip() != name:
         st.session_state.labeller = name = typed.strip()
     crew = c[1].text_input(
@@ -86,6 +96,27 @@ def agreement(dataset: str | None) -> None:
                      column_config={"open": st.column_config.LinkColumn("open", display_text="Inspect")})  # fmt: skip
 
 
+def export(dataset: str | None) -> None:
+    """The labelled steps as a file to download (JSONL golden records, or one Parquet row per label)."""
+    c = st.columns([1, 1.2, 2], vertical_alignment="bottom")
+    fmt = c[0].selectbox("Export as", ("jsonl", "parquet"), key="labels_export_format")
+    agreed = c[1].toggle("Only steps two labellers agree on", key="labels_export_agreed")
+    try:
+        data, traces, labels = _export(str(store().root), dataset, fmt, agreed, label_count(store()))
+    except O3vizError as exc:
+        c[2].caption(escape_markdown(f"Nothing to export: {exc}"))
+        return
+    c[2].download_button(
+        f"Download {labels} labels on {traces} traces",
+        data=data,
+        file_name=f"labels-{dataset or 'all'}.{fmt}",
+        mime="application/json" if fmt == "jsonl" else "application/octet-stream",
+        on_click="ignore",
+        icon=":material/download:",
+        key="labels_download",
+    )
+
+
 def labels_page() -> None:
     st.markdown("#### Labels · people judge steps, and the automatic labels are held against them")
     datasets = [v for v, _ in store().distinct("dataset")]
@@ -93,6 +124,7 @@ def labels_page() -> None:
                            format_func=lambda d: "every trace" if d is None else d)  # fmt: skip
     queue(dataset)
     agreement(dataset)
+    export(dataset)
 
 
 labels_page()

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from o3viz.app import (
+    FIELD_ROLES,
     STEP_TYPES,
     STORE_COLUMNS,
     UPLOAD_TYPES,
@@ -18,6 +19,8 @@ from o3viz.app import (
     O3vizError,
     Query,
     import_dataset,
+    import_outcome,
+    preview_import,
     store_rows,
 )
 from o3viz.figures import STEP_TYPE_LABELS, VERDICT_COLORS, escape_markdown
@@ -85,9 +88,38 @@ def selection_hint(picked: list[str]) -> str:
     return f"{len(picked)} selected: select one to inspect, two to compare."
 
 
+AUTOMATIC = "(automatic)"
+
+
+def field_mapping(path, ds: str) -> ImportOptions:
+    """Which field holds the text, question, reference, id and model (found automatically unless
+    chosen), with how the first records read under that choice; open by itself when none would."""
+    pv = preview_import(path, ImportOptions(ds))
+    choices = [AUTOMATIC, *pv.fields]
+    with st.expander(f"Fields · {pv.summary()}", expanded=not pv.readable, icon=":material/table_view:"):
+        cols = st.columns(len(FIELD_ROLES))
+        picked = {}
+        for col, role in zip(cols, FIELD_ROLES, strict=True):
+            v = col.selectbox(role, choices, key=f"ds_field_{role}_{path.name}")
+            picked[f"{role}_field"] = None if v == AUTOMATIC else v
+        opts = ImportOptions(ds, **picked)
+        if any(picked.values()):
+            pv = preview_import(path, opts)
+        st.dataframe(pd.DataFrame(pv.rows()), hide_index=True, width="stretch")
+    if not pv.readable:
+        st.error(
+            escape_markdown(
+                f"None of the first records would import: {pv.summary()}. Choose the text field above."
+            ),
+            icon=":material/error:",
+        )
+    return opts
+
+
 def dataset_panel(name: str, path, n: int) -> None:
-    """A multi-record upload: import all records as a dataset, or pick one. Once imported it folds
-    to one line, so the table stays on the first screen."""
+    """A multi-record upload: how its first records read (and which field is what), then import
+    all records as a dataset, or pick one. Once imported it folds to one line, so the table stays
+    on the first screen."""
     started = st.session_state.staged_uploads
     if path.name in started:
         c1, c2 = st.columns([5, 1], vertical_alignment="center")
@@ -99,15 +131,14 @@ def dataset_panel(name: str, path, n: int) -> None:
     st.info(escape_markdown(f"{name} holds {n} records."), icon=":material/dataset:")
     c1, c2, c3, c4 = st.columns([2.2, 1.6, 1, 1.4], vertical_alignment="bottom")
     ds = c1.text_input("Dataset name", value=name.split(".")[0], key=f"ds_name_{path.name}")
+    opts = field_mapping(path, ds.strip() or name)
     if c2.button(
         f"Import all {n} records", type="primary", key=f"ds_all_{path.name}", icon=":material/upload:"
     ):
-        opts = ImportOptions(ds.strip() or name)
         started[path.name] = n
         start_job("import_job", lambda: ImportJob(path, store(), opts, workers=2, file_name=name))
     line = c3.number_input("Line", min_value=1, max_value=n, value=1, key=f"ds_line_{path.name}")
     if c4.button("Import this record", key=f"ds_one_{path.name}"):
-        opts = ImportOptions(ds.strip() or name)
         rep = import_dataset(path, store(), opts, workers=0, only={int(line)}, file_name=name)
         pin(rep.keys)
         for err in rep.errors:
@@ -133,22 +164,25 @@ def show_import_message() -> None:
         st.error(escape_markdown(f"The import stopped: {msg}"), icon=":material/error:")
         st.caption("The traces it had finished are in the library; importing the file again completes it.")
     elif msg is not None:
-        done = st.warning if msg["stopped"] else st.success
-        done(escape_markdown(f"Imported {msg['summary']}."))
+        outcome = import_outcome(msg)  # nothing imported is an error, never a green success
+        show = {"error": st.error, "warning": st.warning, "success": st.success}[outcome.kind]
+        show(escape_markdown(outcome.line), icon=":material/error:" if outcome.kind == "error" else None)
         if msg["errors"]:
             with st.expander(f"{len(msg['errors'])} bad records (skipped)"):
                 st.code("\n".join(msg["errors"][:500]), language=None)
-        st.session_state.lib_dataset = [msg["dataset"]]
+        if outcome.kind != "error":
+            st.session_state.lib_dataset = [msg["dataset"]]
 
 
 def uploads_section(where) -> None:
     uploads = where.file_uploader(
         "Upload traces or a dataset",
-        type=UPLOAD_TYPES,
+        type=None,  # any file: one the app cannot read is refused in words on the page, not on hover
         accept_multiple_files=True,
         key="uploads",
         help="Trace files (.o3trace.json, .o3trace.json.gz), reasoning to import (.txt, .json, .md), "
-        "or a whole dataset (.jsonl or a JSON array: one trace per record, grouped under a dataset name).",
+        "or a whole dataset (.jsonl or a JSON array, an Inspect AI .eval log, a .parquet file: one "
+        f"trace per record, grouped under a dataset name). Reads: {', '.join('.' + t for t in UPLOAD_TYPES)}.",
     )
     for f in uploads or []:
         data = f.getvalue()

@@ -193,8 +193,10 @@ def run_ended(job: RunJob) -> None:
     else:
         pin([job.key])
         st.session_state.inspect_key, st.session_state.inspect_node = job.key, None
+        why = job.trace.final.info.get("not_graded") if job.trace.rounds else None  # the one rule
         limit = stopped_at_limit(job.trace.final) if job.trace.rounds else None
-        said = f" — {limit_line(limit)}, so its answer is not graded" if limit is not None else ""
+        why = why or (limit_line(limit) if limit is not None else None)
+        said = f" — {why}, so its answer is not graded" if why else ""
         st.session_state.run_message = ("ok", job.name + (" (stopped early)" if job.stopped else "") + said)
 
 

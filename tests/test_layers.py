@@ -1,5 +1,5 @@
 """The layers of ``o3viz/`` hold: no import cycle between its modules, and every import goes down
-the layer order of the README's "How the code is laid out" table (the one place that order is
+the layer order of the "How the code is laid out" table in docs/architecture.md (the one place that order is
 written). Imports are read with ``ast``: module level and inside functions, relative ones too, and
 ``from o3viz import NAME`` through the lazy API's table, so a re-export cannot hide an import.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+ARCHITECTURE = REPO / "docs" / "architecture.md"  # its "How the code is laid out" table is the layer order
 # Free of the order: the test helpers may import any layer, and so may the package's own
 # ``__init__`` (the lazy public API) and ``__main__``.
 FREE = {"testing", "__init__", "__main__"}
@@ -43,7 +44,7 @@ def module_files(root: Path) -> dict[str, Path]:
 
 
 def _lazy_api(root: Path) -> dict[str, str]:
-    """``o3viz/__init__.py``'s name -> module tables (``_API``, ``_APP``), read without importing."""
+    """``o3viz/__init__.py``'s name -> module tables (``_API``), read without importing."""
     tree = ast.parse((root / "o3viz" / "__init__.py").read_text(encoding="utf-8"))
     table: dict[str, str] = {}
     for node in tree.body:
@@ -132,10 +133,10 @@ def cycles(imports: list[Import]) -> list[set[str]]:
     return groups
 
 
-def layer_order(readme: Path) -> dict[str, int]:
-    """Top-level o3viz package or module -> its row in the README's "How the code is laid out"
+def layer_order(page: Path) -> dict[str, int]:
+    """Top-level o3viz package or module -> its row in the "How the code is laid out"
     table (0 is the lowest layer). Rows name ``o3viz/trace/`` or ``o3viz/errors.py`` in backticks."""
-    text = readme.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
     section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
     rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
     rank = {}
@@ -184,8 +185,8 @@ def test_no_import_cycle_between_o3viz_modules(imports):
         pytest.fail("\n".join(_cycle_report(g, imports) for g in found), pytrace=False)
 
 
-def test_every_import_goes_down_the_readme_layer_order(imports):
-    rank = layer_order(REPO / "README.md")
+def test_every_import_goes_down_the_documented_layer_order(imports):
+    rank = layer_order(ARCHITECTURE)
     bad = [
         (i, why)
         for i, why in order_violations(imports, rank)
@@ -197,9 +198,11 @@ def test_every_import_goes_down_the_readme_layer_order(imports):
         )
 
 
-def test_every_o3viz_package_has_a_row_in_the_readme_table():
-    missing = _tops(REPO) - set(layer_order(REPO / "README.md"))
-    assert not missing, f"add a row for {sorted(missing)} to the README's 'How the code is laid out' table"
+def test_every_o3viz_package_has_a_row_in_the_layer_table():
+    missing = _tops(REPO) - set(layer_order(ARCHITECTURE))
+    assert not missing, (
+        f"add a row for {sorted(missing)} to the 'How the code is laid out' table in docs/architecture.md"
+    )
 
 
 def test_every_pending_entry_is_still_needed(imports):
@@ -207,8 +210,7 @@ def test_every_pending_entry_is_still_needed(imports):
     groups = cycles(imports)
     stale = [sorted(p) for p in PENDING_CYCLES if p not in groups]
     found = {
-        (i.where.split(":")[0], i.target)
-        for i, _ in order_violations(imports, layer_order(REPO / "README.md"))
+        (i.where.split(":")[0], i.target) for i, _ in order_violations(imports, layer_order(ARCHITECTURE))
     }
     stale += [list(p) for p in PENDING_ORDER if p not in found]
     assert not stale, f"no longer found, remove from PENDING_CYCLES / PENDING_ORDER: {stale}"
@@ -242,12 +244,12 @@ def test_a_cycle_through_a_function_level_import_is_found_and_named(tmp_path):
 
 
 def test_an_import_up_the_order_is_found_with_its_line(tmp_path):
-    readme = "## How the code is laid out\n\n| folder | owns |\n| --- | --- |\n"
-    readme += "| `o3viz/trace/` | x |\n| `o3viz/run/` | y |\n| `o3viz/testing/` | z |\n"
+    page = "# Architecture\n\n## How the code is laid out\n\n| folder | owns |\n| --- | --- |\n"
+    page += "| `o3viz/trace/` | x |\n| `o3viz/run/` | y |\n| `o3viz/testing/` | z |\n"
     root = _tree(
         tmp_path,
         {
-            "README.md": readme,
+            "docs/architecture.md": page,
             "o3viz/__init__.py": '_API = {"capture": "o3viz.run.capture:capture"}\n',
             "o3viz/trace/__init__.py": "",
             "o3viz/trace/a.py": "import os\n\ndef f():\n    from o3viz import capture\n",
@@ -258,7 +260,7 @@ def test_an_import_up_the_order_is_found_with_its_line(tmp_path):
             "o3viz/testing/builders.py": "from o3viz.run import capture\n",
         },
     )
-    bad = order_violations(read_imports(root), layer_order(root / "README.md"))
+    bad = order_violations(read_imports(root), layer_order(root / "docs" / "architecture.md"))
     assert sorted((i.where, i.target) for i, _ in bad) == [
         ("o3viz/trace/a.py:4", "o3viz.run.capture"),
         ("o3viz/trace/b.py:1", "o3viz.testing"),

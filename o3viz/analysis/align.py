@@ -256,6 +256,27 @@ def align_at_fork(a: Round, b: Round, fork: int, edited: str | None) -> Alignmen
     return Alignment(rows + after, ratio, "fork", n, n)
 
 
+def branch_step_offset(branch: Trace) -> int | None:
+    """What to add to a branch's own step numbers to number them as in its parent: the fork step
+    ``I``, plus one after an edit (the edited step is in the branch's prefix, so its first own step
+    is the parent's step ``I + 1``); None for a trace that is not a branch.
+
+    >>> from o3viz.testing.builders import small_trace
+    >>> from o3viz.trace.branching import BranchParent
+    >>> t = small_trace()
+    >>> t.parent = BranchParent("", "0:6", "edit", edited="So 5.")
+    >>> branch_step_offset(t)
+    7
+    """
+    from o3viz.trace.ids import parse_id
+
+    p = branch.parent
+    node = parse_id(f"step:{p.step}") if p is not None else None
+    if node is None:
+        return None
+    return node.index + (1 if p.kind == "edit" and p.edited is not None else 0)
+
+
 def fork_step(parent: Trace, branch: Trace) -> int | None:
     """The step of ``parent``'s final round that ``branch`` forked at, when it is ``parent``'s
     branch there (its fork round is the final one and the step's text is the one it replaced)."""

@@ -26,6 +26,7 @@ from o3viz.analysis.align import (  # noqa: F401 (re-exported)
     align_at_fork,
     align_rounds,
     align_steps,
+    branch_step_offset,
     fork_step,
 )
 from o3viz.analysis.summary import summarize
@@ -85,6 +86,29 @@ class Comparison:
     checks: list[dict]  # checks whose verdict differs between the final rounds (matched by name)
     compression: list[MetricRow]
     alignment: Alignment | None = None  # how the steps were aligned, and what it cost
+    offsets: tuple[int, int] = (0, 0)  # added to A's / B's own step numbers: a branch numbered as its parent
+
+    def shown(self, row: AlignedStep) -> tuple[int | None, int | None]:
+        """A row's step numbers as shown: a branch's numbered as in its parent, so one position
+        reads the same on both sides; the shared prefix and the fork row take the parent's number
+        on the branch's side too (it continued from them)."""
+        a = None if row.a_index is None else row.a_index + self.offsets[0]
+        b = None if row.b_index is None else row.b_index + self.offsets[1]
+        if row.tag in (SHARED, FORK):
+            a, b = (a, a) if a is not None else (b, b)
+        return a, b
+
+    def table_rows(self) -> list[dict]:
+        """The aligned steps as table rows, numbered as shown, "—" where a side has no step."""
+        out = []
+        for r in self.steps:
+            a, b = self.shown(r)
+            tag = {SHARED: "shared prefix", FORK: "fork (edited)"}.get(r.tag, r.tag)
+            out.append(
+                {"": tag, "A step": "—" if a is None else str(a), "A": r.a_text or "—",
+                 "B step": "—" if b is None else str(b), "B": r.b_text or "—"}
+            )  # fmt: skip
+        return out
 
     @property
     def first_divergence(self) -> AlignedStep | None:
@@ -121,11 +145,13 @@ class Comparison:
             out.append(f"forked at step {shared}: the {shared} steps before it are shared")
         if d is None:
             out.append("no divergence: the final rounds have the same steps")
-        elif d.a_index is not None and d.b_index is not None:
-            out.append(f"first divergence: A step {d.a_index} vs B step {d.b_index} (final rounds)")
         else:
-            side, idx = ("A", d.a_index) if d.a_index is not None else ("B", d.b_index)
-            out.append(f"first divergence: only {side} has step {idx} (final rounds)")
+            a, b = self.shown(d)
+            if a is not None and b is not None:
+                out.append(f"first divergence: A step {a} vs B step {b} (final rounds)")
+            else:
+                side, idx = ("A", a) if a is not None else ("B", b)
+                out.append(f"first divergence: only {side} has step {idx} (final rounds)")
         return out
 
 
@@ -275,6 +301,15 @@ def _check_diffs(a: Round, b: Round) -> list[dict]:
     return out
 
 
+def _offsets(a: Trace, b: Trace) -> tuple[int, int]:
+    """A branch compared with its parent is numbered as in the parent (``branch_step_offset``)."""
+    if fork_step(a, b) is not None:
+        return 0, branch_step_offset(b) or 0
+    if fork_step(b, a) is not None:
+        return branch_step_offset(a) or 0, 0
+    return 0, 0
+
+
 def _align(a: Trace, b: Trace) -> Alignment:
     """A branch against its parent is aligned at the fork (either side may be the branch)."""
     if (i := fork_step(a, b)) is not None:
@@ -309,6 +344,7 @@ def compare_traces(a: Trace, b: Trace, *, a_name: str = "A", b_name: str = "B") 
         _check_diffs(a.final, b.final),
         _compression_rows(a, b),
         al,
+        _offsets(a, b),
     )
 
 

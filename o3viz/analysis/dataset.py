@@ -324,7 +324,10 @@ def outliers(df: pd.DataFrame, n: int = OUTLIERS) -> pd.DataFrame:
 
     out["why"] = [why(i) for i in top]
     out["score"] = score[top].round(2)
-    out = out.rename(
+    # ``group`` (correct / wrong / ungraded, under the chosen grading) is the column shown as
+    # "correct": the index's own 1/0 column goes first, or the table has two "correct" columns
+    # (Streamlit refused it: "Duplicate column names found")
+    out = out.drop(columns=["correct"]).rename(
         columns={"group": "correct", "self_checks": "self-checks", "claim_errors": "claim errors"}
     )
     return out[[*cols, "score", "key"]].reset_index(drop=True)

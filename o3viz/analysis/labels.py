@@ -9,7 +9,9 @@ The automatic labellers, read from the trace:
 - ``check verdicts``: a step with a failing check tied to it is wrong, every other step correct;
 - ``step classifier``: the step's type, against the types people corrected;
 - ``importance``: the trace's top quarter of steps by importance "mattered", against the steps
-  people marked as the first error.
+  people marked as the first error;
+- ``verifier: NAME``: each pluggable verifier's verdicts stored on the trace (``o3viz verify``):
+  ``ok`` is correct, ``wrong`` wrong; ``unsure`` and unjudged steps take no part.
 
 Verdicts compare as wrong / not wrong; ``unsure`` labels take no part.
 """
@@ -29,6 +31,7 @@ AUTO_FIRST_WRONG = "auto: first wrong step"
 AUTO_CHECKS = "auto: check verdicts"
 AUTO_TYPES = "auto: step classifier"
 AUTO_IMPORTANCE = "auto: importance"
+AUTO_VERIFIER = "verifier: "  # + the verifier's name
 MATTERED_SHARE = 0.25  # the share of a trace's steps by importance that "mattered"
 MAX_DISAGREEMENTS = 200
 
@@ -63,6 +66,12 @@ def auto_verdicts(key: str, trace: Trace) -> dict[str, dict[Step, str]]:
         for st in r.steps:
             bad = r.index == rnd.index and st.index in failing
             out[AUTO_CHECKS][(key, r.index, st.index)] = "wrong" if bad else "correct"
+    for r in trace.rounds:
+        for rec in r.verdicts:
+            mine = out.setdefault(AUTO_VERIFIER + rec.verifier, {})
+            for st, v in zip(r.steps, rec.verdicts, strict=False):
+                if v in ("ok", "wrong"):
+                    mine[(key, r.index, st.index)] = "correct" if v == "ok" else "wrong"
     return out
 
 
@@ -144,7 +153,8 @@ def agreement_table(labels: list[LabelLike], traces: dict[str, Trace]) -> Agreem
         for name, verdicts in auto_verdicts(key, trace).items():
             auto[name].update(verdicts)
         matter.update(mattered(key, trace))
-    for name in (AUTO_FIRST_WRONG, AUTO_CHECKS):
+    verifiers = sorted(n for n in auto if n.startswith(AUTO_VERIFIER))
+    for name in (AUTO_FIRST_WRONG, AUTO_CHECKS, *verifiers):
         pairs += [_pair(name, p, auto[name], human[p], True) for p in people if human[p]]
     if matter:
         as_verdict = {s: "wrong" if m else "correct" for s, m in matter.items()}

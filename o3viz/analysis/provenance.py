@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 
 from o3viz.trace import Round, Trace
+from o3viz.verify.cut_short import LIMIT_REASONS, cut_short, limit_line, limit_tokens  # noqa: F401
 
 GRADE_WORD = {1: "correct", 0: "wrong", None: "ungraded"}
 GRADE_NAMES = {"source": "the source's grade", "check": "o3viz's answer check"}
-LIMIT_REASONS = ("max_new_tokens", "length", "max_tokens")
 
 
 def trace_label(row: dict) -> str:
@@ -55,7 +55,8 @@ def disagreement_line(source, check) -> str | None:
 class Grading:
     """Both gradings of a trace, each named: ``source`` is the imported file's own label
     (``is_correct``) with the answer it extracted; ``check`` is o3viz's answer check against the
-    reference (None where there is no reference, or the run stopped at its token limit)."""
+    reference (None where there is no reference, or the reply was cut short: ``not_graded`` says
+    why, by the one rule of ``o3viz.verify.cut_short``)."""
 
     source: int | None = None
     source_answer: str | None = None
@@ -63,6 +64,7 @@ class Grading:
     check_answer: str | None = None
     reference: str | None = None
     limit: int | None = None  # the token limit the final round stopped at, where it did
+    not_graded: str | None = None  # why the check did not grade: "stopped by hand", …
 
     @property
     def disagree(self) -> bool:
@@ -76,28 +78,21 @@ class Grading:
             out.append(f"Source's grade: {GRADE_WORD[self.source]}{said}")
         if self.check is not None:
             out.append(f"o3viz's answer check: {GRADE_WORD[self.check]}")
-        elif self.limit is not None:
-            out.append(f"o3viz's answer check: not graded, {limit_line(self.limit)}")
+        elif self.not_graded is not None:
+            out.append(f"o3viz's answer check: not graded, {self.not_graded}")
         line = disagreement_line(self.source, self.check)
         return out + ([line] if line else [])
 
 
-def limit_line(tokens: int) -> str:
-    return f"stopped at the limit ({tokens} tokens)"
-
-
 def stopped_at_limit(rnd: Round) -> int | None:
     """The token limit a round stopped at (its generated tokens), else None."""
-    if rnd.info.get("stop_reason") not in LIMIT_REASONS:
-        return None
-    n = rnd.info.get("generated_tokens")
-    return int(n) if isinstance(n, int) else len(rnd.tokens)
+    return limit_tokens(rnd)
 
 
 def check_grade(trace: Trace) -> int | None:
     """o3viz's own grade: the final round's answer check against the reference (code: its tests),
-    1/0; None where ungraded or where the run stopped at its token limit (an unfinished answer)."""
-    if not trace.rounds or stopped_at_limit(trace.final) is not None:
+    1/0; None where ungraded or where the reply was cut short (at its token limit, or by hand)."""
+    if not trace.rounds or cut_short(trace.final) is not None:
         return None
     answer = next((c for c in reversed(trace.final.checks) if c.kind == "answer"), None)
     if answer is not None and answer.verdict in ("correct", "wrong"):
@@ -118,6 +113,7 @@ def grading(trace: Trace) -> Grading:
         check_answer=trace.final.answer if trace.rounds else None,
         reference=trace.task.reference,
         limit=stopped_at_limit(trace.final) if trace.rounds else None,
+        not_graded=cut_short(trace.final) if trace.rounds else None,
     )
 
 

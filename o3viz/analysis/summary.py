@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from o3viz.trace import SCHEMA_VERSION, Trace
+from o3viz.verify.cut_short import graded_verdict
 
 
 @dataclass
@@ -17,7 +18,7 @@ class TraceSummary:
     source: str
     rounds: int
     prompt_tokens: int
-    tokens: int
+    tokens: int | None  # generated tokens; None for an import that has none and whose source gives no count
     steps: int
     decision_points: int
     branches: int
@@ -47,12 +48,12 @@ def summarize(trace: Trace, *, file_bytes: int | None = None) -> TraceSummary:
         source=trace.task.source,
         rounds=len(rounds),
         prompt_tokens=sum(len(r.prompt_tokens) for r in rounds),
-        tokens=sum(len(r.tokens) for r in rounds),
+        tokens=_generated_tokens(trace),
         steps=sum(len(r.steps) for r in rounds),
         decision_points=sum(len(r.decision_points) for r in rounds),
         branches=sum(len(r.branches) for r in rounds),
         verdicts=dict(sorted(verdicts.items())),
-        final_verdict=trace.final.verdict if rounds else None,
+        final_verdict=graded_verdict(trace.final) if rounds else None,  # cut short: ungraded
         answer=trace.final.answer if rounds else None,
         daa_mode=_daa_mode(att),
         has_attention=any(r.attention is not None for r in rounds),
@@ -61,6 +62,16 @@ def summarize(trace: Trace, *, file_bytes: int | None = None) -> TraceSummary:
         schema_version=trace.schema_version,
         file_bytes=file_bytes,
     )
+
+
+def _generated_tokens(trace: Trace) -> int | None:
+    """Tokens generated over all rounds; for an import without tokens, the count its source gives
+    (``source_info.generated_tokens``), else None: unknown, never 0."""
+    n = sum(len(r.tokens) for r in trace.rounds)
+    if n or not trace.info.get("imported"):
+        return n
+    given = (trace.info.get("source_info") or {}).get("generated_tokens")
+    return given if isinstance(given, int) and not isinstance(given, bool) and given >= 0 else None
 
 
 def _daa_mode(att) -> str:

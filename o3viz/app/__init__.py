@@ -10,7 +10,7 @@ The session library, the background workers and the upload staging live in this 
 
 from __future__ import annotations
 
-from o3viz.analysis.compare import compare_traces, same_question, shown_delta
+from o3viz.analysis.compare import branch_step_offset, compare_traces, same_question, shown_delta
 from o3viz.analysis.dataset import COLUMNS as DATASET_COLUMNS
 from o3viz.analysis.dataset import (
     GRADES,
@@ -23,6 +23,7 @@ from o3viz.analysis.dataset import select as select_rows
 from o3viz.analysis.episodes import OVERVIEW_FROM, episode_of, episode_outline, find_episodes
 from o3viz.analysis.graph import build_graph
 from o3viz.analysis.outline import build_outline, search_outline
+from o3viz.analysis.paired import PairedCompareRequest, Side
 from o3viz.analysis.provenance import (
     disagreement_line,
     grading,
@@ -33,7 +34,9 @@ from o3viz.analysis.provenance import (
 )
 from o3viz.analysis.steering import steering_pair
 from o3viz.analysis.summary import summarize
-from o3viz.analysis.wrong_step import first_wrong_step
+from o3viz.analysis.verdicts import first_wrong_by, step_verdicts, verifier_names
+from o3viz.analysis.wrong_step import first_wrong_step, reference_last_held
+from o3viz.app.exports import label_export
 from o3viz.app.jobs import BranchJob, ImportJob, Progress, RunJob, TraceJob
 from o3viz.app.library import (
     STORE_COLUMNS,
@@ -47,22 +50,26 @@ from o3viz.app.library import (
     stored_entries,
 )
 from o3viz.app.messages import explain_load_error
-from o3viz.app.uploads import Upload, take_upload_in_worker
+from o3viz.app.uploads import ImportOutcome, Upload, import_outcome, take_upload_in_worker
 from o3viz.compress.context import CompressionConfig
 from o3viz.errors import O3vizError, UsageError, one_line
 from o3viz.importers.bulk import ImportOptions
 from o3viz.importers.parallel import import_dataset
+from o3viz.importers.preview import ROLES as FIELD_ROLES
+from o3viz.importers.preview import ImportPreview, preview_import
 from o3viz.paths import home_dir, samples_dir
+from o3viz.run.sizing import storage_note
 from o3viz.store.columnar import select_frame
 from o3viz.store.golden import dataset_agreement, label_queue, labels_on
 from o3viz.store.index import STEP_TYPES
 from o3viz.store.labels import Label, add_labels, label_count
+from o3viz.store.paired import compare_datasets, dataset_models, paired_rows
 from o3viz.store.query import MAX_PAGE, Query
 from o3viz.store.repair import ensure_samples
 from o3viz.store.store import Store, content_key
 from o3viz.tasks.spec import load_task
 from o3viz.trace import Trace
-from o3viz.trace.ids import make_id, parse_id
+from o3viz.trace.ids import make_id, parse_id, parse_index
 from o3viz.verify.sandbox.run import available_isolation, describe_isolation
 from o3viz.verify.trace_checks import check_label
 
@@ -70,20 +77,25 @@ __all__ = [
     "BranchJob",
     "CompressionConfig",
     "DATASET_COLUMNS",
+    "FIELD_ROLES",
     "GRADES",
     "ImportJob",
     "ImportOptions",
+    "ImportOutcome",
+    "ImportPreview",
     "Label",
     "LibraryEntry",
     "MAX_PAGE",
     "O3vizError",
     "OUTLIER_RULE",
     "OVERVIEW_FROM",
+    "PairedCompareRequest",
     "Progress",
     "Query",
     "RunJob",
     "STEP_TYPES",
     "STORE_COLUMNS",
+    "Side",
     "Store",
     "StoreLibrary",
     "Trace",
@@ -96,10 +108,12 @@ __all__ = [
     "build_graph",
     "build_outline",
     "check_label",
+    "compare_datasets",
     "compare_traces",
     "content_key",
     "dataset_agreement",
     "dataset_frame",
+    "dataset_models",
     "dataset_summary",
     "describe_isolation",
     "disagreement_line",
@@ -109,18 +123,29 @@ __all__ = [
     "episode_outline",
     "explain_load_error",
     "find_episodes",
+    "first_wrong_by",
     "first_wrong_step",
+    "reference_last_held",
+    "branch_step_offset",
+    "step_verdicts",
+    "storage_note",
+    "verifier_names",
     "grading",
     "home_dir",
     "import_dataset",
+    "import_outcome",
     "label_count",
+    "label_export",
     "label_queue",
     "labels_on",
     "limit_line",
     "load_task",
     "make_id",
     "one_line",
+    "paired_rows",
     "parse_id",
+    "parse_index",
+    "preview_import",
     "proxy_line",
     "rate_text",
     "run_name",

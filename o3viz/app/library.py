@@ -25,7 +25,9 @@ UPLOAD_TYPES = [
     "txt",
     "jsonl",
     "md",
-]  # what the upload widget accepts (streamlit wants bare suffixes)
+    "eval",
+    "parquet",
+]  # what the upload reads (bare suffixes); the widget takes any file and says in words why it refuses one
 SOURCES = ("run", "sample", "upload", "import")
 NAME_CHARS = 200  # a name, dataset or model in the Library table (the store may hold 1 MB ones)
 

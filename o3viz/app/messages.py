@@ -18,7 +18,8 @@ _RULES = (  # (a phrase in the detail, what the user reads); the first that matc
     ("schema_version", "made by another o3viz version: {detail}"),
     (
         "unknown file type",
-        "unknown file type; upload .o3trace.json(.gz), or reasoning as .txt, .json, .jsonl or .md",
+        "unknown file type; upload .o3trace.json(.gz), reasoning as .txt, .json or .md, or a dataset "
+        "as .jsonl(.gz), an Inspect AI .eval log or .parquet",
     ),
     ("binary data", "not JSON: binary data, not UTF-8 JSON, JSONL or text"),
     ("not valid JSON", NOT_A_TRACE),

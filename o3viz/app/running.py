@@ -15,9 +15,11 @@ from o3viz.branch import (
     add_branch,
     branches_of,
     edit_and_continue,
+    find_fork,
     resample_from,
     rollout_branch,
 )
+from o3viz.branch.speed import measured_cost
 from o3viz.hooks.steer import parse_steer_heads
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan, parse_layers
 from o3viz.run.dispatch import execute
@@ -36,6 +38,8 @@ __all__ = [
     "Sampling",
     "SteerSpan",
     "add_branch",
+    "find_fork",
+    "measured_cost",
     "agreement",
     "aligned_importance",
     "analyse_locally",

@@ -24,6 +24,7 @@ from o3viz.store.store import Store, content_key
 from o3viz.trace.io import MAX_FILE_BYTES
 
 DATASET_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
+CONTAINER_SUFFIXES = (".eval", ".parquet")  # binary datasets the CLI imports: Inspect AI logs, Parquet
 MAX_DATASET_EXPANDED = 1 << 30  # bytes a dataset upload may expand to (gunzipped): counting costs ~5 s/GiB
 UPLOAD_HASH = "file:"  # line_hash prefix of an upload's own bytes (dataset records use bare hashes)
 
@@ -151,10 +152,58 @@ def store_upload(store: Store, name: str, data: bytes) -> dict:
         data_in = entry.raw if entry.raw is not None and entry.raw[:2] == b"\x1f\x8b" else None
         meta = {"source": entry.source, "name": entry.name, "line_hash": upload_hash}
         new_row, text = store.write_files(entry.trace, meta, data_in)
-        if store.insert([(new_row, text)]):
+        if store.insert([(new_row, text)], drop_duplicates=True):
             return {"key": new_row.key, "source": entry.source, "added": True}
-        row = store.row(new_row.key)  # the same trace came in another file
+        # the same trace came in another file, or the same record by another way (its content)
+        row = store.row(store.stored_key(new_row) or new_row.key)
     return {"key": row["key"], "source": row["source"], "added": False, "existing": _describe(row)}
+
+
+def accepted_suffix(name: str) -> bool:
+    """Whether the upload takes a file of this name: every format the CLI imports."""
+    from o3viz.app.library import IMPORT_SUFFIXES, TRACE_SUFFIXES
+
+    return name.lower().endswith(TRACE_SUFFIXES + IMPORT_SUFFIXES + DATASET_SUFFIXES + CONTAINER_SUFFIXES)
+
+
+def refuse_suffix(name: str) -> None:
+    """One line, in words, for a file type the upload does not read (the widget takes any file,
+    so the reason is said on the page rather than on hover)."""
+    if not accepted_suffix(name):
+        from o3viz.app.library import IMPORT_SUFFIXES, TRACE_SUFFIXES
+
+        kinds = TRACE_SUFFIXES + IMPORT_SUFFIXES + (".jsonl.gz",) + CONTAINER_SUFFIXES
+        suffix = Path(name).suffix or "(no extension)"
+        raise TraceError(f"unknown file type {suffix}: o3viz reads {', '.join(kinds)}")
+
+
+def stage_container(store: Store, name: str, data: bytes) -> tuple[Path, int]:
+    """An uploaded Inspect AI ``.eval`` log or Parquet file, written to the store's ``incoming/``
+    folder as a dataset of its samples or rows; returns (its path, its record count)."""
+    from o3viz.importers.bulk import count_records
+    from o3viz.importers.inspect_log import ZIP_MAGIC
+    from o3viz.importers.parquet import MAGIC as PARQUET_MAGIC
+
+    suffix = ".eval" if name.lower().endswith(".eval") else ".parquet"
+    magic, what = (
+        (ZIP_MAGIC, "an Inspect AI .eval log (a zip)") if suffix == ".eval" else (PARQUET_MAGIC, "Parquet")
+    )
+    if not data.startswith(magic):
+        raise TraceError(f"not {what}: the file does not start like one")
+    path = store.root / "incoming" / (content_key(data) + suffix)
+    with store.guard("keeping the upload"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_bytes(data)
+    try:
+        n = count_records(path)
+    except (OSError, ValueError, O3vizError):
+        path.unlink(missing_ok=True)
+        raise
+    if n < 1:
+        path.unlink(missing_ok=True)
+        raise TraceError(f"{'no samples' if suffix == '.eval' else 'no rows'} to import")
+    return path, n
 
 
 def take_upload(root: str, name: str, data: bytes) -> dict:
@@ -163,8 +212,13 @@ def take_upload(root: str, name: str, data: bytes) -> dict:
 
     if len(data) > MAX_FILE_BYTES:
         raise TraceError(f"{len(data)} bytes exceeds the limit of {MAX_FILE_BYTES} bytes")
-    refuse_non_json(name, data)
+    refuse_suffix(name)
     store = Store(root)
+    if name.lower().endswith(CONTAINER_SUFFIXES):
+        report(f"counting the records of {name}")
+        path, n = stage_container(store, name, data)
+        return {"dataset": str(path), "records": n}
+    refuse_non_json(name, data)
     report(f"looking at {name}")
     staged = stage_dataset(store, name, data)
     if staged is not None:
@@ -196,3 +250,29 @@ def take_upload_in_worker(
     if "dataset" in v:
         return Upload(name, dataset=Path(v["dataset"]), records=int(v["records"]))
     return Upload(name, v["key"], v["source"], bool(v["added"]), v.get("existing", ""))
+
+
+@dataclass
+class ImportOutcome:
+    """How the Library reports a finished dataset import: ``kind`` error | warning | success."""
+
+    kind: str
+    line: str
+
+
+def import_outcome(result: dict) -> ImportOutcome:
+    """A finished import's report (``import_dataset_task``'s dict) as one line: an import that
+    added nothing and found nothing already there is an error, never a success; a stopped one a
+    warning."""
+    summary = result.get("summary", "")
+    if not result.get("traces") and not result.get("duplicates"):
+        errors = result.get("errors") or []
+        first = f"; first problem: {errors[0]}" if errors else ""
+        return ImportOutcome(
+            "error",
+            f"Imported nothing: {result.get('records', 0)} records read, {len(errors)} skipped{first}. "
+            "Check which field holds the text (Fields) and import again.",
+        )
+    if result.get("stopped"):
+        return ImportOutcome("warning", f"Imported {summary}.")
+    return ImportOutcome("success", f"Imported {summary}.")

@@ -6,11 +6,14 @@ greedy completion made a round."""
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from collections.abc import Callable
 
 from o3viz.analysis.importance.rollouts import Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import check_edit, find_fork, request_from_trace
+from o3viz.branch.speed import SpeedLog
 from o3viz.errors import UsageError
 from o3viz.run.dispatch import execute
 from o3viz.run.loop import OnToken
@@ -39,13 +42,17 @@ def edit_and_continue(
     prefix = fork.before + check_edit(text)
     req = dataclasses.replace(request_from_trace(fork, prefix, max_new_tokens), min_new_tokens=min_new_tokens)
     if continuer.local:
+        t0 = time.perf_counter()
         branch = execute(
             continuer.model, continuer.tokenizer, req, on_token=on_token, should_stop=should_stop
         )
+        made = sum(int(r.info.get("generated_tokens") or len(r.tokens)) for r in branch.rounds)
+        SpeedLog().record(continuer.name, "edit", made, time.perf_counter() - t0)
         branch.task.reference = (
             branch.task.reference or trace.task.reference
         )  # a free prompt's run knows none
     elif continuer.backend is not None:
+        refuse_control_tokens(prefix)
         branch = _by_endpoint(fork.trace, base_prompt(fork, continuer.tokenizer), prefix, continuer, req)
     else:
         raise UsageError("nothing to continue with: load a local model or give --base-url and --model")
@@ -56,9 +63,37 @@ def edit_and_continue(
         edited=text,
         original=fork.step.text,
         prefix_chars=len(fork.before),
-        info={"continued_by": continuer.name, "proxy": is_proxy(trace, continuer)},
+        info={
+            "continued_by": continuer.name,
+            "proxy": is_proxy(trace, continuer),
+            "prefix_steps": fork.prefix_steps(),  # the parent's steps before the fork, in its numbering
+            "max_new_tokens": req.max_new_tokens,
+        },
     )
     return branch
+
+
+# chat-template control tokens as endpoints' tokenizers spell them (ChatML, Llama 3, DeepSeek)
+_CONTROL = re.compile(r"<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?INST\]")
+
+
+def refuse_control_tokens(prefix: str) -> None:
+    """An endpoint tokenizes the text it is sent with its own template's tokens parsed, so a step
+    or an edit that spells one (``<|im_end|>``) would end the turn there: refused in one line.
+    (Locally the prefix is tokenized with special-token parsing off instead.)
+
+    >>> refuse_control_tokens("2 + 2 = 4")
+    >>> refuse_control_tokens("done<|im_end|>")
+    Traceback (most recent call last):
+    ...
+    o3viz.errors.UsageError: the steps before the fork or the edit hold '<|im_end|>', a chat-template control token; an endpoint would read it as one
+    """
+    found = _CONTROL.search(prefix)
+    if found:
+        raise UsageError(
+            f"the steps before the fork or the edit hold {found.group()[:48]!r}, a chat-template control "
+            "token; an endpoint would read it as one"
+        )
 
 
 def _by_endpoint(trace: Trace, rendered: str, prefix: str, continuer: Continuer, req) -> Trace:

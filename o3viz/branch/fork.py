@@ -13,7 +13,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from o3viz.analysis.importance import LOCAL_TOKENS_PER_S
 from o3viz.errors import UsageError
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan
 from o3viz.run.request import RunRequest
@@ -21,6 +20,8 @@ from o3viz.trace import Round, Step, Trace
 from o3viz.trace.ids import parse_id
 
 MAX_EDIT_CHARS = 4000
+CHARS_PER_TOKEN = 4  # an import without tokens: its remaining characters over this
+MIN_BUDGET, MAX_BUDGET = 16, 4096  # the default budget's bounds, in new tokens
 TASK_SOURCES = ("gsm8k", "humaneval", "mbppplus")  # tasks ``RunRequest.task_id`` can load again
 
 
@@ -59,6 +60,32 @@ class Fork:
     def prompt(self) -> str:
         """The user-visible prompt of the round (the question for an import)."""
         return self.rnd.prompt or self.trace.task.question or ""
+
+    @property
+    def remaining_tokens(self) -> int:
+        """The parent's remaining length: its tokens from the fork step to the end of the round
+        (an import without tokens: its remaining characters / ``CHARS_PER_TOKEN``)."""
+        if self.rnd.tokens:
+            return sum(t.start >= self.step.start for t in self.rnd.tokens)
+        return -(-len(self.rnd.text[self.step.start :]) // CHARS_PER_TOKEN)
+
+    @property
+    def default_budget(self) -> int:
+        """A branch's default new tokens: the parent's remaining length (the edited step replaces
+        the fork step, so the branch has the room the parent took from there), within bounds.
+
+        >>> from o3viz.testing.builders import small_trace
+        >>> t = small_trace()
+        >>> find_fork(t, "0:1").default_budget == max(MIN_BUDGET, find_fork(t, "0:1").remaining_tokens)
+        True
+        """
+        return max(MIN_BUDGET, min(MAX_BUDGET, self.remaining_tokens))
+
+    def prefix_steps(self) -> list[list]:
+        """The parent's steps before the fork as ``[index, start, end]`` in ``before`` (numbered as
+        in the parent), so a branch can show its inherited prefix without the parent at hand."""
+        off = len(self.own_prefix)
+        return [[s.index, s.start + off, s.end + off] for s in self.rnd.steps[: self.index]]
 
 
 def find_fork(trace: Trace, step: str) -> Fork:
@@ -135,7 +162,7 @@ def request_from_trace(fork: Fork, prefix: str, max_new_tokens: int | None = Non
         prompt=None if from_task else fork.prompt,
         task_id=task.id if from_task else None,
         prefix=prefix,
-        max_new_tokens=int(max_new_tokens or s.get("max_new_tokens") or 256),
+        max_new_tokens=int(max_new_tokens or fork.default_budget),
         capture=_config(CaptureConfig, s.get("capture")),
         daa=_daa_config(s.get("daa")),
         seed=int(s.get("seed") or 0),
@@ -151,27 +178,32 @@ def request_from_trace(fork: Fork, prefix: str, max_new_tokens: int | None = Non
 
 @dataclass
 class BranchCost:
-    """What a branch costs before it starts: continuations × new tokens, and a time estimate."""
+    """What a branch costs before it starts: continuations × new tokens, and a time estimate from
+    this machine's measured speed (``o3viz.branch.speed``; None before the first measurement)."""
 
     continuations: int
     max_new_tokens: int  # per continuation
-    tokens_per_s: float = LOCAL_TOKENS_PER_S
+    tokens_per_s: float | None = None  # measured here, for this kind of branch and model
 
     @property
     def tokens(self) -> int:
         return self.continuations * self.max_new_tokens
 
     @property
-    def seconds(self) -> float:
-        return self.tokens / self.tokens_per_s
+    def seconds(self) -> float | None:
+        return self.tokens / self.tokens_per_s if self.tokens_per_s else None
 
     def line(self) -> str:
         """
-        >>> BranchCost(8, 128).line()
-        '8 continuations × 128 new tokens = at most 1,024 tokens, about 51 s'
+        >>> BranchCost(8, 128, 20.0).line()
+        '8 continuations × 128 new tokens = at most 1,024 tokens, about 51 s at 20 tokens/s measured here'
+        >>> BranchCost(1, 96).line()
+        '1 continuation × 96 new tokens = at most 96 tokens; time not measured here yet (the first branch measures it)'
         """
         what = "continuation" if self.continuations == 1 else "continuations"
-        return (
-            f"{self.continuations} {what} × {self.max_new_tokens} new tokens = at most {self.tokens:,} "
-            f"tokens, about {self.seconds:.0f} s"
+        head = (
+            f"{self.continuations} {what} × {self.max_new_tokens} new tokens = at most {self.tokens:,} tokens"
         )
+        if self.seconds is None:
+            return head + "; time not measured here yet (the first branch measures it)"
+        return f"{head}, about {self.seconds:.0f} s at {self.tokens_per_s:.3g} tokens/s measured here"

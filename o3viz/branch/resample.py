@@ -10,6 +10,7 @@ sentence (greedy clusters under the reader's embeddings, as resampling importanc
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Literal
@@ -20,6 +21,7 @@ from o3viz.analysis.importance.resample import DEFAULT_THRESHOLD, collect_rollou
 from o3viz.analysis.importance.rollouts import RolloutCache, Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import Fork, find_fork
+from o3viz.branch.speed import SpeedLog
 from o3viz.errors import UsageError
 from o3viz.run.provenance import library_versions
 from o3viz.text.spans import split_spans
@@ -44,7 +46,8 @@ def _trace(fork: Fork, rounds: list[Round], continuer: Continuer, sampling: Samp
     trace = Trace(Task(t.question, t.kind, t.source, t.id, t.reference), rounds, prov)
     trace.parent = BranchParent(
         "", fork.step_id, "resample", original=fork.step.text, prefix_chars=len(fork.before),
-        info={"continued_by": continuer.name, "proxy": is_proxy(fork.trace, continuer), **info},
+        info={"continued_by": continuer.name, "proxy": is_proxy(fork.trace, continuer),
+              "prefix_steps": fork.prefix_steps(), **info},
     )  # fmt: skip
     return trace
 
@@ -91,6 +94,8 @@ def resample_from(
         raise UsageError(f"--resample {k}: give 1 to {MAX_K} continuations (a trace holds {MAX_K} rounds)")
     fork, backend = find_fork(trace, step), _backend(continuer)
     rendered = base_prompt(fork, continuer.tokenizer)
+    had = min(k, len(cache.get(cache.key(backend.name, rendered + fork.before, sampling))))
+    t0 = time.perf_counter()
     got = (
         collect_rollouts(
             backend,
@@ -104,6 +109,10 @@ def resample_from(
         )[0]
         or []
     )
+    if continuer.backend is None and len(got) > had:  # this machine's speed, as the cost line counts
+        SpeedLog().record(
+            backend.name, "resample", (len(got) - had) * sampling.max_tokens, time.perf_counter() - t0
+        )
     rounds = [text_round(trace, t, rendered, fork.before, i) for i, t in enumerate(got)]
     groups = group_first_sentences(got, continuer.reader())
     for r, g in zip(rounds, groups, strict=True):

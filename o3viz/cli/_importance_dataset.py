@@ -83,7 +83,7 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
     for e in rep.errors:
         print(f"failed: {e}", file=sys.stderr)
     reader = load(args.reader)
-    complete = steps = 0
+    complete = steps = kept = 0
     for old, trace in traces:  # scoring reads the cache only (should_stop): no request here
         rec = resample_importance(
             trace, backend, reader, k=args.k, sampling=sampling, threshold=args.threshold, cache=cache,
@@ -91,13 +91,28 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
             round_index=args.round, should_stop=lambda: True,
         )  # fmt: skip
         add_importance(trace, rec, args.round)
-        new = store.add(trace, **store.read_meta(old))
-        if new != old:
-            store.delete([old])
+        kept += _replace(store, old, trace)
         complete += bool(rec.info.get("complete"))
         steps += sum(s is not None for s in rec.scores)
     print(
         f"resample: {complete}/{len(traces)} traces of {args.dataset!r} complete ({steps} steps scored), "
-        f"saved in {store.root}"
+        f"saved in {store.root}" + (f"; {kept} originals kept, as branches hang from them" if kept else "")
     )
+    return 0
+
+
+def _replace(store, old: str, trace) -> int:
+    """Store the scored ``trace`` in place of ``old`` (its content key changes): its metadata and
+    labels go with it, and the original goes unless branches hang from it (their links name it).
+    Returns 1 when the original was kept."""
+    from o3viz.branch import branches_of
+    from o3viz.store.labels import carry_labels
+
+    new = store.add(trace, **store.read_meta(old))
+    if new == old:
+        return 0
+    carry_labels(store, old, new)
+    if branches_of(store, old):
+        return 1
+    store.delete([old])
     return 0

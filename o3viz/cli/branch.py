@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import math
 import os
 import sys
 from pathlib import Path
 
+from o3viz.cli._trace_arg import TRACE_HELP, open_trace
 from o3viz.cli.run import check_out
 from o3viz.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("branch", help="edit a step and continue, or resample from it")
-    p.add_argument("trace", type=Path, help="the trace to branch (.o3trace.json[.gz])")
+    p.add_argument("trace", type=Path, help="the trace to branch: " + TRACE_HELP)
     p.add_argument("--step", required=True, help="the step to fork at, R:I (round R, step I)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--edit", metavar="TEXT", help="what the step should say; the model continues from it")
@@ -54,6 +56,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """Every number argument in its range, before any work (a NaN temperature generated for 15 s,
+    then failed on save and left a rollout cached under a NaN key); else one ``UsageError`` line."""
+    from o3viz.branch.resample import MAX_K
+    from o3viz.trace.core import MAX_TOKENS
+
+    if not math.isfinite(args.temperature) or args.temperature < 0:
+        raise UsageError(f"--temperature {args.temperature}: give a number from 0 (0 is greedy)")
+    if not math.isfinite(args.request_timeout) or args.request_timeout <= 0:
+        raise UsageError(f"--request-timeout {args.request_timeout}: give a number of seconds above 0")
+    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= MAX_TOKENS:
+        raise UsageError(f"--max-new-tokens {args.max_new_tokens}: give 1 to {MAX_TOKENS:,}")
+    if args.resample is not None and not 1 <= args.resample <= MAX_K:
+        raise UsageError(
+            f"--resample {args.resample}: give 1 to {MAX_K} continuations (a trace holds {MAX_K} rounds)"
+        )
+    if args.until_differs is not None and not 1 <= args.max_tries <= MAX_K:
+        raise UsageError(f"--max-tries {args.max_tries}: give 1 to {MAX_K}")
+
+
 def _continuer(args):
     from o3viz.analysis.importance import OpenAIBackend
     from o3viz.branch import Continuer
@@ -71,11 +93,18 @@ def _continuer(args):
 
 
 def _cost(args, trace) -> str:
-    from o3viz.branch import BranchCost
+    """The cost line: an edit's default budget is the parent's remaining length; the time comes
+    from this machine's measured speed (``o3viz.branch.speed``), or says it is not measured yet."""
+    from o3viz.branch import find_fork
+    from o3viz.branch.speed import measured_cost
 
     n = 1 if args.edit is not None else args.resample if args.resample is not None else args.max_tries
-    tokens = args.max_new_tokens or int((trace.provenance.settings or {}).get("max_new_tokens") or 256)
-    return BranchCost(n, tokens).line()
+    own = int((trace.provenance.settings or {}).get("max_new_tokens") or 256)
+    tokens = args.max_new_tokens or (
+        find_fork(trace, args.step).default_budget if args.edit is not None else own
+    )
+    model = f"openai:{args.base_url.rstrip('/')}:{args.model}" if args.base_url else "local:*"
+    return measured_cost(n, tokens, model, "edit" if args.edit is not None else "resample").line()
 
 
 def _make(args, trace, continuer, key: str):
@@ -105,22 +134,21 @@ def _make(args, trace, continuer, key: str):
 def run(args: argparse.Namespace) -> int:
     from o3viz.branch import add_branch, check_edit, find_fork
     from o3viz.store.store import Store, content_key
-    from o3viz.trace import load_trace
     from o3viz.trace.files import read_bounded
     from o3viz.trace.io import MAX_FILE_BYTES
 
     check_out(args.out, args.overwrite)
-    if not args.trace.is_file():
-        raise UsageError(f"{args.trace}: no such file")
-    trace = load_trace(args.trace)
+    src = open_trace(args.trace)
+    trace = src.trace
     find_fork(trace, args.step)  # bad step ids, a trace without a prompt: before any model loads
     if args.edit is not None:
         check_edit(args.edit)
-    if args.max_new_tokens is not None and args.max_new_tokens < 1:
-        raise UsageError(f"--max-new-tokens must be at least 1, not {args.max_new_tokens}")
+    check_numbers(args)  # before the cost line: it must never say "-5 continuations"
     print(f"cost: {_cost(args, trace)}", file=sys.stderr)
     store = None if args.no_store else Store()
-    if store is not None:
+    if src.key is not None:  # already in the store
+        key = src.key
+    elif store is not None:
         key = store.add_file(args.trace, source="run")
     else:  # the key the store would give it (gzipped as the store keeps it)
         data = read_bounded(args.trace, MAX_FILE_BYTES)

@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from o3viz.cli._trace_arg import TRACE_HELP, open_trace
 from o3viz.errors import UsageError
 
 FORMATS = ("openinference",)
@@ -20,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write a trace in another tool's format. openinference: OTLP/JSON spans with "
         "OpenInference attributes, one span per round and per step, checks as evaluations.",
     )
-    p.add_argument("file", type=Path, help="a .o3trace.json or .o3trace.json.gz file")
+    p.add_argument("file", type=Path, help=TRACE_HELP)
     p.add_argument(
         "--format", choices=FORMATS, default="openinference", help="what to write (default openinference)"
     )
@@ -32,13 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers.openinference import export_openinference
     from o3viz.trace.files import check_output, write_atomic
-    from o3viz.trace.io import load_trace
 
     if args.out.suffix != ".json":
         raise UsageError(f"--out: {args.out.name} must end in .json")
     check_output(args.out, args.overwrite)  # before reading: a bad --out fails at once
-    doc = export_openinference(load_trace(args.file))
+    src = open_trace(args.file)
+    doc = export_openinference(src.trace)
     write_atomic(args.out, json.dumps(doc, ensure_ascii=False).encode("utf-8"), overwrite=args.overwrite)
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    print(f"exported {len(spans)} OpenInference spans from {args.file.name} -> {args.out}")
+    print(f"exported {len(spans)} OpenInference spans from {src.name} -> {args.out}")
     return 0

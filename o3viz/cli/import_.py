@@ -1,9 +1,11 @@
 """``python -m o3viz import FILE [--out F]``: import a reasoning trace another model produced
 (DeepSeek-R1 ``<think>`` text, OpenAI / Anthropic / DeepSeek API JSON, JSON/JSONL datasets, plain
 thinking text, Inspect AI ``.eval``/``.json`` logs, Parquet datasets) as an o3viz trace, optionally
-enriched with a local model's attention. Without ``--out`` the trace enters the trace store;
-``--all --dataset NAME`` imports every record of a JSONL file or JSON array (every sample of an
-Inspect log, every row of a Parquet file) into the store, in parallel worker processes."""
+enriched with a local model's attention. The trace enters the trace store (``--out`` also writes a
+file; ``--no-store`` keeps it out of the store); ``--all --dataset NAME`` imports every record of a
+JSONL file or JSON array (every sample of an Inspect log, every row of a Parquet file) into the
+store, in parallel worker processes. ``--preview`` prints how the first records parse and stores
+nothing. An import that adds nothing and recognises nothing is an error (exit 2)."""
 
 from __future__ import annotations
 
@@ -36,8 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", type=int, help="record index in a JSON/JSONL dataset (default 0)")
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
     p.add_argument("--question", help="the question, when the file does not hold it")
-    for name in ("text", "question", "answer", "reference"):
+    for name in ("text", "question", "answer", "reference", "id", "model"):
         p.add_argument(f"--{name}-field", help=f"dataset field (dotted path) holding the {name}")
+    p.add_argument(
+        "--preview",
+        action="store_true",
+        help="print how the first records parse with these field options (which field is the text, "
+        "question, reference, id, model; the answer read and its grade), and store nothing",
+    )
     p.add_argument("--no-claims", action="store_true", help="skip the arithmetic claim checks")
     p.add_argument("--enrich", action="store_true", help="teacher-force through a local model for attention")
     p.add_argument("--model", help="model for --enrich (default: the embedded SmolLM2-135M-Instruct)")
@@ -50,7 +58,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--out",
         type=Path,
-        help="output trace file (.o3trace.json[.gz]); without it the trace enters the store",
+        help="also write the trace to this file (.o3trace.json[.gz]); it enters the store as well "
+        "unless --no-store",
+    )
+    p.add_argument(
+        "--no-store", action="store_true", help="with --out: write the file only, not into the store"
     )
     p.add_argument(
         "--all",
@@ -80,8 +92,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.labels:
         return _run_labels(args)
+    if args.preview:
+        return _run_preview(args)
     if args.all:
         return _run_all(args)
+    if args.no_store and args.out is None:
+        raise UsageError("--no-store keeps the trace out of the store; say where to write it with --out")
     if args.out is not None:
         check_out(args.out, args.overwrite)
     layers = parse_layers(args.layers)
@@ -96,20 +112,24 @@ def run(args: argparse.Namespace) -> int:
         question_field=args.question_field,
         answer_field=args.answer_field,
         reference_field=args.reference_field,
+        id_field=args.id_field,
+        model_field=args.model_field,
         claims=not args.no_claims,
         enrich=args.enrich,
         model=args.model,
         layers=layers,
         **options,
     )
+    places = []
     if args.out is not None:
-        path = trace.save(args.out, overwrite=args.overwrite)
-    else:
+        places.append(str(trace.save(args.out, overwrite=args.overwrite)))
+    if not args.no_store:
         from o3viz.store.store import Store
 
         store = Store()
         key = store.add(trace, source="import", dataset=args.dataset or "", name=args.file.name)
-        path = f"the store as {key} ({store.root})"
+        places.append(f"the store as {key} ({store.root})")
+    path = " and ".join(places)
     rnd, src = trace.final, trace.provenance.source
     claims = [c for c in rnd.checks if c.kind == "claim"]
     wrong = sum(c.verdict == "wrong" for c in claims)
@@ -126,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
 def _run_all(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from o3viz.importers.bulk import ImportOptions
     from o3viz.importers.parallel import import_dataset
     from o3viz.store.store import Store
 
@@ -135,14 +154,7 @@ def _run_all(args: argparse.Namespace) -> int:
             raise UsageError(f"--all imports into the store, one trace per record; drop --{flag}")
     store = Store()
     store.count()  # a store that cannot be opened fails here, before any worker starts
-    opts = ImportOptions(
-        dataset=args.dataset or args.file.name.split(".")[0],
-        text_field=args.text_field,
-        question_field=args.question_field,
-        answer_field=args.answer_field,
-        reference_field=args.reference_field,
-        claims=not args.no_claims,
-    )
+    opts = _options(args)
     bar = tqdm(total=0, unit="record", file=sys.stderr, disable=None)
 
     def progress(done: int, total: int, report) -> None:
@@ -153,6 +165,14 @@ def _run_all(args: argparse.Namespace) -> int:
 
     report = import_dataset(args.file, store, opts, workers=args.workers, progress=progress)
     bar.close()
+    report.errors = [e.replace("(input): ", "") for e in report.errors]
+    if report.traces == 0 and report.duplicates == 0 and not report.stopped:
+        first = f"; first problem: {report.errors[0]}" if report.errors else ""
+        sys.stderr.write(
+            f"o3viz: error: imported nothing from {args.file.name}: {report.records} records read, "
+            f"{len(report.errors)} skipped{first} (try o3viz import --preview, and --text-field)\n"
+        )
+        return 2
     for err in report.errors[:50]:
         sys.stderr.write(f"{args.file.name}: {err}\n")
     if len(report.errors) > 50:
@@ -163,6 +183,42 @@ def _run_all(args: argparse.Namespace) -> int:
         sys.stderr.write(f"o3viz: error: the import stopped: {report.stopped}\n")
         return 2
     return 0
+
+
+def _options(args: argparse.Namespace):
+    from o3viz.importers.bulk import ImportOptions
+
+    return ImportOptions(
+        dataset=args.dataset or args.file.name.split(".")[0],
+        text_field=args.text_field,
+        question_field=args.question_field,
+        answer_field=args.answer_field,
+        reference_field=args.reference_field,
+        claims=not args.no_claims,
+        id_field=args.id_field,
+        model_field=args.model_field,
+    )
+
+
+def _run_preview(args: argparse.Namespace) -> int:
+    """``--preview``: the first records as the import would read them; exit 2 when none would."""
+    from o3viz.importers.preview import preview_import
+
+    pv = preview_import(args.file, _options(args))
+    print(f"{args.file.name}: fields {', '.join(pv.fields) or '(none)'}")
+    for r in pv.records:
+        where = f"record {r.record}" + (f" {r.part}" if r.part else "")
+        if r.error:
+            print(f"  {where}: skipped: {r.error}")
+            continue
+        used = ", ".join(f"{k}={v}" for k, v in r.used.items())
+        print(
+            f"  {where}: {used or 'fields by format'}; {r.steps} steps, answer {r.answer!r}, "
+            f"reference {r.reference_answer if r.reference_answer is not None else '(text, ungraded)'!s}"
+            f" -> {r.grade}"
+        )
+    print(pv.summary())
+    return 0 if pv.readable else 2
 
 
 def _run_labels(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from o3viz.cli._trace_arg import TRACE_HELP, open_trace
 from o3viz.cli.run import check_out
 from o3viz.errors import UsageError
 
@@ -36,9 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "trace", type=Path, nargs="?", help="a trace file (.o3trace.json[.gz]); import other formats first"
-    )
+    p.add_argument("trace", type=Path, nargs="?", help=TRACE_HELP + "; import other formats first")
     p.add_argument("--dataset", help="resample every trace of this stored dataset instead (needs --base-url)")
     p.add_argument("--method", required=True, choices=("receiver", "suppression", "resample", "published"))
     p.add_argument("--out", type=Path, help="output trace file (required unless --dry-run)")
@@ -123,7 +122,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from o3viz.analysis.importance import add_importance
-    from o3viz.trace import load_trace
 
     if args.dataset is not None:
         from o3viz.cli._importance_dataset import run_dataset
@@ -138,9 +136,7 @@ def run(args: argparse.Namespace) -> int:
     overwrite = args.out is not None and (args.overwrite or args.out.resolve() == args.trace.resolve())
     if args.out is not None:
         check_out(args.out, overwrite)
-    if not args.trace.is_file():
-        raise UsageError(f"{args.trace}: no such file")
-    trace = load_trace(args.trace)
+    trace = open_trace(args.trace).trace
     if not -len(trace.rounds) <= args.round < len(trace.rounds):
         raise UsageError(f"--round {args.round}: the trace has {len(trace.rounds)} round(s)")
     if args.method != "published":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from o3viz.errors import printable
 from o3viz.store.labels import VERDICTS
 
 
@@ -73,7 +74,7 @@ def run_agreement(args: argparse.Namespace) -> int:
 
 def format_table(table, disagreements: int = 5) -> str:
     """The agreement table as text: one line per pair, then α, type accuracy and disagreements."""
-    rows = table.rows()
+    rows = [{k: printable(str(v)) for k, v in r.items()} for r in table.rows()]  # names from files
     head = ("labellers", "n", "κ [95% CI]", "precision", "recall")
     widths = [max(len(str(r[h])) for r in [dict(zip(head, head, strict=True)), *rows]) for h in head]
     lines = [
@@ -85,10 +86,10 @@ def format_table(table, disagreements: int = 5) -> str:
             f"Krippendorff's α over {len(table.people)} labellers: {table.alpha.text()} (n = {table.alpha.n} steps)"
         )
     for name, est in table.types:
-        lines.append(f"{name}: type accuracy {est.text()} (n = {est.n})")
+        lines.append(printable(f"{name}: type accuracy {est.text()} (n = {est.n})"))
     for p in table.pairs:
         for key, step, a, b in p.disagree[:disagreements]:
-            lines.append(f"  disagree: {key} step {step}: {p.a} says {a}, {p.b} says {b}")
+            lines.append(printable(f"  disagree: {key} step {step}: {p.a} says {a}, {p.b} says {b}"))
     return "\n".join(lines)
 
 

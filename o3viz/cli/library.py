@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from o3viz.errors import UsageError
+from o3viz.errors import UsageError, printable
 
 LIST_COLUMNS = ("key", "dataset", "name", "model", "steps", "tokens", "correct", "verdict", "claim_errors")
 
@@ -110,19 +110,14 @@ def _w(col: str) -> int:
 
 
 def _cell(v, width: int) -> str:
-    s = "—" if v is None or v == "" else " ".join(str(v).split())
+    s = "—" if v is None or v == "" else printable(" ".join(str(v).split()))  # names come from files
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
 def _resolve(store, prefix: str) -> str:
-    if len(prefix) < 4:
-        raise UsageError(f"{prefix!r}: give at least 4 characters of a key")
-    found = store.conn.execute(
-        "SELECT key FROM traces WHERE key >= ? AND key < ? LIMIT 2", (prefix, prefix + "g")
-    ).fetchall()
-    if len(found) != 1:
-        raise UsageError(f"{prefix!r}: {'no trace' if not found else 'more than one trace'} has that key")
-    return found[0][0]
+    from o3viz.cli._trace_arg import resolve_key
+
+    return resolve_key(store, prefix)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(row, ensure_ascii=False))
         else:
             for k, v in row.items():
-                print(f"{k:>26}  {'—' if v is None or v == '' else v}")
+                print(f"{k:>26}  {'—' if v is None or v == '' else printable(str(v))}")
             print(f"{'file':>26}  {store.path(row['key'])}")
     elif cmd == "rm":
         return _rm(store, args)

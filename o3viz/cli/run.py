@@ -273,10 +273,12 @@ def _option(parse, flag: str, text: str):
 def run(args: argparse.Namespace) -> int:
     from o3viz.model import load_model
     from o3viz.run.dispatch import execute
+    from o3viz.run.sizing import preflight
     from o3viz.trace.io import save_trace
 
     req = request_from_args(args)
     check_out(args.out, args.overwrite)
+    preflight(req)  # a trace that could not be saved is refused here, before the model loads
     model, tok = load_model(req.model)
     resolve_layers(req.capture.layers, model.config.num_hidden_layers)  # fail before the bar
     check_internals_for(model, req.capture)

@@ -60,6 +60,7 @@ from o3viz.figures.internals import (
 from o3viz.figures.labels import label_rows, mark_labels
 from o3viz.figures.map_layout import Fork
 from o3viz.figures.outline import episode_items, outline_items
+from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.steering import steering_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
@@ -67,6 +68,8 @@ from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "paired_accuracy_figure",
+    "paired_measures_figure",
     "steering_figure",
     "label_rows",
     "mark_labels",

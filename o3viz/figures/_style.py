@@ -4,7 +4,6 @@ layout, and labels for people (clipped, LaTeX made readable)."""
 from __future__ import annotations
 
 import html
-import re
 
 import plotly.graph_objects as go
 
@@ -104,31 +103,6 @@ def empty_figure(title: str, message: str, *, height: int = 260) -> go.Figure:
     return base_layout(fig, title, height=height)
 
 
-_LATEX_WORDS = {
-    "\\cdot": "·",
-    "\\times": "×",
-    "\\div": "÷",
-    "\\le": "≤",
-    "\\ge": "≥",
-    "\\neq": "≠",
-    "\\pi": "π",
-    "\\sqrt": "√",
-    "\\left": "",
-    "\\right": "",
-    "\\quad": " ",
-    "\\,": " ",
-    "\\(": "",
-    "\\)": "",
-    "\\[": "",
-    "\\]": "",
-    "\\boxed": "",
-    "\\text": "",
-    "\\mathrm": "",
-    "$": "",
-}
-_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")  # one level, linear: no nesting
-
-
 def readable(text: str) -> str:
     """LaTeX made readable in labels: ``\\frac{a}{b}`` → ``a/b``, ``\\cdot`` → ``·``, ``$`` and
     ``\\boxed`` dropped. Text without a backslash or ``$`` is returned as it is (code stays code).
@@ -136,12 +110,9 @@ def readable(text: str) -> str:
     >>> readable(r"So $x = \\frac{3}{4} \\cdot 2$, i.e. \\boxed{1.5}")
     'So x = 3/4 · 2, i.e. 1.5'
     """
-    if "$" not in text and not any(k in text for k in _LATEX_WORDS):
-        return text
-    text = _FRAC.sub(r"\1/\2", text)
-    for k in sorted(_LATEX_WORDS, key=len, reverse=True):  # \\left before \\le
-        text = text.replace(k, _LATEX_WORDS[k])
-    return text.replace("{", "").replace("}", "")
+    from o3viz.text.latex import readable_latex  # the one converter: \\overline{BC} is B̅C̅, not \\overlineBC
+
+    return readable_latex(text)
 
 
 def esc(text: str) -> str:

@@ -47,9 +47,11 @@ def ranked(scores: list[float | None]) -> list[float | None]:
 
 
 def _hover(rec: ImportanceRecord, steps: list[Step]) -> list[str]:
+    notes = rec.info.get("step_notes") or {}  # resampling: why a step has no score, in its words
     return [
         f"step {i} · {st.type or 'untyped'}<br>{clip_label(readable(' '.join(st.text.split())), 90)}"
         f"<br>{record_label(rec)}: {'—' if v is None else f'{v:.3g}'}"
+        + (f"<br>{clip_label(str(notes[str(i)]), 160)}" if str(i) in notes else "")
         for i, (st, v) in enumerate(zip(steps, rec.scores, strict=False))
     ]
 
@@ -100,7 +102,7 @@ def importance_scores_figure(
         fig,
         "Which steps mattered? Each method's ranking of the steps"
         "<br><span style='font-size:11px;color:#64748b'>blank: no score (receiver: no step far enough "
-        "after it; suppression and resampling: the last step, or past the tokens read)</span>",
+        "after it; suppression: past the tokens read; resampling: hover the step for why)</span>",
         height=height,
         margin={"l": 50, "r": 20, "t": 64, "b": 40},
     )
@@ -202,6 +204,7 @@ def resample_interval_figure(rec: ImportanceRecord, steps: list[Step], *, height
     """Each resampled step's score with its bootstrap interval, beside its noise floor: filled
     where the score clears the floor, hollow where the noise could explain it."""
     s, n = rec.series, len(steps)
+    notes = rec.info.get("step_notes") or {}
     xs = [i for i in range(n) if i < len(rec.scores) and rec.scores[i] is not None]
     lo, hi, floor = (s.get(k) or [None] * n for k in ("ci_low", "ci_high", "noise_floor"))
     clear = _under_floor(rec, n)
@@ -225,13 +228,21 @@ def resample_interval_figure(rec: ImportanceRecord, steps: list[Step], *, height
                      "array": [(hi[i] - rec.scores[i]) if hi[i] is not None else 0 for i in xs],
                      "arrayminus": [(rec.scores[i] - lo[i]) if lo[i] is not None else 0 for i in xs]},
             text=[f"step {i}: {rec.scores[i]:.3g} [{_g(lo[i])}, {_g(hi[i])}], floor {_g(floor[i])}"
-                  + (" — under its floor" if clear[i] else " — clears its floor") for i in xs],
+                  + (" — under its floor" if clear[i] else " — clears its floor")
+                  + (f"<br>{notes[str(i)]}" if str(i) in notes else "") for i in xs],
             hovertemplate="%{text}<extra></extra>",
         )
     )  # fmt: skip
+    how = (
+        "Newcombe–Wilson interval"
+        if "Wilson" in str(rec.params.get("interval", ""))
+        else "bootstrap interval"
+    )
     base_layout(
-        fig, f"Which resampled steps stand out from the noise? Score, {level}% interval, noise floor",
-        height=height, margin={"l": 50, "r": 20, "t": 48, "b": 40},
+        fig, f"Which resampled steps stand out from the noise? Score, {level}% interval, noise floor"
+        f"<br><span style='font-size:11px;color:#64748b'>interval: {how}, always around the score; "
+        "floor: the step's own rollouts pooled and split at random</span>",
+        height=height, margin={"l": 50, "r": 20, "t": 64, "b": 40},
     )  # fmt: skip
     fig.update_xaxes(title_text="step", showgrid=False, range=[-0.5, n - 0.5])
     fig.update_yaxes(title_text=unit)

@@ -11,6 +11,9 @@ from o3viz.trace import Trace
 from o3viz.verify.trace_checks import check_label
 
 _CODE = {v: i for i, v in enumerate(VERDICT_ORDER)}
+# one legend entry per colour: a test's pass and an answer's correct are one green, fail and wrong
+# one red, so two entries of one colour read as two meanings where there is one
+LEGEND = (("pass", "correct"), ("fail", "wrong"), ("error", "timeout"), ("unverifiable",))
 
 
 def checks_figure(trace: Trace) -> go.Figure:
@@ -45,14 +48,17 @@ def checks_figure(trace: Trace) -> go.Figure:
             showscale=False,
         )
     )
-    for v in VERDICT_ORDER:  # a legend entry per verdict (heatmaps have no legend of their own)
+    seen = {c.verdict for r in trace.rounds for c in r.checks}
+    for names in LEGEND:  # one entry per colour (heatmaps have no legend of their own), as present
+        if not seen & set(names):
+            continue
         fig.add_trace(
             go.Scatter(
                 x=[None],
                 y=[None],
                 mode="markers",
-                name=v,
-                marker={"color": VERDICT_COLORS[v], "size": 10, "symbol": "square"},
+                name=" / ".join(names),
+                marker={"color": VERDICT_COLORS[names[0]], "size": 10, "symbol": "square"},
             )
         )
     fig.update_yaxes(autorange="reversed")

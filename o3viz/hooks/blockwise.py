@@ -1,10 +1,11 @@
-"""The attention function behind enrichment: exact eager attention computed in blocks of query
-rows, reducing each block's probabilities to what the trace keeps before the next block.
+"""The enrichment attention function: exact eager attention computed in blocks of query rows
+(``o3viz.hooks.blocks.probability_blocks``, the one blocked kernel), reducing each block's
+probabilities to what the trace keeps before the next block.
 
 Installed through ``o3viz.hooks.instrument`` (the one attention-function mechanism) as
-``o3viz_enrich``; its state is a ``WindowRecorder``, or None to compute without recording. A full 8k-token eager pass with ``output_attentions`` would hold
-8k × 8k × 9 heads × 30 layers fp32 (70 GB); here one block is alive at a time (9 × 512 × 8k fp32,
-150 MB) and a window's accumulators are (rows, keys) fp32.
+``o3viz_enrich``; its state is a ``WindowRecorder``, or None to compute without recording. One
+block is alive at a time (9 × 512 × 8k fp32, 150 MB) and a window's accumulators are (rows, keys)
+fp32.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from contextlib import contextmanager
 
 import torch
 
+from o3viz.hooks.blocks import BLOCK_ROWS, probability_blocks
 from o3viz.hooks.instrument import active_state, install, register_attention
 
 ATTN_NAME = "o3viz_enrich"
-BLOCK_ROWS = 512  # query rows per block: bounds the live probabilities to H × 512 × K fp32
+__all__ = ["ATTN_NAME", "BLOCK_ROWS", "WindowRecorder", "blockwise_attention", "recording"]
 
 
 class WindowRecorder:
@@ -62,28 +64,18 @@ class WindowRecorder:
 
 
 def blockwise_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    """Eager attention, ``softmax(QK^T * scaling + mask) V``, in blocks of query rows.
-
-    Shapes: query (B, H, Q, D), key/value (B, Hkv, K, D), mask (B, 1, Q, K) float; returns
-    ((B, Q, H, D), None). Batch 0 is recorded when a recorder is active.
-    """
+    """Eager attention, ``softmax(QK^T * scaling + mask) V``, in blocks of query rows
+    (``probability_blocks``). Shapes: query (B, H, Q, D), key/value (B, Hkv, K, D), mask
+    (B, 1, Q, K) float or None (causal); returns ((B, Q, H, D), None). Batch 0 is recorded when a
+    recorder is active."""
     rec = active_state()
     rec = rec if isinstance(rec, WindowRecorder) else None
     b, h, q_len, d = query.shape
-    n_rep = h // key.shape[1]
-    keys = key.repeat_interleave(n_rep, dim=1) if n_rep > 1 else key  # (B, H, K, D)
-    values = value.repeat_interleave(n_rep, dim=1) if n_rep > 1 else value
-    k_len = keys.shape[2]
+    n_rep = h // value.shape[1]
+    values = value.repeat_interleave(n_rep, dim=1) if n_rep > 1 else value  # (B, H, K, D)
     out = torch.empty(b, h, q_len, d, dtype=query.dtype, device=query.device)
-    keys_t = keys.float().transpose(-1, -2)  # (B, H, D, K), converted once for all blocks
-    for s in range(0, q_len, BLOCK_ROWS):
-        e = min(q_len, s + BLOCK_ROWS)
-        # scale the small query block, not the (B, H, q, K) scores: one fewer large temporary
-        scores = torch.matmul(query[:, :, s:e].float() * scaling, keys_t)  # (B, H, q, K)
-        if attention_mask is not None:
-            scores += attention_mask[:, :, s:e, :k_len]
-        probs = torch.softmax(scores, dim=-1)
-        del scores
+    for s, probs in probability_blocks(query, key, attention_mask, scaling):
+        e = s + probs.shape[2]
         out[:, :, s:e] = torch.matmul(probs.to(values.dtype), values)
         if rec is not None:
             rec.add(module.layer_idx, s, probs[0])
@@ -95,6 +87,6 @@ def blockwise_attention(module, query, key, value, attention_mask, scaling, drop
 def recording(model, recorder: WindowRecorder | None) -> Iterator[None]:
     """Run ``model`` with ``blockwise_attention`` and ``recorder`` active; the previous attention
     implementation is restored when the last concurrent user leaves."""
-    register_attention(ATTN_NAME, blockwise_attention)
+    register_attention(ATTN_NAME, blockwise_attention, skip_causal_mask=True)
     with install(model, ATTN_NAME, recorder):
         yield

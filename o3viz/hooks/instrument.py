@@ -2,11 +2,14 @@
 ``AttentionInterface``, installed on a model for the length of a ``with`` block.
 
 **The mechanism.** An attention function has transformers' signature (``AttentionFunction``). It
-is registered under a name with ``register_attention(name, fn)``, together with the eager float
-mask under the SAME name (with ``sdpa_mask`` the function would get ``None`` masks and silently
-lose causality). ``install(model, name, state)`` then switches the model to that name and makes
-``state`` (whatever the function needs: a recorder, a bias, a mask) visible to the function through
-one ``ContextVar``, read with ``active_state()``. The model is never forked or patched, and
+is registered under a name with ``register_attention(name, fn)``, together with a mask function
+under the SAME name: the eager float mask, or for functions that handle a ``None`` mask as causal
+(``"o3viz"``, ``"o3viz_enrich"``) ``causal_skip_mask``, which skips the (B, 1, Q, K) mask exactly
+where sdpa would rely on ``is_causal`` (a 16k-token prefill's mask alone is 1 GB fp32). With plain
+``sdpa_mask`` a function unaware of this would get ``None`` masks and silently lose causality.
+``install(model, name, state)`` then switches the model to that name and makes ``state``
+(whatever the function needs: a recorder, a bias, a mask) visible to the function through one
+``ContextVar``, read with ``active_state()``. The model is never forked or patched, and
 nothing run-specific is stored on it: the app shares one cached model across users and threads.
 ``attention_implementation(model, name)`` is the shared switch under ``install``: overlapping runs
 asking for the same name share it, the last one out restores the previous implementation, and a
@@ -39,6 +42,7 @@ from typing import Any, Protocol, TypeVar
 import torch
 
 from o3viz.errors import UsageError
+from o3viz.hooks.blocks import probability_blocks
 from o3viz.hooks.recorder import Recorder, RecorderSpec
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "active_recorder",
     "active_state",
     "attention_implementation",
+    "causal_skip_mask",
     "install",
     "instrument",
     "o3viz_attention",
@@ -56,11 +61,10 @@ __all__ = [
 ]
 
 ATTN_NAME = "o3viz"
-PREFILL_CHUNK = 256  # query rows per chunk when computing prefill probabilities (bounds memory)
 
 _ACTIVE: ContextVar[Any] = ContextVar("o3viz_attention_state", default=None)
 _LOCK = threading.Lock()
-_FUNCTIONS: dict[str, AttentionFunction] = {}  # name -> function, filled by register_attention
+_FUNCTIONS: dict[str, tuple[AttentionFunction, bool]] = {}  # name -> (function, skip_causal_mask)
 S = TypeVar("S")
 
 
@@ -100,10 +104,11 @@ def o3viz_attention(module, query, key, value, attention_mask, scaling, dropout=
     bias = rec.bias_for(layer, start, end, query.device)  # (H, K) or None
     if query.shape[2] == 1:
         return _decode(rec, layer, query, key, value, attention_mask, scaling, bias, start)
-    if start == 0 and rec.wants_prefill(layer):
-        rec.add_prefill(layer, _prefill_head_mean(query, key, attention_mask, scaling, bias))
-    if bias is not None:
-        attention_mask = _mask_with_bias(attention_mask, bias, query)
+    record = start == 0 and rec.wants_prefill(layer)
+    if bias is not None:  # blocks, not sdpa with an (B, H, Q, K) mask + bias
+        return _biased_rows(rec if record else None, layer, query, key, value, attention_mask, scaling, bias)
+    if record:
+        _record_prefill(rec, layer, query, key, attention_mask, scaling, bias)
     return sdpa_attention_forward(
         module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
     )
@@ -132,45 +137,67 @@ def _decode(rec: Recorder, layer, query, key, value, mask, scaling, bias, start:
     return out.view(b, h, 1, d).transpose(1, 2).contiguous(), None
 
 
-def _prefill_head_mean(query, key, mask, scaling, bias) -> torch.Tensor:
-    """(Q, K) attention probabilities of batch 0 averaged over heads, computed in row chunks."""
-    h, q_len, k_len = query.shape[1], query.shape[2], key.shape[2]
-    keys = key[0].float().repeat_interleave(h // key.shape[1], dim=0)  # (H, K, D)
-    out = torch.empty(q_len, k_len, dtype=torch.float32, device=query.device)
-    for s in range(0, q_len, PREFILL_CHUNK):
-        e = min(q_len, s + PREFILL_CHUNK)
-        scores = torch.matmul(query[0, :, s:e].float(), keys.transpose(-1, -2)) * scaling  # (H, q, K)
-        if mask is not None:
-            scores = scores + mask[0, :, s:e, :k_len].float()
-        if bias is not None:
-            scores = scores + bias[:, None, :]
-        out[s:e] = torch.softmax(scores, dim=-1).mean(0)
-    return out
+def _record_prefill(rec: Recorder, layer: int, query, key, mask, scaling, bias) -> None:
+    """Batch 0's prefill attention, one block of query rows at a time (``probability_blocks``),
+    each block averaged over heads and handed to the recorder, which keeps its dense or top-k rows:
+    at most (H, block, K) fp32 is alive."""
+    q_len = query.shape[2]
+    mask = None if mask is None else mask[:1]
+    for s, probs in probability_blocks(query[:1], key[:1], mask, scaling, bias, rec.spec.block_rows):
+        rec.add_prefill_rows(layer, s, probs[0].mean(0), q_len)  # (b, K)
+        del probs
 
 
-def _mask_with_bias(mask, bias, query):
-    """The float mask plus the per-head bias, (B, H, Q, K), in the mask's dtype."""
-    q_len, k_len = query.shape[2], bias.shape[-1]
-    if mask is None:  # only reachable if a caller passed no mask: rebuild causality
-        causal = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(k_len - q_len)
-        mask = torch.where(causal, 0.0, torch.finfo(query.dtype).min)[None, None].to(query.dtype)
-    return (mask[..., :k_len].float() + bias[None, :, None, :]).to(mask.dtype)
+def _biased_rows(rec: Recorder | None, layer: int, query, key, value, mask, scaling, bias):
+    """Several query rows with the per-head bias (H, K): the output computed in blocks of rows
+    (``probability_blocks``), each block recorded as prefill rows when ``rec`` is given. Returns
+    ((B, Q, H, D), None)."""
+    b, h, q_len, d = query.shape
+    n_rep = h // value.shape[1]
+    values = value.repeat_interleave(n_rep, dim=1) if n_rep > 1 else value  # (B, H, K, D)
+    out = torch.empty(b, h, q_len, d, dtype=query.dtype, device=query.device)
+    block = rec.spec.block_rows if rec is not None else None
+    for s, probs in probability_blocks(query, key, mask, scaling, bias, block):
+        out[:, :, s : s + probs.shape[2]] = torch.matmul(probs.to(values.dtype), values)
+        if rec is not None:
+            rec.add_prefill_rows(layer, s, probs[0].mean(0), q_len)
+        del probs
+    return out.transpose(1, 2).contiguous(), None
 
 
 # ---- installing ---------------------------------------------------------------------------------
-def register_attention(name: str = ATTN_NAME, fn: AttentionFunction | None = None) -> None:
+def causal_skip_mask(*args, dtype: torch.dtype = torch.float32, allow_is_causal_skip: bool = True, **kwargs):
+    """transformers' eager float mask (B, 1, Q, K), or None where its sdpa mask would skip to
+    ``is_causal`` (no padding and Q == K, one query row, or an empty cache): the registered
+    function then applies top-left causality itself (``o3viz.hooks.blocks``). Same arguments as
+    ``transformers.masking_utils.eager_mask``."""
+    from transformers.masking_utils import sdpa_mask
+
+    mask = sdpa_mask(*args, allow_is_causal_skip=allow_is_causal_skip, **kwargs)
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    return torch.where(mask, torch.zeros((), device=mask.device, dtype=dtype), torch.finfo(dtype).min)
+
+
+def register_attention(
+    name: str = ATTN_NAME, fn: AttentionFunction | None = None, *, skip_causal_mask: bool = False
+) -> None:
     """Register ``fn`` (default: ``o3viz_attention`` for ``"o3viz"``, else the function registered
-    under ``name`` before) and the eager mask under ``name``. Idempotent."""
+    under ``name`` before) and its mask under ``name``: ``causal_skip_mask`` when
+    ``skip_causal_mask`` (``fn`` treats a None mask as causal; always for ``"o3viz"``), else the
+    eager mask. Idempotent."""
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import eager_mask
 
     if fn is None:
-        fn = _FUNCTIONS.get(name) or (o3viz_attention if name == ATTN_NAME else None)
+        fn, skip_causal_mask = _FUNCTIONS.get(name) or (
+            (o3viz_attention, True) if name == ATTN_NAME else (None, False)
+        )
         if fn is None:
             raise UsageError(f"no attention function is registered as {name!r}")
-    _FUNCTIONS[name] = fn
+    _FUNCTIONS[name] = (fn, skip_causal_mask)
     AttentionInterface.register(name, fn)
-    AttentionMaskInterface.register(name, eager_mask)
+    AttentionMaskInterface.register(name, causal_skip_mask if skip_causal_mask else eager_mask)
 
 
 _SWITCHES: dict[int, list] = {}  # id(model) -> [users, name, implementation to restore]

@@ -10,7 +10,10 @@ What a recorder keeps, per decode step (one query row per head with the KV cache
 - ``heads``: full (or top-k) rows of the kept layers, ``(len(keep_layers), H', K)``;
 - ``before``: in allocate mode, the mean row with the bias removed in each layer.
 
-Prefill forwards record the head-averaged ``(P, P)`` attention of the kept layers. Recording
+Prefill forwards record the head-averaged attention of the kept layers, one block of query rows
+at a time (``add_prefill_rows``): the dense ``(P, P)`` map, or with ``prefill_top_k`` only each
+row's k largest keys (``prefill_top``: values and key indices, ``(P, k)``), so a long prompt keeps
+``P × k`` instead of ``P²``. Recording
 assumes batch size 1 (a capture is one sequence). Everything is detached, sliced, downcast and
 moved to the CPU at the end of each step; ``last_mean`` keeps the latest step's mean row in fp32
 on the device, for hooks that decide from it (progressive release reads each cache entry's
@@ -49,6 +52,10 @@ class RecorderSpec:
     prefill: bool = True  # record head-averaged prefill attention of the kept layers
     dtype: torch.dtype = torch.float16  # storage dtype on the CPU
     keep_steps: bool = True  # False: keep only ``last_mean`` (a run that stores no attention)
+    prefill_top_k: int | None = None  # keep each prefill row's k largest keys (None: dense (P, P))
+    block_rows: int | None = (
+        None  # query rows per block of prefill probabilities (None: o3viz.hooks.blocks.block_rows)
+    )
 
 
 TRIM_EVERY = 64  # decode steps between returns of freed heap memory to the OS
@@ -88,6 +95,9 @@ class Recorder(StepHook):
         self.steps_layer_head: list[torch.Tensor] = []  # per step (L, H)
         self.steps_heads: list[torch.Tensor] = []  # per step (len(keep_layers), H', K)
         self.prefill: dict[int, torch.Tensor] = {}  # layer -> (P, P) head mean
+        self.prefill_top: dict[
+            int, tuple[torch.Tensor, torch.Tensor]
+        ] = {}  # layer -> (P, k) values, int32 keys
         self._pid_obj: torch.Tensor | None = None
         self._pid_end = 0
         self.key_positions: torch.Tensor | None = None  # (N,) position of each cache entry, ascending
@@ -175,10 +185,26 @@ class Recorder(StepHook):
         view.zero_()
         return view
 
-    def add_prefill(self, layer: int, head_mean: torch.Tensor) -> None:
-        """(P, P) head-averaged prefill attention of a kept layer."""
-        if self.record:
-            self.prefill[layer] = head_mean.detach().to("cpu", self.spec.dtype)
+    def add_prefill_rows(self, layer: int, s: int, rows: torch.Tensor, total: int) -> None:
+        """Rows ``s .. s+b`` of a kept layer's head-averaged prefill attention, ``rows`` (b, P) fp32
+        of ``total`` = P; stored on the CPU in the spec's dtype, dense or as top-k."""
+        if not self.record:
+            return
+        dt, e, k = self.spec.dtype, s + rows.shape[0], self.spec.prefill_top_k
+        if k is None:
+            if s == 0:
+                self.prefill[layer] = torch.zeros(total, rows.shape[-1], dtype=dt)
+            self.prefill[layer][s:e] = rows.detach().to("cpu", dt)
+            return
+        k = min(k, rows.shape[-1])
+        if s == 0:
+            self.prefill_top[layer] = (
+                torch.zeros(total, k, dtype=dt),
+                torch.zeros(total, k, dtype=torch.int32),
+            )
+        vals, idx = rows.detach().topk(k, dim=-1)  # (b, k)
+        values, index = self.prefill_top[layer]
+        values[s:e], index[s:e] = vals.to("cpu", dt), idx.to("cpu", torch.int32)
 
     def wants_prefill(self, layer: int) -> bool:
         return self.record and self.spec.prefill and layer in self.keep_index

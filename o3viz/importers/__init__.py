@@ -124,6 +124,8 @@ def import_trace(
     question_field: str | None = None,
     answer_field: str | None = None,
     reference_field: str | None = None,
+    id_field: str | None = None,
+    model_field: str | None = None,
     claims: bool = True,
     enrich: bool = False,
     model: Any = None,
@@ -140,7 +142,7 @@ def import_trace(
     """
     forced = get_format(format) if format is not None else None
     raw, picked = read_source(src, record)
-    named = any((text_field, question_field, answer_field, reference_field))
+    named = any((text_field, question_field, answer_field, reference_field, id_field, model_field))
     parser = forced or _detect(raw, named)
     fmt = parser.name
     opts = {
@@ -149,6 +151,8 @@ def import_trace(
         "question_field": question_field,
         "answer_field": answer_field,
         "reference_field": reference_field,
+        "id_field": id_field,
+        "model_field": model_field,
     }
     try:
         imp = parser.parse(raw, opts)

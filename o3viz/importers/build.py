@@ -12,6 +12,7 @@ from o3viz.importers.formats import Imported
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import AnswerSpan, answer_in_regions
 from o3viz.text.classify import build_steps, split_steps, step_type_counts
+from o3viz.text.reference import Reference, reduce_reference
 from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.core import MAX_STEPS, timestamp
@@ -63,7 +64,8 @@ def build_trace(
     imp.question = question if question is not None else imp.question
     imp.reference = reference if reference is not None else imp.reference
     cut = cap_fields(imp)
-    reference = imp.reference
+    ref = reduce_reference(imp.reference)
+    reference = ref.answer if ref is not None else None
     kind = task_kind(imp, text)
     answer = find_answer(text, regions, kind)
     spans = split_steps(text, [tuple(r) for r in regions.values()])
@@ -78,7 +80,7 @@ def build_trace(
     status = "disabled"
     if claims:
         rnd.checks, status = claim_checks(rnd)  # bounded by the checker itself
-    check = answer_check(answer, reference, final)
+    check = reference_check(answer, ref, final)
     rnd.checks.append(check)
     rnd.verdict = {"correct": "pass", "wrong": "fail"}.get(check.verdict, "unverifiable")
     rnd.info = {
@@ -89,6 +91,9 @@ def build_trace(
         "step_types": step_type_counts(steps),
     }
     info = {"imported": True, **({"source_info": imp.info} if imp.info else {})}
+    if ref is not None and (ref.answer is None or ref.reduced):
+        info["reference_text"] = ref.text  # the solution the answer came from, or prose kept as text
+        info["reference_method"] = ref.method
     if cut:
         info["cut_at_import"] = cut  # what was too long to keep whole, so no page draws it whole
     if imp.is_correct is not None:
@@ -97,7 +102,7 @@ def build_trace(
             info["agrees_with_file"] = (check.verdict == "correct") == imp.is_correct
     if imp.file_answer is not None:
         info["file_answer"] = imp.file_answer
-    return Trace(
+    trace = Trace(
         task=Task(
             question=imp.question, kind=kind, source="import", id=_task_id(imp, file), reference=reference
         ),
@@ -105,6 +110,44 @@ def build_trace(
         provenance=_provenance(imp, file, options or {}),
         info=info,
     )
+    info["content_id"] = content_id(trace)
+    return trace
+
+
+def content_id(trace: Trace) -> str:
+    """What an imported trace *is*, apart from how it came in (file name, record number, format,
+    time): its question, text, reference, model and the source's grade, hashed (16 hex). The store
+    recognises a record imported twice (by the CLI and by an upload) by it."""
+    import hashlib
+    import json
+
+    what = [
+        trace.task.question,
+        trace.task.reference,
+        trace.info.get("reference_text"),
+        [r.text for r in trace.rounds],
+        [[s.text for s in r.steps] for r in trace.rounds],  # a copy re-split into other steps differs
+        trace.provenance.model_id,
+        trace.info.get("file_is_correct"),
+        # the ids the source itself gives (two samples or epochs may say the same words)
+        {
+            k: v
+            for k, v in (trace.info.get("source_info") or {}).items()
+            if k in ("item_id", "sample_id", "epoch")
+        },
+    ]
+    return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def reference_check(answer: AnswerSpan | None, ref: Reference | None, step: int | None = None):
+    """The answer check against a reduced reference; a reference that stays text gives
+    ``unverifiable`` (saying why), never ``wrong``."""
+    check = answer_check(answer, ref.answer if ref is not None else None, step)
+    if ref is not None and ref.answer is None:
+        check.message = (
+            "the reference is text, not an answer (no ####, \\boxed{}, 'A:' line or bare number to compare)"
+        )
+    return check
 
 
 def _cut(value, limit: int, what: str, notes: list[str]):

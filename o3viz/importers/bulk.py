@@ -30,9 +30,10 @@ from o3viz.errors import TraceError, UsageError, one_line
 from o3viz.importers import inspect_log, parquet
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
+from o3viz.trace.bounded import MAX_RECORD_BYTES, Budget, read_lines
 from o3viz.trace.safejson import json_int, scan
 
-MAX_RECORD_BYTES = 16 * 1024 * 1024  # one record; a whole JSONL file is read line by line
+# MAX_RECORD_BYTES: one record; a whole JSONL file is read line by line (o3viz.trace.bounded)
 MAX_FILE_BYTES = 4 * 1024**3  # JSONL; a JSON array is parsed whole and keeps MAX_IMPORT_BYTES
 MAX_PARTS = 64  # solutions one record may fan out into
 MAX_PART_CHARS = 60  # a part's name (the record's key): it names the trace and becomes its model
@@ -47,7 +48,9 @@ class Sink(Protocol):
 
     def known_lines(self, hashes: list[str]) -> set[str]: ...
     def write_files(self, trace: Any, meta: dict, *, durable: bool) -> Any: ...  # in a worker: a row payload
-    def insert(self, payloads: list) -> int: ...  # in the parent; returns how many were new
+    # in the parent; returns how many were new (a record already there by content is not, and
+    # with ``drop_duplicates`` its new files go)
+    def insert(self, payloads: list, *, drop_duplicates: bool = False) -> int: ...
 
 
 @dataclass
@@ -60,10 +63,20 @@ class ImportOptions:
     answer_field: str | None = None
     reference_field: str | None = None
     claims: bool = True
+    id_field: str | None = None
+    model_field: str | None = None
 
     def fingerprint(self) -> str:
-        opts = {k: v for k, v in self.__dict__.items() if k != "dataset"}
+        # fields added later count only when set, so a store's earlier imports keep their hashes
+        later = ("id_field", "model_field")
+        opts = {
+            k: v for k, v in self.__dict__.items() if k != "dataset" and (v is not None or k not in later)
+        }
         return json.dumps(opts, sort_keys=True)
+
+    def fields(self) -> dict[str, str | None]:
+        """The ``*_field`` options, as ``import_trace`` takes them."""
+        return {k: v for k, v in self.__dict__.items() if k.endswith("_field")}
 
 
 @dataclass
@@ -126,19 +139,11 @@ def read_records(path: str | os.PathLike) -> Iterator[Record]:
     if head.startswith(b"["):
         yield from _read_array(path)
         return
-    with _open(path) as f:
-        n = 0
-        while True:
-            raw = f.readline(MAX_RECORD_BYTES + 1)
-            if not raw:
-                return
-            n += 1
-            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # skip the rest of the huge line
-                    raw = f.readline(1 << 20)
-                yield _bad(n, "line", f"record larger than the limit of {MAX_RECORD_BYTES} bytes")
-                continue
-            if raw.strip():
+    with _open(path) as f:  # the one bounded line reader (o3viz.trace.bounded)
+        for n, raw, problem in read_lines(f, MAX_RECORD_BYTES, Budget(path.name, path.stat().st_size)):
+            if problem is not None:
+                yield _bad(n, "line", problem)
+            elif raw.strip():
                 yield _decode_line(raw, n, "line")
 
 
@@ -222,8 +227,11 @@ def fan_out(rec: Any) -> list[tuple[str, Any]]:
 
 
 def trace_name(line: int, part: str, about: str) -> str:
-    """``#12 175b_verification · Janet's ducks lay 16 eggs…``: where it came from and what it is."""
-    about = " ".join(about[:1000].split())  # bounded work, whatever the question's size
+    """``#12 175b_verification · Janet's ducks lay 16 eggs…``: where it came from and what it is,
+    its LaTeX made readable (``$\\overline{BC}$`` → ``B̅C̅``, ``o3viz.text.latex``)."""
+    from o3viz.text.latex import readable_latex
+
+    about = " ".join(readable_latex(about[:1000]).split())  # bounded work, whatever the question's size
     about = about if len(about) <= 60 else about[:59] + "…"
     part = part if len(part) <= MAX_PART_CHARS else part[: MAX_PART_CHARS - 1] + "…"
     return f"#{line}" + (f" {part}" if part else "") + f" · {about}"
@@ -251,14 +259,7 @@ def _import_one(rec: Any, line: int, opts: ImportOptions, file: str, created: st
 
     out = []
     for part, sub in fan_out(rec):
-        trace = import_trace(
-            sub,
-            text_field=opts.text_field,
-            question_field=opts.question_field,
-            answer_field=opts.answer_field,
-            reference_field=opts.reference_field,
-            claims=opts.claims,
-        )
+        trace = import_trace(sub, claims=opts.claims, **opts.fields())
         src = trace.provenance.source
         src.update({"file": file, "record": line, **({"part": part} if part else {})})
         trace.provenance.created_at = created  # the data's date: the same record gives the same bytes
@@ -308,7 +309,8 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
             results.append((r.line, [], f"broken JSON ({exc.msg} at column {exc.colno})"))
         except ValueError as exc:
             too_long = "digits" in str(exc)
-            results.append((r.line, [], "a number too long to read" if too_long else one_line(exc, 300)))
+            msg = "a number too long to read" if too_long else one_line(exc, 300).replace("(input): ", "")
+            results.append((r.line, [], msg))
         except Exception as exc:  # noqa: BLE001 - one bad record never stops the others
             if getattr(exc, "fatal", False):  # the sink cannot take more (a full disk): stop
                 results.append((r.line, [], FATAL + one_line(exc, 300)))

@@ -6,12 +6,20 @@ Field defaults, tried in order (the first present, non-empty string wins):
 
 - text: ``full_response``, ``base_solution.solution``, ``response``, ``completion``, ``output``,
   ``generation``, ``text``, ``solution``; thinking-only fields ``reasoning_trace``,
-  ``reasoning_content``, ``reasoning``, ``thinking`` are used when no text field is present;
-- question: ``problem`` (or ``problem.problem``), ``question``, ``scenario.user_prompt``, ``prompt``, ``input``;
+  ``reasoning_content``, ``reasoning``, ``thinking`` are used when no text field is present; last,
+  ``answer`` (a question/answer benchmark such as GSM8K's test file);
+- question: ``problem`` (or ``problem.problem``), ``question``, ``scenario.user_prompt``, ``prompt``,
+  ``input``, ``instruction``, ``query`` (never the field that is the text);
 - answer text: ``answer_text``, ``content``; reference: ``ground_truth``, ``problem.gt_answer``,
-  ``gt_answer``, ``reference``, ``expected_answer``, ``target``;
+  ``gt_answer``, ``reference``, ``expected_answer``, ``target``, and a benchmark's own ``answer``
+  when the text is its worked ``answer`` or ``solution`` (reduced to its answer by
+  ``o3viz.text.reference``);
 - the file's own grading: ``is_correct``, ``base_solution.is_correct``; its extracted answer:
-  ``extracted_answer``, ``base_solution.answer``; model: ``model_name``, ``model``.
+  ``extracted_answer``, ``base_solution.answer``; model: ``model_name``, ``model``; id:
+  ``item_id``, ``problem_id``, ``id``, ``unique_id``, ``uuid``, ``idx``.
+
+So the common shapes read without options: question/answer, problem/solution, prompt/response,
+prompt/completion, input/output, instruction/output, query/response.
 """
 
 from __future__ import annotations
@@ -34,7 +42,18 @@ TEXT_FIELDS = (
     "solution",
 )
 THINKING_FIELDS = ("reasoning_trace", "reasoning_content", "reasoning", "thinking")
-QUESTION_FIELDS = ("problem", "problem.problem", "question", "scenario.user_prompt", "prompt", "input")
+# the text of a question/answer benchmark (GSM8K's test file: the worked answer), tried last
+LAST_TEXT_FIELDS = ("answer",)
+QUESTION_FIELDS = (
+    "problem",
+    "problem.problem",
+    "question",
+    "scenario.user_prompt",
+    "prompt",
+    "input",
+    "instruction",
+    "query",
+)
 ANSWER_FIELDS = ("answer_text", "content")
 REFERENCE_FIELDS = (
     "ground_truth",
@@ -47,6 +66,10 @@ REFERENCE_FIELDS = (
 CORRECT_FIELDS = ("is_correct", "base_solution.is_correct")
 FILE_ANSWER_FIELDS = ("extracted_answer", "base_solution.answer")
 MODEL_FIELDS = ("model_name", "model")
+ID_FIELDS = ("item_id", "problem_id", "id", "unique_id", "uuid", "idx")
+# a benchmark's worked solution whose marked answer is also the reference: GSM8K's test file
+# (question, answer "… #### 18") and MATH (problem, solution "… \\boxed{…}", answer)
+SOLUTION_REFERENCE = {"answer": "answer", "solution": "answer"}
 
 
 def get_field(record: Any, path: str) -> Any:
@@ -68,13 +91,28 @@ def get_field(record: Any, path: str) -> Any:
 
 
 def _first_str(record: dict, fields: tuple[str, ...]) -> str | None:
+    return first_field(record, fields)[1]
+
+
+def first_field(record: dict, fields: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``(name, text)`` of the first of ``fields`` that holds a non-empty string (or a number)."""
     for f in fields:
         v = get_field(record, f)
         if isinstance(v, int | float) and not isinstance(v, bool):
             v = str(v)
         if isinstance(v, str) and v.strip():
-            return v
-    return None
+            return f, v
+    return None, None
+
+
+def pick_field(
+    record: dict, name: str | None, defaults: tuple[str, ...], option: str
+) -> tuple[str | None, str | None]:
+    """``(field, text)``: the field ``name`` (a one-line ``TraceError`` when the record lacks it or
+    it is not text), else the first default present."""
+    if name is None:
+        return first_field(record, defaults)
+    return name, _named(record, name, defaults, option)
 
 
 def _named(record: dict, name: str | None, defaults: tuple[str, ...], option: str) -> str | None:
@@ -111,13 +149,19 @@ def parse_record(
     question_field: str | None = None,
     answer_field: str | None = None,
     reference_field: str | None = None,
+    id_field: str | None = None,
+    model_field: str | None = None,
 ) -> Imported:
-    """One dataset record as an :class:`Imported`; raises ``TraceError`` naming what is missing."""
-    text = _named(rec, text_field, TEXT_FIELDS, "text_field")
+    """One dataset record as an :class:`Imported`; raises ``TraceError`` naming what is missing.
+    ``info["fields"]`` names the field each part came from (what an import preview shows)."""
+    text_name, text = pick_field(rec, text_field, TEXT_FIELDS, "text_field")
     thinking_only = None if text is not None else _first_str(rec, THINKING_FIELDS)
     if text is None and thinking_only is None:
+        text_name, text = first_field(rec, LAST_TEXT_FIELDS)
+    if text is None and thinking_only is None:
+        tried = ", ".join(TEXT_FIELDS + THINKING_FIELDS + LAST_TEXT_FIELDS)
         raise TraceError(
-            f"record {n}: no text field (tried {', '.join(TEXT_FIELDS + THINKING_FIELDS)}; pass text_field=)"
+            f"record {n}: no text field (tried {tried}; fields: {', '.join(list(rec)[:12])}; pass text_field=)"
         )
     if text is not None and has_think_tags(text):
         inner = parse_think_text(text)
@@ -126,24 +170,49 @@ def parse_record(
         thinking, answer = (text or thinking_only or "").strip(), ""
     if not answer or answer_field is not None:
         answer = (_named(rec, answer_field, ANSWER_FIELDS, "answer_field") or answer).strip()
-    question = _named(rec, question_field, QUESTION_FIELDS, "question_field") or ""
+    question_name, question = pick_field(rec, question_field, QUESTION_FIELDS, "question_field")
+    if question_name == text_name:  # "prompt" is a question only when it is not the text itself
+        question_name, question = None, None
+    ref_name, reference = _reference(rec, reference_field, text_name)
+    model_name, model = pick_field(rec, model_field, MODEL_FIELDS, "model_field")
+    id_name, item = pick_field(rec, id_field, ID_FIELDS, "id_field")
     correct = next((v for f in CORRECT_FIELDS if isinstance(v := get_field(rec, f), bool)), None)
+    info = {k: rec[k] for k in ("dataset", "condition") if isinstance(rec.get(k), str)}
+    if item is not None:
+        info["item_id"] = item
+    generated = get_field(rec, "total_generated_tokens")  # the source's own count (the topology files)
+    if isinstance(generated, int) and not isinstance(generated, bool) and 0 <= generated < 2**31:
+        info["generated_tokens"] = generated
+    names = {"text": text_name or thinking_name(rec), "question": question_name, "reference": ref_name}
+    info["fields"] = {k: v for k, v in {**names, "id": id_name, "model": model_name}.items() if v}
     return Imported(
         fmt,
         thinking,
         answer,
-        question=_unquote(question).strip(),
-        reference=_named(rec, reference_field, REFERENCE_FIELDS, "reference_field"),
+        question=_unquote(question or "").strip(),
+        reference=reference,
         is_correct=correct,
-        source_model=_first_str(rec, MODEL_FIELDS),
+        source_model=model,
         record=n,
         file_answer=_first_str(rec, FILE_ANSWER_FIELDS),
-        info={
-            k: rec[k]
-            for k in ("item_id", "problem_id", "dataset", "condition")
-            if isinstance(rec.get(k), str)
-        },
+        info=info,
     )
+
+
+def thinking_name(rec: dict) -> str | None:
+    return first_field(rec, THINKING_FIELDS)[0]
+
+
+def _reference(
+    rec: dict, reference_field: str | None, text_name: str | None
+) -> tuple[str | None, str | None]:
+    """The reference field: the one named, else a default reference field, else a benchmark's
+    own answer (``SOLUTION_REFERENCE``: GSM8K's "answer" is both the text and, reduced to its
+    ``#### N``, the reference)."""
+    name, value = pick_field(rec, reference_field, REFERENCE_FIELDS, "reference_field")
+    if value is None and reference_field is None and text_name in SOLUTION_REFERENCE:
+        name, value = first_field(rec, (SOLUTION_REFERENCE[text_name],))
+    return name, value
 
 
 def _unquote(s: str) -> str:
@@ -155,7 +224,10 @@ def is_dataset(data: Any) -> bool:
     """A list of JSON objects, or one object that has a text or thinking field."""
     if isinstance(data, list):
         return bool(data) and all(isinstance(r, dict) for r in data[:50])
-    return isinstance(data, dict) and _first_str(data, TEXT_FIELDS + THINKING_FIELDS) is not None
+    return (
+        isinstance(data, dict)
+        and _first_str(data, TEXT_FIELDS + THINKING_FIELDS + LAST_TEXT_FIELDS) is not None
+    )
 
 
 # ---------------------------------------------------------------- licence of known files

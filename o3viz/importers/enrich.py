@@ -27,6 +27,7 @@ from o3viz.errors import UsageError
 from o3viz.hooks.blockwise import ATTN_NAME, WindowRecorder, recording
 from o3viz.run.allocation import step_allocation
 from o3viz.run.loop import token_stats_rows
+from o3viz.run.sizing import plan_storage
 from o3viz.text.spans import token_ranges
 from o3viz.trace import Alt, AttentionRecord, Token, Trace
 
@@ -103,10 +104,14 @@ def enrich_trace(
             f"per-head rows for layers {keep} would take more than {MAX_PER_HEAD_BYTES >> 20} MiB "
             "for this trace; pick fewer layers (--layers none keeps only the mean)"
         )
+    # what fits in a trace, decided before the forward (one line when even the mean rows do not)
+    plan = plan_storage(p, g, num_layers=n_layers, num_heads=n_heads, layers=keep, top_k=None, prefill=False, can_average=False)  # fmt: skip
+    keep = plan.layers
     windows = plan_windows(g, window - p, min(overlap, (window - p) // 2))
     arrays = _run_windows(model, layout.ids, ids, windows, keep, n_layers, n_heads, top_k)
     _fill_round(rnd, layout, ids, offsets, arrays, tokenizer)
     rnd.attention = _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model)
+    rnd.attention.info["storage"] = plan.to_dict()
     trace.info["enrichment"] = dict(rnd.attention.info)
     return trace
 

@@ -8,9 +8,12 @@ paragraph, so each block starts a step), the final completion is the answer, the
 question and the target the reference; the first scorer's verdict (``C``/``I``, 1/0, true/false)
 is the source's grade, and the task, model, scorer and sample id are kept as metadata.
 
-The files are untrusted: a member's declared and real sizes are both capped before and while it
-is decompressed (a zip bomb stops at the cap), the number of members is capped, and the JSON is
-read with the importers' guards (``o3viz.trace.safejson``).
+The files are untrusted and read through ``o3viz.trace.bounded``: the file's size, its member
+count and its central directory's size are checked from the zip's end record before zipfile parses
+anything; a member's declared and real sizes are both capped before and while it is decompressed (a
+zip bomb stops at the cap), and all members together against what the file may decode to; a
+repeated member name is imported once; the JSON is read with the importers' guards
+(``o3viz.trace.safejson``).
 
 >>> rec = sample_record({"id": 1, "epoch": 1, "input": "2+2?", "target": "4", "scores": {"match": {"value": "C"}},
 ...     "messages": [{"role": "assistant", "content": [{"type": "reasoning", "reasoning": "2+2 = 4."},
@@ -22,24 +25,25 @@ read with the importers' guards (``o3viz.trace.safejson``).
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import struct
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from o3viz.errors import TraceError, one_line
+from o3viz.errors import TraceError, one_line, printable
 from o3viz.importers.datasets import pick_record
 from o3viz.importers.formats import MAX_IMPORT_BYTES, Imported, RawInput, has_think_tags, parse_think_text
+from o3viz.trace import bounded
+from o3viz.trace.bounded import Budget, BudgetError
 from o3viz.trace.safejson import json_int, scan
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one sample (events included) or the header, decompressed
 MAX_MEMBERS = 100_000
-ZSTD = 93  # the zip method number inspect_ai writes
+ZSTD = bounded.ZSTD  # the zip method number inspect_ai writes
+MAX_EVAL_BYTES = bounded.MAX_ARCHIVE_BYTES  # the .eval file on disk, checked before it is opened
 SAMPLE_KEYS = ("id", "epoch", "input", "target", "messages", "output", "scores", "metadata")
 EVAL_KEYS = ("task", "model", "eval_id", "run_id", "created", "task_version")
 _SAMPLE_NAME = re.compile(r"samples/[^/]+\.json")
@@ -49,52 +53,16 @@ _GRADES = {"C": True, "I": False, "correct": True, "incorrect": False}
 # ---------------------------------------------------------------- reading the files
 
 
-def _zstd(raw: bytes, cap: int, where: str) -> bytes:
-    try:
-        import zstandard
-    except ImportError:
-        raise TraceError(f"{where}: zstd-compressed (inspect_ai's default); pip install zstandard") from None
-    out, reader = bytearray(), zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw))
-    try:
-        while len(out) <= cap:
-            chunk = reader.read(min(1 << 20, cap + 1 - len(out)))
-            if not chunk:
-                break
-            out += chunk
-    except zstandard.ZstdError as exc:
-        raise TraceError(f"{where}: broken zstd data ({one_line(exc, 120)})") from None
-    return bytes(out)
-
-
-def _raw_member(f, info: zipfile.ZipInfo, where: str) -> bytes:
-    """The stored (still compressed) bytes of a member: zipfile cannot open method 93 itself."""
-    f.seek(info.header_offset)
-    head = f.read(30)
-    if len(head) < 30 or head[:4] != ZIP_MAGIC:
-        raise TraceError(f"{where}: broken zip (no local header)")
-    name_len, extra_len = struct.unpack("<HH", head[26:30])
-    f.seek(info.header_offset + 30 + name_len + extra_len)
-    return f.read(info.compress_size)
-
-
-def read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, cap: int | None = None) -> bytes:
+def read_member(
+    z: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    where: str,
+    cap: int | None = None,
+    budget: Budget | None = None,
+) -> bytes:
     """One member, decompressed, refused in one line past ``cap`` bytes (declared or real;
-    default ``MAX_MEMBER_BYTES``)."""
-    cap = MAX_MEMBER_BYTES if cap is None else cap
-    where = f"{where}: {info.filename[:80]}"
-    if info.file_size > cap or info.compress_size > cap + 4096:
-        raise TraceError(f"{where}: {info.file_size:,} bytes, over the limit of {cap:,} for one member")
-    try:
-        if info.compress_type == ZSTD:
-            data = _zstd(_raw_member(z.fp, info, where), cap, where)
-        else:
-            with z.open(info) as m:
-                data = m.read(cap + 1)  # stops at the cap, whatever the header claimed
-    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, ValueError) as exc:
-        raise TraceError(f"{where}: cannot read it ({one_line(exc, 120)})") from None
-    if len(data) > cap:
-        raise TraceError(f"{where}: decompresses to more than the limit of {cap:,} bytes")
-    return data
+    default ``MAX_MEMBER_BYTES``): ``o3viz.trace.bounded.read_member``."""
+    return bounded.read_member(z, info, where, MAX_MEMBER_BYTES if cap is None else cap, budget)
 
 
 def parse_json(data: bytes, where: str) -> Any:
@@ -115,14 +83,8 @@ def parse_json(data: bytes, where: str) -> Any:
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
-    try:
-        z = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise TraceError(f"{path.name}: not a readable .eval zip ({one_line(exc, 120)})") from None
-    if len(z.infolist()) > MAX_MEMBERS:
-        z.close()
-        raise TraceError(f"{path.name}: more than {MAX_MEMBERS:,} members; not an Inspect log")
-    return z
+    """The zip, opened only after its size and member count pass (``o3viz.trace.bounded``)."""
+    return bounded.open_archive(path, MAX_MEMBERS, MAX_EVAL_BYTES, ".eval zip")
 
 
 def _eval_info(z: zipfile.ZipFile, where: str) -> dict:
@@ -142,10 +104,13 @@ def _eval_info(z: zipfile.ZipFile, where: str) -> dict:
     return {k: ev.get(k) for k in EVAL_KEYS if isinstance(ev.get(k), str | int)}
 
 
-def _sample(z: zipfile.ZipFile, info: zipfile.ZipInfo, ev: dict, n: int, where: str) -> dict:
-    sample = parse_json(read_member(z, info, where), info.filename)
+def _sample(
+    z: zipfile.ZipFile, info: zipfile.ZipInfo, ev: dict, n: int, where: str, budget: Budget | None = None
+) -> dict:
+    name = printable(info.filename[:80])  # a member's name may hold a newline or ESC
+    sample = parse_json(read_member(z, info, where, budget=budget), name)
     if not isinstance(sample, dict):
-        raise TraceError(f"{info.filename}: a JSON {type(sample).__name__}, not a sample")
+        raise TraceError(f"{name}: a JSON {type(sample).__name__}, not a sample")
     return sample_record(sample, ev, n)
 
 
@@ -155,17 +120,31 @@ def eval_samples(path: str | Path) -> Iterator[tuple[int, dict | None, str | Non
     path = Path(path)
     with _open_zip(path) as z:
         ev = _eval_info(z, path.name)
-        members = [i for i in z.infolist() if _SAMPLE_NAME.fullmatch(i.filename)]
-        for n, info in enumerate(members, 1):
+        budget, seen = Budget(path.name, path.stat().st_size), set()
+        for n, info in enumerate(_members(z), 1):
+            if info.filename in seen:  # zipfile lists a repeated name twice; its sample is one
+                yield (
+                    n,
+                    None,
+                    f"{printable(info.filename[:80])}: a duplicate member name; the first one is imported",
+                )
+                continue
+            seen.add(info.filename)
             try:
-                yield n, _sample(z, info, ev, n - 1, path.name), None
+                yield n, _sample(z, info, ev, n - 1, path.name, budget), None
+            except BudgetError:
+                raise  # the file as a whole is over its budget: nothing more is read
             except TraceError as exc:
                 yield n, None, str(exc).replace(f"{path.name}: ", "")
 
 
+def _members(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return [i for i in z.infolist() if _SAMPLE_NAME.fullmatch(i.filename)]
+
+
 def count_samples(path: str | Path) -> int:
     with _open_zip(Path(path)) as z:
-        return sum(bool(_SAMPLE_NAME.fullmatch(i.filename)) for i in z.infolist())
+        return len({i.filename for i in _members(z)})
 
 
 def read_eval_sample(path: str | Path, record: int | None = None) -> dict:
@@ -174,7 +153,7 @@ def read_eval_sample(path: str | Path, record: int | None = None) -> dict:
     path = Path(path)
     with _open_zip(path) as z:
         ev = _eval_info(z, path.name)
-        members = [i for i in z.infolist() if _SAMPLE_NAME.fullmatch(i.filename)]
+        members = list({i.filename: i for i in reversed(_members(z))}.values())[::-1]  # first of a name
         n, _ = pick_record([{}] * len(members), record, path.name)
         return _sample(z, members[n], ev, n, path.name)
 

@@ -62,11 +62,15 @@ class _Committer:
     def flush(self) -> None:
         if not self.pending:
             return
-        added = self.sink.insert(self.pending)
+        added = self.sink.insert(self.pending, drop_duplicates=True)
         self.report.traces += added
         self.report.duplicates += len(self.pending) - added
         if len(self.report.keys) < 100_000:
-            self.report.keys.extend(p[0].key for p in self.pending)
+            keys = [p[0].key for p in self.pending]
+            stored = getattr(self.sink, "stored_key", None)
+            if added < len(self.pending) and stored is not None:  # some were there already, by content
+                keys = [stored(p[0]) or p[0].key for p in self.pending]
+            self.report.keys.extend(keys)
         self.pending = []
 
 

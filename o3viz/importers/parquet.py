@@ -4,9 +4,12 @@ record per row, mapped to a trace by the same field options as JSON/JSONL (``--t
 ``conversations.1.value``).
 
 Rows are streamed with pyarrow one row group at a time, in batches (never the whole table, and
-no read-ahead), so Arrow memory stays about one row group. The file is untrusted: its footer must
-parse, each row group's declared size is capped before it is read, a row whose JSON is over the record limit is skipped with one line, and
-a broken page stops the file with one line naming the row it reached.
+no read-ahead), through ``o3viz.trace.bounded``. The file is untrusted: its footer must parse,
+each row group's declared size is checked before it is read (against the cap and against what the
+file may still decode to), a batch has so few rows that a dictionary value repeated in every row
+stays within one record's limit (16 MiB) dense, a row over the record limit is skipped from its Arrow size with one line
+(never turned into Python objects), and a broken page stops the file with one line naming the row
+it reached.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from o3viz.errors import TraceError, one_line
+from o3viz.trace.bounded import MAX_RECORD_BYTES, Budget, arrow_rows, batch_rows
 
 MAGIC = b"PAR1"
 MAX_ROW_GROUP_BYTES = 2 * 1024**3  # uncompressed, as the footer declares it
-MAX_ROW_BYTES = 16 * 1024 * 1024  # one row as JSON (the bulk importer's record limit)
+MAX_ROW_BYTES = MAX_RECORD_BYTES  # one row, from its Arrow size, and again as JSON
 BATCH_ROWS = 64
 
 
@@ -60,30 +64,44 @@ def count_rows(path: str | Path) -> int:
     return _open(Path(path)).metadata.num_rows
 
 
+def _batches(pf, path: Path, groups: range, budget: Budget) -> Iterator:
+    """The record batches of ``groups``, each group checked against ``budget`` before it is read."""
+    for group in groups:  # one at a time: iter_batches reads ahead
+        declared = pf.metadata.row_group(group).total_byte_size
+        budget.check(declared, f"row group {group}")
+        rows = batch_rows(declared, BATCH_ROWS)
+        yield from pf.iter_batches(batch_size=rows, row_groups=[group], use_threads=False)
+
+
+def _budget(path: Path) -> Budget:
+    return Budget(path.name, path.stat().st_size)
+
+
 def parquet_rows(path: str | Path) -> Iterator[tuple[int, str | None, str | None]]:
     """``(n, json_text, problem)`` per row (``n`` from 1): the row as a JSON object, or one line
     saying why it is skipped."""
     import pyarrow as pa
 
     path = Path(path)
-    pf, n = _open(path), 0
+    pf, n, budget = _open(path), 0, _budget(path)
     try:
-        for group in range(pf.metadata.num_row_groups):  # one at a time: iter_batches reads ahead
-            for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], use_threads=False):
-                for row in batch.to_pylist():
-                    n += 1
-                    text = json.dumps(row, default=_plain, ensure_ascii=False)
-                    if len(text) > MAX_ROW_BYTES:
-                        yield n, None, f"row larger than the limit of {MAX_ROW_BYTES} bytes"
-                    else:
-                        yield n, text, None
+        for batch in _batches(pf, path, range(pf.metadata.num_row_groups), budget):
+            for row, problem in arrow_rows(batch, budget, MAX_ROW_BYTES):
+                n += 1
+                text = None if row is None else json.dumps(row, default=_plain, ensure_ascii=False)
+                if problem is None and len(text) > MAX_ROW_BYTES:
+                    problem, text = f"row larger than the limit of {MAX_ROW_BYTES} bytes", None
+                yield n, text, problem
+    except TraceError:
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TraceError(f"{path.name}: unreadable after row {n} ({one_line(exc, 160)})") from None
 
 
 def read_row(path: str | Path, record: int | None = None) -> tuple[int, dict]:
     """``(index, row)``: row ``record`` (0-based, default 0; negative from the end) as a dict,
-    reading only the row group that holds it."""
+    reading only the row group that holds it, in bounded batches."""
+
     path = Path(path)
     pf = _open(path)
     total, n = pf.metadata.num_rows, record or 0
@@ -93,7 +111,27 @@ def read_row(path: str | Path, record: int | None = None) -> tuple[int, dict]:
     for i in range(pf.metadata.num_row_groups):
         rows = pf.metadata.row_group(i).num_rows
         if n < rows:
-            row = pf.read_row_group(i).slice(n, 1).to_pylist()[0]
-            return index, json.loads(json.dumps(row, default=_plain))
+            return index, _row_in_group(pf, path, i, n)
         n -= rows
     raise TraceError(f"{path.name}: record {record} not found")
+
+
+def _row_in_group(pf, path: Path, group: int, n: int) -> dict:
+    import pyarrow as pa
+
+    budget = _budget(path)
+    try:
+        for batch in _batches(pf, path, range(group, group + 1), budget):
+            if n >= batch.num_rows:
+                n -= batch.num_rows
+                budget.take(batch.nbytes)
+                continue
+            row, problem = next(arrow_rows(batch.slice(n, 1), budget, MAX_ROW_BYTES))
+            if problem is not None:
+                raise TraceError(f"{path.name}: {problem}")
+            return json.loads(json.dumps(row, default=_plain))
+    except TraceError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TraceError(f"{path.name}: unreadable in row group {group} ({one_line(exc, 160)})") from None
+    raise TraceError(f"{path.name}: row group {group} ended early")

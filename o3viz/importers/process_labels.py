@@ -84,13 +84,18 @@ def _record(imp: Imported, steps: list[str], verdicts: list[str | None], file: s
     return rec
 
 
+def _rating(value: Any) -> int | None:
+    """A PRM800K rating (1, 0, -1), or None for anything else (a list, a string, true)."""
+    return value if type(value) is int and value in _RATING else None
+
+
 def _mr_gsm8k(items: list, file: str | None) -> Iterator[LabelledRecord]:
     for n, x in enumerate(items):
         if not isinstance(x, dict) or not isinstance(x.get("model_output_steps"), list):
             raise TraceError(f"record {n}: no model_output_steps list")
         steps = [s if isinstance(s, str) else "" for s in x["model_output_steps"]]
         first = x.get("model_output_solution_first_error_step")
-        first = first if isinstance(first, int) and 1 <= first <= len(steps) else None
+        first = first if type(first) is int and 1 <= first <= len(steps) else None
         # the annotators judged the steps up to the first error; what follows is unlabelled
         verdicts = (
             ["correct"] * (first - 1) + ["wrong"] + [None] * (len(steps) - first)
@@ -100,45 +105,99 @@ def _mr_gsm8k(items: list, file: str | None) -> Iterator[LabelledRecord]:
         ref = x.get("ground_truth_answer")
         imp = Imported("mr_gsm8k", "", question=str(x.get("question") or ""), record=n)
         imp.reference = None if ref is None else str(ref)
-        imp.is_correct = {"wrong": False, "correct": True}.get(x.get("model_output_answer_correctness"))
+        said = x.get("model_output_answer_correctness")
+        imp.is_correct = {"wrong": False, "correct": True}.get(said) if isinstance(said, str) else None
         if x.get("uuid"):
             imp.info["item_id"] = str(x["uuid"])
         yield _record(imp, steps, verdicts, file)
 
 
+@dataclass
+class _Tree:
+    """The stepwise rows as one tree (a trie over instruction, responses, next response): each row
+    walks its path once, so the work is linear in the file (every prefix as a tuple was quadratic)."""
+
+    text: list[str] = field(default_factory=lambda: [""])  # node 0: the root, above the instructions
+    parent: list[int] = field(default_factory=lambda: [-1])
+    rating: list[int | None] = field(default_factory=lambda: [None])
+    children: list[dict[str, int]] = field(default_factory=lambda: [{}])
+
+    def add(self, path: list[str], rating: int | None) -> None:
+        node = 0
+        for s in path:
+            nxt = self.children[node].get(s)
+            if nxt is None:
+                nxt = self.children[node][s] = len(self.text)
+                self.text.append(s)
+                self.parent.append(node)
+                self.rating.append(None)
+                self.children.append({})
+            node = nxt
+        if self.rating[node] is None:  # the first rating of a step stands
+            self.rating[node] = rating
+
+    def leaves(self) -> Iterator[list[int]]:
+        """Each leaf's chain of nodes from its instruction, leaves in the order of their texts."""
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            kids = self.children[node]
+            if not kids and node:
+                chain = []
+                while node:
+                    chain.append(node)
+                    node = self.parent[node]
+                yield chain[::-1]
+            stack.extend(kids[k] for k in sorted(kids, reverse=True))
+
+
 def _prm800k_rows(rows: list, file: str | None) -> Iterator[LabelledRecord]:
-    rating: dict[tuple, int | None] = {}
+    tree = _Tree()
     for n, r in enumerate(rows):
         if not isinstance(r, dict) or not isinstance(r.get("responses"), list):
             raise TraceError(f"record {n}: not a PRM800K stepwise row")
-        path = (str(r.get("instruction")), *map(str, r["responses"]), str(r.get("next_response")))
-        if rating.get(path) is None:
-            rating[path] = r.get("rating") if r.get("rating") in _RATING else None
-    prefixes = {p[:j] for p in rating for j in range(2, len(p))}
-    seen: set[tuple] = set()
-    for n, path in enumerate(sorted(p for p in rating if p not in prefixes)):
+        path = [str(r.get("instruction")), *map(str, r["responses"]), str(r.get("next_response"))]
+        tree.add(path, _rating(r.get("rating")))
+    seen: set[int] = set()
+    for n, chain in enumerate(tree.leaves()):
         verdicts: list[str | None] = []
-        for j in range(2, len(path) + 1):
-            v = rating.get(path[:j])
-            verdicts.append(None if v is None or path[:j] in seen else _RATING[v])
-            seen.add(path[:j])
-        imp = Imported("prm800k", "", question=path[0], record=n)
-        yield _record(imp, list(path[1:]), verdicts, file)
+        for node in chain[1:]:
+            v = tree.rating[node]
+            verdicts.append(None if v is None or node in seen else _RATING[v])
+            seen.add(node)
+        imp = Imported("prm800k", "", question=tree.text[chain[0]], record=n)
+        yield _record(imp, [tree.text[c] for c in chain[1:]], verdicts, file)
+
+
+def _raw_step(st: Any) -> dict | None:
+    """The completion a raw PRM800K step settled on (the chosen one, else the human's), or None."""
+    if not isinstance(st, dict):
+        return None
+    chosen, comps = st.get("chosen_completion"), st.get("completions")
+    if type(chosen) is int and isinstance(comps, list) and 0 <= chosen < len(comps):
+        comp = comps[chosen]
+    else:
+        comp = st.get("human_completion")
+    return comp if isinstance(comp, dict) and isinstance(comp.get("text"), str) else None
 
 
 def _prm800k_raw(items: list, file: str | None) -> Iterator[LabelledRecord]:
     for n, x in enumerate(items):
+        if not isinstance(x, dict):
+            raise TraceError(f"record {n}: a JSON {type(x).__name__}, not a PRM800K record")
+        label = x.get("label") if isinstance(x.get("label"), dict) else {}
         steps, verdicts = [], []
-        for st in (x.get("label") or {}).get("steps") or []:
-            chosen = st.get("chosen_completion")
-            comp = st["completions"][chosen] if isinstance(chosen, int) else st.get("human_completion")
-            if not isinstance(comp, dict) or not isinstance(comp.get("text"), str):
+        for st in label.get("steps") if isinstance(label.get("steps"), list) else []:
+            comp = _raw_step(st)
+            if comp is None:
                 break
             steps.append(comp["text"])
-            verdicts.append(_RATING.get(comp.get("rating")))
-        q = x.get("question") or {}
+            v = _rating(comp.get("rating"))
+            verdicts.append(None if v is None else _RATING[v])
+        q = x.get("question") if isinstance(x.get("question"), dict) else {}
         imp = Imported("prm800k", "", question=str(q.get("problem") or ""), record=n)
-        imp.reference = q.get("ground_truth_answer")
+        ref = q.get("ground_truth_answer")
+        imp.reference = None if ref is None else str(ref)
         yield _record(imp, steps or ["(no steps)"], verdicts or [None], file)
 
 

@@ -35,7 +35,7 @@ from o3viz.importers.inspect_log import detect_inspect, parse_inspect
 Reads = Literal["json", "jsonl", "text"]
 Detect = Callable[[RawInput], bool]
 Parse = Callable[[RawInput, dict[str, Any]], Imported]
-FIELD_OPTIONS = ("text_field", "question_field", "answer_field", "reference_field")
+FIELD_OPTIONS = ("text_field", "question_field", "answer_field", "reference_field", "id_field", "model_field")
 
 
 class UnknownFormatError(TraceError):

@@ -48,9 +48,38 @@ def survey_answers(folder: Path, *, claims: bool = True) -> AnswerSurvey:
             survey.graded += 1
             survey.agree += trace.info["agrees_with_file"]
             if not trace.info["agrees_with_file"]:
-                check = trace.final.checks[-1]
-                survey.disagreements.append(
-                    f"{key} answer {check.stated!r} vs reference {check.computed!r}: we say "
-                    f"{check.verdict}, the file says is_correct={trace.info['file_is_correct']}"
-                )
+                survey.disagreements.append(f"{key} {explain_disagreement(trace)}")
     return survey
+
+
+def explain_disagreement(trace: Trace) -> str:
+    """Why o3viz's grade of an imported trace differs from its source's ``is_correct``, in one
+    line: the answers each side read, and which of them equals the reference.
+
+    The cases: both read the same answer (the file's grader missed a notation variant, or o3viz's
+    equivalence is wrong), or they read different answers from the text (one extractor took the
+    wrong number)."""
+    from o3viz.text.answers import answers_equivalent
+
+    check = next((c for c in reversed(trace.final.checks) if c.kind == "answer"), None)
+    ours, ref = (check.stated, check.computed) if check is not None else (None, None)
+    theirs = trace.info.get("file_answer")
+    verdict = check.verdict if check is not None else "unverifiable"
+    head = (
+        f"answer {ours!r} vs reference {ref!r}: we say {verdict}, "
+        f"the file says is_correct={trace.info.get('file_is_correct')}"
+    )
+    if ours is None or ref is None:
+        return f"{head} (o3viz found no answer or no reference to compare)"
+    if theirs is None:
+        return f"{head} (the file does not say which answer it read)"
+    same = answers_equivalent(ours, theirs)
+    if same and verdict == "correct":
+        why = f"both read {theirs!r}; it equals the reference by math equivalence, which the file's grader missed"
+    elif same:
+        why = f"both read {theirs!r}; the file's grader calls it equal to the reference and o3viz does not"
+    elif verdict == "correct":
+        why = f"the file's grader read {theirs!r} from the text, not the answer o3viz read"
+    else:
+        why = f"the file's grader read {theirs!r} from the text; o3viz read {ours!r}, which differs"
+    return f"{head} ({why})"

@@ -1,6 +1,7 @@
 """Traces in Jupyter and VS Code notebooks: ``o3viz.show(trace)`` is the reasoning map with the
 outline and the details panel (click a step to select it) and tabs for the attention heatmap and
-importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned maps.
+importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned maps;
+``o3viz.show("dataset A", "dataset B")`` is Compare's dataset mode (two datasets paired by question).
 
 The view is one self-contained page (``page``: plotly.js inlined, nothing from the network) built
 from the figures of ``o3viz.figures`` (``data``). With anywidget installed it is a widget whose
@@ -50,9 +51,15 @@ def _live(page: str, height: int, selected: str | None):
     return TraceView(page, height, selected, iframe_html(page, height))
 
 
-def show(a: Trace, b: Trace | None = None, *, selected: str | None = None, widget: bool = True):
+def show(a, b=None, *, selected: str | None = None, widget: bool = True, grade: str = "either"):
     """The notebook view of ``a`` (or of ``a`` against ``b``); display it as a cell's last
-    expression. ``selected`` is the node it opens on (a step id such as ``step:0:3``)."""
+    expression. ``selected`` is the node it opens on (a step id such as ``step:0:3``). Two datasets
+    of the store (names, or ``o3viz.analysis.paired.Side``), or a ``PairedResult``, show the paired
+    comparison by question (``o3viz.notebook.paired``), graded by ``grade``."""
+    if not isinstance(a, Trace):
+        from o3viz.notebook.paired import HEIGHT, paired_html
+
+        return StaticView(paired_html(a, b, grade=grade), HEIGHT, None)
     if b is None:
         data, height = trace_view_data(a, selected), TRACE_HEIGHT
     else:

@@ -205,10 +205,21 @@ def _tab_panels(n: int) -> str:
     return "".join(f'<section id="tab{k}" class="panel"><div></div></section>' for k in range(1, n + 1))
 
 
+def script_json(data: dict) -> str:
+    """``data`` as JSON to sit inside a ``<script>`` block: every ``<``, ``>`` and ``&`` escaped
+    (``\\u003c``...), so no text in it (``</script>``, or ``<!--<script>``, whose "double escaped"
+    parser state swallows the block's closing tag) can end the block or change how it is parsed.
+
+    >>> script_json({"t": "<!--<script>"})
+    '{"t": "\\\\u003c!--\\\\u003cscript\\\\u003e"}'
+    """
+    return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def page_html(data: dict) -> str:
     """The whole view as one HTML page (about 5 MB, most of it plotly.js)."""
     data = {**data, "colors": VERDICT_COLORS}
-    payload = json.dumps(data).replace("</", "<\\/")  # a "</script>" in a step's text stays text
+    payload = script_json(data)
     if data["kind"] == "trace":
         body = _TRACE_BODY + _tab_panels(len(data["tabs"]))
     else:

@@ -14,6 +14,11 @@ head-averaged prefill of those layers. Measured: a 512-token run of the default 
 359-token prompt saves to 4.2 MB as ``.o3trace.json.gz`` (1.3 MB of it without per-head rows).
 Full per-head rows of any layers: ``CaptureConfig(layers=[...], top_k=None)`` (about 8 MB raw
 per layer for that run, so pick one or two).
+
+At long lengths the storage plan (``o3viz.run.sizing``) decides, before the model generates, what
+fits in a trace: above 2k prompt tokens the prefill keeps each row's top 64 keys
+(``attention.info["prefill_top_k"]``) instead of the (P, P) map, and larger runs step down further
+or are refused in one line. What it changed is said in ``attention.info["storage"]["note"]``.
 """
 
 from __future__ import annotations
@@ -280,4 +285,3 @@ def _kept_at_length(att, rec: Recorder) -> None:
             "values": encode_array(np.stack([rec.prefill_top[layer][0].numpy() for layer in layers])),
             "index": encode_array(np.stack([rec.prefill_top[layer][1].numpy() for layer in layers])),
         }
-        att.info["prefill_layers"] = list(layers)

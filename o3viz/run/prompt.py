@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from o3viz.errors import UsageError
 from o3viz.text.spans import split_spans, token_ranges
 from o3viz.trace.parts import Segment, Token
 
@@ -123,6 +124,8 @@ def layout_prompt(tokenizer, prompt: str, prefix: str = "") -> PromptLayout:
     head = len(rendered)
     rendered += prefix
     ids, offsets = tokenize_with_offsets(tokenizer, rendered, add_special=not chat)
+    if prefix and parses_control_tokens(tokenizer, prefix):
+        ids, offsets = _literal_prefix(tokenizer, rendered, head, add_special=not chat)
     q_chars = locate_question(rendered, prompt)
     first, last = token_ranges([q_chars], offsets)[0]
     q_tokens = (first, max(first + 1, last)) if offsets else (0, 0)
@@ -131,6 +134,32 @@ def layout_prompt(tokenizer, prompt: str, prefix: str = "") -> PromptLayout:
     if prefix:
         segs = split_off_prefix(segs, offsets, head)
     return PromptLayout(prompt, rendered, ids, offsets, q_chars, q_tokens, segs)
+
+
+def parses_control_tokens(tokenizer, text: str) -> bool:
+    """Whether ``text`` (a branch's reply prefix: steps from an untrusted file, an edit) holds a
+    control token's spelling (``<|im_end|>``) that tokenizing would turn into the token itself."""
+    plain = tokenizer(text, add_special_tokens=False)["input_ids"]
+    try:
+        literal = tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    except TypeError:  # a tokenizer without the option: look for the spellings themselves
+        return any(t and t in text for t in getattr(tokenizer, "all_special_tokens", []))
+    return list(plain) != list(literal)
+
+
+def _literal_prefix(tokenizer, rendered: str, head: int, add_special: bool):
+    """The template (``rendered[:head]``) tokenized as usual, the reply prefix after it with
+    special-token parsing off, so its text can never open a turn or end one."""
+    ids, offsets = tokenize_with_offsets(tokenizer, rendered[:head], add_special)
+    try:
+        enc = tokenizer(
+            rendered[head:], add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True
+        )
+    except TypeError:
+        raise UsageError("the steps or the edit hold a chat-template control token; remove it") from None
+    ids += list(enc["input_ids"])
+    offsets += [(a + head, b + head) for a, b in enc["offset_mapping"]]
+    return ids, monotone(offsets, len(rendered))
 
 
 def split_off_prefix(segs: list[Segment], offsets: list[tuple[int, int]], head: int) -> list[Segment]:

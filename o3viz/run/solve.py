@@ -23,6 +23,7 @@ from o3viz.run.steer_spans import pin_occurrences
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
+from o3viz.verify.cut_short import apply_cut_short
 from o3viz.verify.policy import (
     STOP_ACTIONS,
     answer_check,
@@ -60,7 +61,8 @@ def candidate_program(spec: TaskSpec, text: str) -> tuple[str, tuple[int, int]]:
 
 
 def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
-    """The verification layer: fills ``rnd.checks``, ``answer``, ``confidence`` and ``verdict``."""
+    """The verification layer: fills ``rnd.checks``, ``answer``, ``confidence`` and ``verdict`` (a
+    reply cut short is not graded: ``o3viz.verify.cut_short``)."""
     checks: list[Check] = []
     if spec.task.kind == "code" and spec.tests is not None:
         from o3viz.verify.code import verify_code
@@ -85,6 +87,7 @@ def verify_round(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:
             checks.append(answer_check(found, spec.task.reference, step))
     rnd.checks = checks
     rnd.verdict = round_verdict(checks)
+    apply_cut_short(rnd)  # a reply stopped at its limit or by hand is not graded (one rule)
 
 
 def judge_branches(spec: TaskSpec, rnd: Round, timeout_s: float) -> None:

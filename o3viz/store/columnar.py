@@ -31,11 +31,32 @@ from o3viz.store.index import COLUMNS, IndexRow
 from o3viz.store.query import Query, order_clause, where_clause
 from o3viz.store.store import Store
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # 2: a dataset name starting with "(" is escaped (partition_value)
 STAMP = "_o3viz.json"
 FOLDER = "columnar"
 CHUNK_ROWS = 100_000
 NO_DATASET = "(none)"  # the partition of traces without a dataset (Hive has no empty value)
+
+
+def partition_value(dataset: str | None) -> str:
+    """The partition a dataset's traces go in: ``NO_DATASET`` for none, and a name that starts with
+    "(" gets one more, so a dataset really named "(none)" never shares the no-dataset partition.
+
+    >>> [partition_value(d) for d in ("", "gsm8k", "(none)")]
+    ['(none)', 'gsm8k', '((none)']
+    >>> [dataset_of(partition_value(d)) for d in ("", "gsm8k", "(none)", "((x")]
+    ['', 'gsm8k', '(none)', '((x']
+    """
+    if not dataset:
+        return NO_DATASET
+    return "(" + dataset if dataset.startswith("(") else dataset
+
+
+def dataset_of(value: str | None) -> str:
+    """``partition_value``'s inverse."""
+    if value is None or value == NO_DATASET:
+        return ""
+    return value[1:] if value.startswith("((") else value
 
 
 def trace_schema():
@@ -61,7 +82,7 @@ def trace_batches(store: Store, q: Query | None = None) -> Iterator:
         cur.execute(sql, params)
         while rows := cur.fetchmany(CHUNK_ROWS):
             cols = list(zip(*rows, strict=True))
-            ds = [v or NO_DATASET for v in cols[schema.names.index("dataset")]]
+            ds = [partition_value(v) for v in cols[schema.names.index("dataset")]]
             cols[schema.names.index("dataset")] = ds
             yield pa.record_batch(
                 [pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)], schema=schema
@@ -141,7 +162,7 @@ def _columnar_frame(store: Store, q: Query, columns: tuple[str, ...], max_rows: 
     src = f"read_parquet('{glob}', hive_partitioning = true, hive_types = {{'dataset': VARCHAR}})"
     cols = ", ".join(f'"{c}"' for c in columns)
     order = order_clause(q).replace(" ASC", " ASC NULLS FIRST").replace(" DESC", " DESC NULLS LAST")
-    params[: len(q.dataset)] = [v or NO_DATASET for v in q.dataset]  # where_clause puts them first
+    params[: len(q.dataset)] = [partition_value(v) for v in q.dataset]  # where_clause puts them first
     sql = f"SELECT {cols} FROM {src} {where} {order} LIMIT ?"
     try:
         with duckdb.connect() as con:
@@ -149,7 +170,7 @@ def _columnar_frame(store: Store, q: Query, columns: tuple[str, ...], max_rows: 
     except duckdb.Error:
         return None  # a copy being swapped in, or damaged: SQLite answers instead
     if "dataset" in df.columns:
-        df["dataset"] = df["dataset"].replace(NO_DATASET, "")
+        df["dataset"] = df["dataset"].map(dataset_of)
     return df
 
 

@@ -108,6 +108,8 @@ def _step_batches(
     dataset (the partitioned layout needs a name)."""
     import pyarrow as pa
 
+    from o3viz.store.columnar import partition_value
+
     schema, batch = _schema(), []
     for i, facts in enumerate(facts_rows):
         try:
@@ -117,8 +119,8 @@ def _step_batches(
         if len(batch) >= BATCH_ROWS or (i == len(facts_rows) - 1 and batch):
             for r in batch:
                 r["correct"] = None if r["correct"] is None else bool(r["correct"])
-                if no_dataset is not None:
-                    r["dataset"] = r["dataset"] or no_dataset
+                if no_dataset is not None:  # the partition, as the traces' (columnar.partition_value)
+                    r["dataset"] = partition_value(r["dataset"])
             yield pa.RecordBatch.from_pylist(batch, schema=schema)
             batch = []
         if progress:

@@ -10,17 +10,29 @@ import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from o3viz.analysis.labels import AgreementTable, agreement_table
-from o3viz.errors import UsageError
-from o3viz.store.labels import MAX_LABELLER_CHARS, Label, add_labels, all_labels, current_labels
+from o3viz.errors import O3vizError, UsageError
+from o3viz.store.labels import (
+    MAX_LABELLER_CHARS,
+    Label,
+    add_labels,
+    all_labels,
+    check_label,
+    check_step,
+    current_labels,
+    latest_labels,
+)
 from o3viz.store.query import Query
 from o3viz.store.store import Store, StoreError
-from o3viz.trace.files import check_output, read_bounded, write_atomic
+from o3viz.trace.bounded import MAX_RECORD_BYTES, read_lines
+from o3viz.trace.files import check_output, open_regular, write_atomic
 
 MAX_LABEL_FILE_BYTES = 256 << 20
+MAX_LABELS_PER_FILE = 1_000_000  # labels in one golden-set file (labels import)
+LABEL_BATCH = 5_000  # labels added at a time by labels import
 BATCH = 200
 
 
@@ -49,6 +61,11 @@ def import_labelled(
         rnd = rec.trace.final.index
         labels += [Label(key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]
         traces += 1
+        if count + len(labels) > MAX_LABELS_PER_FILE:
+            raise UsageError(
+                f"{os.fspath(path)}: more than {MAX_LABELS_PER_FILE:,} labels; the first {count:,} were "
+                "stored; split the file"
+            )
         if traces % BATCH == 0:
             count += _flush(store, rows, labels)
             rows, labels = [], []
@@ -93,7 +110,7 @@ def dataset_keys(store: Store, dataset: str | None) -> list[str]:
 def labels_of(store: Store, dataset: str | None, *, agreed: bool = False) -> list[Label]:
     """The labels in force on a dataset's steps; ``agreed``: only steps that two or more labellers
     labelled with one verdict, and none with another."""
-    labels = current_labels(all_labels(store, dataset_keys(store, dataset)))
+    labels = on_steps(store, current_labels(all_labels(store, dataset_keys(store, dataset))))
     if not agreed:
         return labels
     by_step: dict[tuple, list[Label]] = defaultdict(list)
@@ -101,6 +118,18 @@ def labels_of(store: Store, dataset: str | None, *, agreed: bool = False) -> lis
         by_step[(lab.key, lab.round, lab.step)].append(lab)
     ok = {s for s, labs in by_step.items() if len(labs) >= 2 and len({lab.verdict for lab in labs}) == 1}
     return [lab for lab in labels if (lab.key, lab.round, lab.step) in ok and lab.verdict != "unsure"]
+
+
+def on_steps(store: Store, labels: list[Label]) -> list[Label]:
+    """The labels whose step exists in its trace (a ``labels.jsonl`` line put back by ``reindex``
+    may name any step; the table keeps it, the readers leave it out)."""
+    shape: dict[str, list[int]] = {}
+    for key in sorted({lab.key for lab in labels}):
+        try:
+            shape[key] = [len(r.steps) for r in store.trace(key).rounds]
+        except O3vizError:  # a trace deleted, or a file that no longer reads
+            shape[key] = []
+    return [lab for lab in labels if lab.round < len(shape[lab.key]) and lab.step < shape[lab.key][lab.round]]
 
 
 def golden_records(store: Store, labels: list[Label]) -> list[dict]:
@@ -159,29 +188,81 @@ def _parquet(labels: list[Label]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _golden_labels(line: bytes, n: int, where: str) -> Iterator[Label]:
+    """The labels of one golden-set line (``export_labels``), each checked; else one line."""
+    try:
+        rec = json.loads(line)
+        for st in rec["steps"]:
+            r, i = (int(x) for x in str(st["step"]).split(":"))
+            for lab in st["labels"]:
+                yield check_label(Label(str(rec["key"]), r, i, str(lab["labeller"]), str(lab["verdict"]),
+                                        bool(lab.get("first_error")), lab.get("type"), str(lab.get("note") or "")))  # fmt: skip
+    except (ValueError, KeyError, TypeError, AttributeError, UsageError) as exc:
+        raise UsageError(f"{where} line {n}: not a golden-set record ({str(exc)[:80]})") from None
+
+
+def _label_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
+    where = os.fspath(path)
+    with open_regular(path, MAX_LABEL_FILE_BYTES, "the label file limit") as f:
+        for n, line, problem in read_lines(f, MAX_RECORD_BYTES):
+            if problem is not None:
+                raise UsageError(f"{where} line {n}: {problem}")
+            if line.strip():
+                yield n, line
+
+
+def _scan_label_file(store: Store, path: str | os.PathLike) -> set[str]:
+    """First pass: every line parses, the file holds at most ``MAX_LABELS_PER_FILE`` labels, and
+    every labelled step exists (each trace loaded once). Returns the labellers' names (two at most:
+    only whether there is more than one matters)."""
+    names: set[str] = set()
+    need: dict[tuple[str, int], int] = {}  # (key, round) -> the highest step labelled
+    count = 0
+    for n, line in _label_lines(path):
+        for lab in _golden_labels(line, n, os.fspath(path)):
+            count += 1
+            if count > MAX_LABELS_PER_FILE:
+                raise UsageError(
+                    f"{os.fspath(path)}: more than {MAX_LABELS_PER_FILE:,} labels; split the file"
+                )
+            if len(names) < 2:
+                names.add(lab.labeller)
+            need[(lab.key, lab.round)] = max(need.get((lab.key, lab.round), 0), lab.step)
+    for (key, rnd), step in sorted(need.items()):
+        check_step(store, key, rnd, step)
+    return names
+
+
 def import_label_file(store: Store, path: str | os.PathLike, by: str) -> int:
     """Add the labels of a golden-set JSONL file (``export_labels``) as labeller ``by`` (a file
-    with several labellers: ``by/their name``); unknown keys and steps are refused in one line."""
-    text = read_bounded(path, MAX_LABEL_FILE_BYTES, "the label file limit").decode("utf-8", "replace")
-    labels = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            for st in rec["steps"]:
-                r, i = (int(x) for x in str(st["step"]).split(":"))
-                for lab in st["labels"]:
-                    labels.append(Label(str(rec["key"]), r, i, str(lab["labeller"]), str(lab["verdict"]),
-                                        bool(lab.get("first_error")), lab.get("type"), str(lab.get("note") or "")))  # fmt: skip
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(
-                f"{os.fspath(path)} line {n}: not a golden-set record ({str(exc)[:80]})"
-            ) from None
-    names = {lab.labeller for lab in labels}
+    with several labellers: ``by/their name``); unknown keys and steps are refused in one line,
+    before any label is added. The file is read twice, line by line, and labels are added in
+    batches, so memory does not grow with it; a label the labeller already gives that step (the
+    same verdict, first-error mark, type and note), or a line repeated, is not added again."""
+    several = len(_scan_label_file(store, path)) > 1
+    added, batch = 0, []
+    for n, line in _label_lines(path):
+        for lab in _golden_labels(line, n, os.fspath(path)):
+            lab.labeller = f"{by}/{lab.labeller}"[:MAX_LABELLER_CHARS] if several else by
+            batch.append(lab)  # checked in _golden_labels, and by add_labels with its new name
+        if len(batch) >= LABEL_BATCH:
+            added, batch = added + _add_new(store, batch), []
+    return added + _add_new(store, batch)
+
+
+def _add_new(store: Store, labels: list[Label]) -> int:
+    """Add ``labels`` but those already in force with the same content (or repeated in the batch)."""
+
+    def same(lab: Label) -> tuple:
+        return lab.key, lab.round, lab.step, lab.labeller, lab.verdict, lab.first_error, lab.type, lab.note
+
+    have = {same(x) for x in latest_labels(store, {(x.key, x.round, x.step, x.labeller) for x in labels})}
+    fresh = []
     for lab in labels:
-        lab.labeller = by if len(names) == 1 else f"{by}/{lab.labeller}"[:MAX_LABELLER_CHARS]
-    return add_labels(store, labels)
+        if same(lab) not in have:
+            have.add(same(lab))
+            fresh.append(lab)
+    return add_labels(store, fresh, check_steps=False)
 
 
 def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
@@ -199,7 +280,7 @@ def dataset_agreement(store: Store, dataset: str | None) -> AgreementTable:
 
 def labels_on(store: Store, key: str) -> list[Label]:
     """The labels in force on one trace's steps (every labeller's)."""
-    return current_labels(all_labels(store, [key]))
+    return on_steps(store, current_labels(all_labels(store, [key])))
 
 
 @dataclass

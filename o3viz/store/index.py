@@ -38,6 +38,8 @@ class IndexRow:
     part: str = ""  # the sub-record of a fanned-out record (e.g. "175b_verification")
     line_hash: str = ""  # the source record's hash (duplicate detection); "" outside datasets
     parts: int = 1  # how many traces the source record made
+    # a plain import's content (``o3viz.importers.build.content_id``): one trace per record
+    content_id: str = ""
     model: str = ""
     task: str = ""
     task_kind: str = ""
@@ -224,7 +226,7 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         task=s.task or "",
         task_kind=trace.task.kind,
         question=" ".join(trace.task.question.split())[:QUESTION_CHARS],
-        tokens=s.tokens,
+        tokens=s.tokens or 0,  # the column is 0 for unknown; the Library shows "—" for it
         prompt_tokens=s.prompt_tokens,
         steps=s.steps,
         chars=sum(len(r.text) for r in rounds),
@@ -246,6 +248,7 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         compression=s.compression_ratio,
         attention=int(s.has_attention),
         created_at=s.created_at,
+        content_id=import_content_id(trace),
         file_bytes=file_bytes,
         **{f"t_{t}": n for t, n in types.items()},
     )
@@ -253,6 +256,20 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         if name in COLUMNS and name != "key" and value is not None:
             setattr(row, name, value)
     return row
+
+
+def import_content_id(trace: Trace) -> str:
+    """The content identity of a plain import (one the importers marked with ``content_id``),
+    computed again from what the trace holds now, never trusted from the file: a copy edited
+    after its import is its own trace. "" once it carries more (attention, importance, a parent),
+    so an enriched copy is its own trace too."""
+    from o3viz.importers.build import content_id
+
+    if not isinstance(trace.info.get("content_id"), str) or trace.parent is not None:
+        return ""
+    if any(r.attention is not None or r.importance for r in trace.rounds):
+        return ""
+    return content_id(trace)
 
 
 def search_text(trace: Trace) -> str:

@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import time
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 from o3viz.errors import UsageError
 from o3viz.store.store import Store
 from o3viz.text.classify import TYPES as STEP_TYPES
+from o3viz.trace.bounded import read_lines
 
 VERDICTS = ("correct", "wrong", "unsure")
 MAX_LABELLER_CHARS = 100
 MAX_NOTE_CHARS = 2_000
 MAX_LABEL_LINE = 8_192  # a line longer than this in the file is not a label (a hand-edited file)
+MAX_ID_CHARS = 64  # a key or a uid
 LABEL_FILE = "labels/labels.jsonl"
 
 
@@ -54,7 +57,7 @@ class Label:
         return f"{self.round}:{self.step}"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {f: getattr(self, f) for f in _FIELDS}  # every field is a scalar: no asdict deep copy
 
 
 _FIELDS = tuple(f.name for f in fields(Label))
@@ -90,9 +93,25 @@ def check_label(label: Label) -> Label:
     for name_, value in (("round", label.round), ("step", label.step)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
             raise UsageError(f"{name_} {value!r}: must be a whole number from 0")
+    _check_types(label)
     label.labeller = name
     label.first_error = bool(label.first_error)
     return label
+
+
+def _check_types(label: Label) -> None:
+    """The fields a file can carry in any JSON type: each must be of its own (a ``"time": null``
+    line would pass ``reindex`` and break every reader after it)."""
+    if not isinstance(label.key, str) or not 0 < len(label.key) <= MAX_ID_CHARS:
+        raise UsageError(f"key {str(label.key)[:40]!r}: must be a trace's key")
+    if not isinstance(label.uid, str) or not 0 < len(label.uid) <= MAX_ID_CHARS:
+        raise UsageError(f"uid {str(label.uid)[:40]!r}: must be text of at most {MAX_ID_CHARS} characters")
+    t = label.time
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        raise UsageError(f"time {str(t)[:40]!r}: must be seconds since the epoch")
+    if not isinstance(label.first_error, bool | int):
+        raise UsageError(f"first_error {str(label.first_error)[:40]!r}: must be true or false")
+    label.time = float(t)
 
 
 def check_step(store: Store, key: str, round: int, step: int) -> None:
@@ -121,6 +140,9 @@ def _ensure_table(store: Store) -> None:
     with store.guard("creating the labels table"):
         store.conn.execute(_TABLE)
         store.conn.execute("CREATE INDEX IF NOT EXISTS labels_key ON labels (key, round, step)")
+        store.conn.execute(
+            "CREATE INDEX IF NOT EXISTS labels_who ON labels (key, round, step, labeller, time)"
+        )
 
 
 def _append_lines(store: Store, labels: list[Label]) -> None:
@@ -170,19 +192,23 @@ def add_labels(store: Store, labels: list[Label], *, check_steps: bool = True) -
 
 
 def read_label_file(store: Store) -> tuple[list[Label], list[str]]:
-    """Every label line of the file, and one error line per line that is not a label."""
+    """Every label line of the file, and one error line per line that is not a label. Lines are read
+    through ``o3viz.trace.bounded.read_lines``: a line over ``MAX_LABEL_LINE`` is skipped in pieces,
+    never held whole."""
     path = store.root / LABEL_FILE
     if not path.is_file():
         return [], []
     out, errors = [], []
     with store.guard("reading labels"), open(path, "rb") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+        for n, line, problem in read_lines(fh, MAX_LABEL_LINE):
+            if problem is None and not line.strip():
                 continue
             try:
-                if len(line) > MAX_LABEL_LINE:
+                if problem is not None:
                     raise UsageError("line too long")
                 d = json.loads(line)
+                if not isinstance(d, dict):
+                    raise UsageError(f"a JSON {type(d).__name__}, not an object")
                 out.append(check_label(Label(**{k: d[k] for k in _FIELDS if k in d})))
             except (ValueError, TypeError, UsageError) as exc:
                 errors.append(f"{LABEL_FILE} line {n}: not a label ({str(exc)[:80]})")
@@ -212,12 +238,48 @@ def all_labels(store: Store, keys: list[str] | None = None) -> list[Label]:
                 chunk = keys[i : i + 500]
                 where = f" WHERE key IN ({', '.join('?' * len(chunk))}) ORDER BY time, id"
                 rows += store.conn.execute(sql + where, chunk).fetchall()
-            rows.sort(key=lambda r: r["time"])
+            rows.sort(key=lambda r: r["time"] if isinstance(r["time"], int | float) else 0.0)
     for r in rows:
         d = dict(r)
         d["first_error"] = bool(d["first_error"])
-        out.append(Label(**d))
+        try:  # a row an older o3viz put back from a bad line ("time": null) is left out
+            out.append(check_label(Label(**d)))
+        except (UsageError, TypeError):
+            continue
     return out
+
+
+def latest_labels(store: Store, items: set[tuple[str, int, int, str]]) -> list[Label]:
+    """The label in force for each (key, round, step, labeller) of ``items`` that has one: one
+    indexed lookup each, so a batch costs what it holds, not what the trace has."""
+    _ensure_table(store)
+    sql = (
+        f"SELECT {', '.join(_FIELDS)} FROM labels WHERE key = ? AND round = ? AND step = ? "
+        "AND labeller = ? ORDER BY time DESC, id DESC LIMIT 1"
+    )
+    out = []
+    with store.guard("reading labels"):
+        for item in sorted(items):
+            row = store.conn.execute(sql, item).fetchone()
+            if row is not None:
+                d = dict(row)
+                d["first_error"] = bool(d["first_error"])
+                out.append(Label(**d))
+    return out
+
+
+def carry_labels(store: Store, old: str, new: str) -> int:
+    """Every label of trace ``old`` (superseded ones too, times kept) also on trace ``new``, for a
+    trace stored again under a new key with the same steps (importance scores added); returns
+    how many were carried. Labels ``new`` already has (same step, labeller, verdict, time) are not
+    added twice."""
+    have = {(x.round, x.step, x.labeller, x.verdict, x.time) for x in all_labels(store, [new])}
+    moved = [
+        Label(new, x.round, x.step, x.labeller, x.verdict, x.first_error, x.type, x.note, x.time)
+        for x in all_labels(store, [old])
+        if (x.round, x.step, x.labeller, x.verdict, x.time) not in have
+    ]
+    return add_labels(store, moved, check_steps=False) if moved else 0
 
 
 def current_labels(labels: list[Label]) -> list[Label]:

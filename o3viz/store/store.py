@@ -47,16 +47,20 @@ from o3viz.trace.files import read_bounded, write_atomic
 from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes, trace_bytes
 from o3viz.trace.safejson import loads
 
-STORE_SCHEMA = 3  # the index's schema version; a store written by a newer o3viz is refused
+STORE_SCHEMA = 4  # the index's schema version; a store written by a newer o3viz is refused
 # 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
 # 3: the FTS table's dataset_tag column (``query.dataset_tag``); an older one is rebuilt in place
+# 4: content_id (an import's content identity); older rows gain it empty (``reindex --full`` fills it)
 FTS_SQL = "CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, dataset_tag)"
 SUFFIX = ".o3trace.json.gz"
 META_SUFFIX = ".meta.json"
 BUSY_TIMEOUT_S = 60.0
 CACHE_TRACES = 8  # parsed traces kept per process (content-addressed, so never stale)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
-INDEXES = [(f"traces_{c}", c) for c in ("dataset", "model", "source", "correct", "line_hash", "verdict")]
+INDEXES = [
+    (f"traces_{c}", c)
+    for c in ("dataset", "model", "source", "correct", "line_hash", "verdict", "content_id")
+]
 INDEXES += [(f"traces_by_{c}", f"{c}, id") for c in ("steps", "backtracks", "claim_errors", "name")]  # sorts
 
 
@@ -180,9 +184,14 @@ class Store:
         conn.execute("BEGIN IMMEDIATE")
         try:
             have = {r[1] for r in conn.execute("PRAGMA table_info(traces)")}
-            for name, kind in (("source_correct", "INTEGER"), ("check_correct", "INTEGER")):
+            for name, kind in (
+                ("source_correct", "INTEGER"),
+                ("check_correct", "INTEGER"),
+                ("content_id", "TEXT"),
+            ):
                 if name not in have:
                     conn.execute(f"ALTER TABLE traces ADD COLUMN {name} {kind}")
+            self.create_indexes(conn)
             conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
             conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
             if "dataset_tag" not in {r[1] for r in conn.execute("PRAGMA table_info(steps_fts)")}:
@@ -285,15 +294,21 @@ class Store:
 
     # ------------------------------------------------------------------ writing rows
 
-    def insert(self, rows: list[tuple[IndexRow, str]]) -> int:
+    def insert(self, rows: list[tuple[IndexRow, str]], *, drop_duplicates: bool = False) -> int:
         """Insert rows (with their search text) in one transaction; a key already present is kept
-        as it is. Returns how many rows were new."""
+        as it is, and so is an import whose content is already there under another key: no row,
+        and with ``drop_duplicates`` (a fresh import, not a reindex) its new files are removed.
+        Returns how many rows were new."""
         added = 0
         names = ", ".join(COLUMNS)
         marks = ", ".join("?" * len(COLUMNS))
+        same: list[str] = []
         with self.transaction("adding to the index") as conn:
             for row, text in rows:
                 d = clean_row(row.to_dict())  # a wrong-typed value never enters the index
+                if d["content_id"] and self._same_content(conn, d["key"], d["content_id"]):
+                    same.append(d["key"])
+                    continue
                 cur = conn.execute(
                     f"INSERT OR IGNORE INTO traces ({names}) VALUES ({marks})", [d[c] for c in COLUMNS]
                 )
@@ -305,13 +320,41 @@ class Store:
                     added += 1
             if added:
                 self.bump_generation(conn)
+        if drop_duplicates:
+            self._drop_unindexed(same)
         return added
+
+    @staticmethod
+    def _same_content(conn: sqlite3.Connection, key: str, content: str) -> bool:
+        found = conn.execute("SELECT key FROM traces WHERE content_id = ? LIMIT 1", (content,)).fetchone()
+        return found is not None and found[0] != key
+
+    def _drop_unindexed(self, keys: list[str]) -> None:
+        """Remove the files of keys that have no row (an import recognised by its content)."""
+        for key in keys:
+            if self.row(key) is None:
+                with self.guard("removing a duplicate import"):
+                    self.path(key).unlink(missing_ok=True)
+                    self._meta_path(key).unlink(missing_ok=True)
+
+    def stored_key(self, row: IndexRow) -> str | None:
+        """The key under which the store holds ``row``'s trace: its own, or the key of the import
+        with the same content; None when it holds neither."""
+        if self.row(row.key) is not None:
+            return row.key
+        if not row.content_id:
+            return None
+        with self.guard("querying"):
+            found = self.conn.execute(
+                "SELECT key FROM traces WHERE content_id = ? ORDER BY id LIMIT 1", (row.content_id,)
+            ).fetchone()
+        return found[0] if found is not None else None
 
     def add(self, trace: Trace, *, data: bytes | None = None, **meta) -> str:
         """Store one trace (files, then row) and return its key. ``meta``: source, name, dataset, …"""
         row, text = self.write_files(trace, meta, data)
-        self.insert([(row, text)])
-        return row.key
+        self.insert([(row, text)], drop_duplicates=True)
+        return self.stored_key(row) or row.key
 
     def add_file(self, path: str | os.PathLike, **meta) -> str:
         """Store a trace file as it is (gzipped if it is plain JSON); validates it first."""

@@ -46,8 +46,11 @@ def _gsm8k_lines() -> tuple[str, ...]:
 
 
 def gsm8k_reference(answer: str) -> str:
-    """The number after ``####`` in a GSM8K solution, without thousands separators."""
-    return answer.rsplit("####", 1)[-1].strip().replace(",", "")
+    """The number after ``####`` in a GSM8K solution, without thousands separators (the one
+    reference reducer, ``o3viz.text.reference``)."""
+    from o3viz.text.reference import reference_answer
+
+    return (reference_answer(answer) or answer.rsplit("####", 1)[-1].strip()).replace(",", "")
 
 
 def gsm8k_task(n: int) -> TaskSpec:

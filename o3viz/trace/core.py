@@ -31,6 +31,7 @@ from o3viz.trace.internals import InternalsRecord
 from o3viz.trace.jsonfile import parse_bytes, read_source, save_dict
 from o3viz.trace.migrate import migrate
 from o3viz.trace.parts import Alt, Branch, Check, DecisionPoint, Segment, Step, Token
+from o3viz.trace.verdicts import VerdictRecord, verdict_list
 
 __all__ = [  # the pieces of a round live in o3viz.trace.parts; they are re-exported for Round's users
     "SCHEMA_VERSION",
@@ -51,8 +52,9 @@ __all__ = [  # the pieces of a round live in o3viz.trace.parts; they are re-expo
 ]
 
 # 2: optional rounds[].importance and rounds[].internals; 3: optional parent and branches (a branch
-# trace and the branches a trace lists, o3viz.trace.branching); older files migrate on load
-SCHEMA_VERSION = 3
+# trace and the branches a trace lists, o3viz.trace.branching); 4: optional rounds[].verdicts (step
+# verdicts of pluggable verifiers, o3viz.trace.verdicts); older files migrate on load
+SCHEMA_VERSION = 4
 MAX_TOKENS = 200_000  # per round, generated or prompt
 MAX_STEPS = 50_000
 MAX_ROUNDS = 64
@@ -93,6 +95,7 @@ class Round:
     info: dict = field(default_factory=dict)
     internals: InternalsRecord | None = None  # MoE routing and the logit lens (optional)
     importance: list[ImportanceRecord] = field(default_factory=list)  # one per method or source
+    verdicts: list[VerdictRecord] = field(default_factory=list)  # one per verifier, side by side
 
     _LISTS = (
         ("prompt_tokens", Token, MAX_TOKENS),
@@ -118,6 +121,8 @@ class Round:
         d["info"] = self.info
         if self.importance:
             d["importance"] = [x.to_dict() for x in self.importance]
+        if self.verdicts:
+            d["verdicts"] = [x.to_dict() for x in self.verdicts]
         return d
 
     @classmethod
@@ -136,6 +141,7 @@ class Round:
             r.internals.check_tokens(len(r.tokens), len(r.prompt_tokens), f"{path}.internals")
         r.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
         r.importance = importance_list(d, path, len(r.steps))
+        r.verdicts = verdict_list(d, path, len(r.steps))
         _check_offsets(r, path)
         return r
 

@@ -25,6 +25,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from o3viz.errors import O3vizError, TraceError
 
@@ -87,13 +88,12 @@ def _read_stdin(limit: int) -> bytes:
         raise TraceError(f"stdin: cannot read ({exc.strerror or exc})") from None
 
 
-def read_bounded(
+def open_regular(
     name: str | os.PathLike, limit: int, what: str = "the limit", *, follow_symlinks: bool = True
-) -> bytes:
-    """The bytes of a regular file (``-``: stdin), at most ``limit``; else one-line ``TraceError``.
-    ``follow_symlinks=False`` (the store's own files, which are never links) refuses a symlink."""
-    if str(name) == "-":
-        return _read_stdin(limit)
+) -> BinaryIO:
+    """A regular file opened for reading (blocking), after the checks ``read_bounded`` makes: not a
+    FIFO, device, folder or a file on /proc or /sys, and at most ``limit`` bytes; for readers that
+    stream it (``o3viz.trace.bounded.read_lines``). Else one-line ``TraceError``."""
     # O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: a terminal stays ours.
     flags = (
         os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
@@ -116,11 +116,27 @@ def read_bounded(
         if st.st_size > limit:
             raise TraceError(f"{name}: {st.st_size} bytes exceeds {what} of {limit} bytes")
         os.set_blocking(fd, True)
-        return _read_capped(fd, limit, str(name), what)
+        return os.fdopen(fd, "rb")
     except OSError as exc:
-        raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
-    finally:
         os.close(fd)
+        raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    except TraceError:
+        os.close(fd)
+        raise
+
+
+def read_bounded(
+    name: str | os.PathLike, limit: int, what: str = "the limit", *, follow_symlinks: bool = True
+) -> bytes:
+    """The bytes of a regular file (``-``: stdin), at most ``limit``; else one-line ``TraceError``.
+    ``follow_symlinks=False`` (the store's own files, which are never links) refuses a symlink."""
+    if str(name) == "-":
+        return _read_stdin(limit)
+    with open_regular(name, limit, what, follow_symlinks=follow_symlinks) as f:
+        try:
+            return _read_capped(f.fileno(), limit, str(name), what)
+        except OSError as exc:
+            raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
 
 
 def check_output(path: str | os.PathLike, overwrite: bool, *, what: str = "--out") -> Path:

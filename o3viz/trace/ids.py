@@ -65,3 +65,17 @@ def parse_id(node: str | None) -> NodeId | None:
     if kind == "comp":
         return NodeId("comp", None, nums[0])
     return NodeId(kind, *nums)  # type: ignore[arg-type]
+
+
+def parse_index(raw: object, n: int) -> int | None:
+    """A position in ``[0, n)`` from a URL value (``?episode=3``), or None for anything else: not
+    only ASCII digits (``"²"`` is a digit to ``str.isdigit`` but not to ``int``), too long, or out of
+    range. Never an exception, as ``parse_id``.
+
+    >>> parse_index("3", 5), parse_index("²", 5), parse_index("9" * 5000, 5), parse_index("5", 5)
+    (3, None, None, None)
+    """
+    if not isinstance(raw, str) or not 0 < len(raw) <= MAX_ID_CHARS or not (raw.isascii() and raw.isdigit()):
+        return None
+    k = int(raw)
+    return k if k < n else None

@@ -8,6 +8,9 @@ of any supported version reaches ``SCHEMA_VERSION`` before validation.
 - 2 → 3: version 3 adds optional ``parent`` (a branch trace: the trace and step it forked from)
   and ``branches`` (the branches a trace lists); a version-2 file has neither and is a valid
   version-3 file once its ``schema_version`` says so.
+- 3 → 4: version 4 adds optional ``rounds[].verdicts`` (step verdicts of pluggable verifiers,
+  ``o3viz.trace.verdicts``); a version-3 file has none and is a valid version-4 file once its
+  ``schema_version`` says so.
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ def _v2_to_v3(d: dict) -> dict:
     return {**d, "schema_version": 3}
 
 
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2, 2: _v2_to_v3}  # from version -> one step up
+def _v3_to_v4(d: dict) -> dict:
+    return {**d, "schema_version": 4}
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}  # from version -> one step up
 
 
 def migrate(d: dict, version: int, target: int) -> dict:

@@ -23,9 +23,13 @@ STATE: dict[str, object] = {
     "inspect_node": None,  # the node selected on Inspect (map, outline, search or URL)
     "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
     "inspect_episode": None,  # the episode open on a long trace's map ("N", as in ?episode=N; None = overview)
+    "inspect_verifier": None,  # whose verdicts mark the first wrong step on Inspect (None = the checks)
     "map_focus": None,  # the node a search moved the map to
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
+    "compare_mode": "traces",  # Compare shows two traces ("traces") or two datasets paired ("datasets")
+    "compare_mode_url": None,  # the ?mode= this session last saw or wrote (a different one is a link)
+    "compare_sets": None,  # the paired datasets' picks: {"da", "ma", "db", "mb", "grade"} (None = defaults)
     "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
     "ds_rest": None,
     # people's step labels (pages/inspect_views/labels.py, pages/labels.py)

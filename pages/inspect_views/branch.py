@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import BranchJob, Progress, Trace, make_id, parse_id
+from o3viz.app import BranchJob, Progress, Trace, branch_step_offset, make_id, parse_id
 from o3viz.app.running import (
     MAX_EDIT_CHARS,
-    BranchCost,
     Continuer,
     RolloutCache,
     Sampling,
     add_branch,
     branches_of,
     edit_and_continue,
+    find_fork,
+    measured_cost,
     resample_from,
     rollout_branch,
 )
@@ -26,8 +27,8 @@ from pages.common.jobs import follow_job, start_job
 from pages.common.state import take
 from pages.common.ui import get_model, pin, show_figure, store
 
-EDIT_TOKENS = 96  # new tokens of an edit's continuation in the app (the CLI takes --max-new-tokens)
-RESAMPLE_TOKENS = 64
+RESAMPLE_TOKENS = 64  # an edit's budget is the parent's remaining length (``Fork.default_budget``)
+LOCAL = "local:*"  # the speed log's name for any local model, before one is loaded
 
 
 def _job(key: str, trace: Trace, make) -> BranchJob:
@@ -50,7 +51,7 @@ def _edit(key: str, trace: Trace, step: str, text: str) -> BranchJob:
             report(Progress(index + 1, total, f"continuing after the edit: token {index + 1}/{total}"))
 
         return edit_and_continue(
-            trace, step, text, local, parent_key=key, max_new_tokens=EDIT_TOKENS,
+            trace, step, text, local, parent_key=key, max_new_tokens=None,
             on_token=on_token, should_stop=should_stop,
         )  # fmt: skip
 
@@ -132,15 +133,18 @@ def branch_panel(key: str, trace: Trace, step: str, text: str) -> None:
         new = st.text_area(
             "What the step should say", value=text, max_chars=MAX_EDIT_CHARS, key=f"branch_text_{key}_{step}"
         )
+        budget = find_fork(trace, step).default_budget  # the parent's remaining length
         st.caption(
-            f"Cost: {BranchCost(1, EDIT_TOKENS).line()} · the trace's own settings (capture, DAA, checks)"
+            f"Cost: {measured_cost(1, budget, LOCAL, 'edit').line()} · the parent's remaining length · "
+            "the trace's own settings (capture, DAA, checks)"
         )
         if st.button("Continue from here", key=f"branch_go_{key}_{step}", type="primary", disabled=busy):
             start_job("branch_job", lambda: ((key, step), _edit(key, trace, step, new)))
     with st.expander("What else could come here", icon=":material/call_split:"):
         k = st.number_input("Continuations (K)", 1, 16, 4, key=f"branch_k_{key}_{step}")
         st.caption(
-            f"Cost: {BranchCost(int(k), RESAMPLE_TOKENS).line()} (batched; cached rollouts are reused)"
+            f"Cost: {measured_cost(int(k), RESAMPLE_TOKENS, LOCAL, 'resample').line()} "
+            "(batched; cached rollouts are reused)"
         )
         if st.button(f"Resample {int(k)} continuations", key=f"branch_rs_{key}_{step}", disabled=busy):
             start_job("branch_job", lambda: ((key, step), _resample(key, trace, step, int(k))))
@@ -155,3 +159,50 @@ def forks_of(key: str, trace: Trace) -> list[Fork]:
         if node is not None:
             out.append(Fork(make_id("step", node.round, node.index), b.kind, b.label, b.answer, b.verdict))
     return out
+
+
+def _compare_with_parent(parent: str, key: str) -> None:
+    pin([parent, key])
+    st.session_state.compare_a, st.session_state.compare_b = parent, key
+
+
+def _open_parent(parent: str) -> None:
+    pin([parent])
+    st.session_state.inspect_key, st.session_state.inspect_node = parent, None
+
+
+def branch_header(key: str, trace: Trace) -> None:
+    """A branch reads as one: where it forked, the parent's steps before the fork (greyed, numbered
+    as in the parent), a link to the parent and "Compare with parent"."""
+    p = trace.parent
+    if p is None or not trace.rounds:
+        return
+    offset = branch_step_offset(trace) or 0
+    known = bool(p.key) and store().row(p.key) is not None
+    c1, c2, c3 = st.columns([4, 1, 1.3], vertical_alignment="center")
+    c1.caption(
+        escape_markdown(
+            f"A {p.kind} branch of trace {p.key[:8] or '(not stored)'} at step {p.step}. Its own steps "
+            f"continue the parent's: its step 0 is the parent's step {offset}."
+        )
+    )
+    c2.button(
+        "Open parent", key="branch_open_parent", disabled=not known, on_click=_open_parent, args=(p.key,)
+    )
+    if c3.button(
+        "Compare with parent",
+        key="branch_compare_parent",
+        disabled=not known,
+        icon=":material/compare_arrows:",
+    ):
+        _compare_with_parent(p.key, key)
+        st.switch_page("pages/compare.py")
+    n = int(trace.final.info.get("reply_prefix_chars") or 0)
+    prefix = trace.final.rendered_prompt[-n:] if n else ""
+    steps = p.info.get("prefix_steps") or []
+    if prefix and steps:
+        with st.expander(f"The parent's steps 0–{offset - 1} before the fork (inherited, greyed)"):
+            for i, a, z in steps[:200]:
+                st.markdown(f":gray[**{int(i)}** · {escape_markdown(prefix[int(a) : int(z)])}]")
+            if p.edited is not None:
+                st.markdown(f"**{offset - 1}** · (edited) {escape_markdown(p.edited)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Trace, first_wrong_step, grading, parse_id
+from o3viz.app import Trace, first_wrong_by, grading, parse_id, reference_last_held, step_verdicts
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -38,6 +38,21 @@ def _checks(checks, trace: Trace) -> None:
         st.markdown(check_md(c) + (f" · {escape_markdown(c.message[:300])}" if c.message else ""))
 
 
+_VERDICT_COLOR = {"ok": "green", "wrong": "red"}
+
+
+def _verdicts(rnd, step: int) -> None:
+    """Every verifier's verdict on the step (``o3viz verify``), side by side."""
+    rows = step_verdicts(rnd, step)
+    if rows:
+        st.markdown("**Verifiers**")
+    for v in rows:
+        word = v.verdict or "not judged"
+        badge = f":{_VERDICT_COLOR.get(v.verdict or '', 'gray')}-badge[{word}]"
+        score = f" · score {v.score:.2f}" if v.score is not None else ""
+        st.markdown(f"{badge} **{escape_markdown(v.verifier)}** · {escape_markdown(v.kind)}{score}")
+
+
 def _step(trace: Trace, s) -> None:
     color = STEP_TYPE_COLORS.get(s.type, "#BBBBBB")
     label = STEP_TYPE_LABELS.get(s.type, s.type) + (" (type inferred)" if s.inferred else "")
@@ -45,9 +60,12 @@ def _step(trace: Trace, s) -> None:
         f'<div style="font-weight:600;font-size:15px"><span style="color:{color}">●</span> '
         f"Step {s.index} · {label}</div>"
     )
-    wrong = first_wrong_step(trace)
+    wrong = first_wrong_by(trace, st.session_state.get("inspect_verifier"))
     if wrong is not None and (wrong.round, wrong.step) == (s.round, s.index):
         st.markdown(f":red-badge[first wrong step] {escape_markdown(wrong.reason)}")
+    held = reference_last_held(trace)  # a heuristic, shown as one: no check failed there
+    if held is not None and (held.round, held.step) == (s.round, s.index):
+        st.markdown(f":gray-badge[reference last held here] {escape_markdown(held.line)}")
     label_controls(trace, s)
     st.text(s.text)
     rnd = _round(trace, s.round)
@@ -63,6 +81,7 @@ def _step(trace: Trace, s) -> None:
     st.caption(escape_markdown(" · ".join(facts)))
     branch_panel(st.session_state.inspect_key, trace, f"{s.round}:{s.index}", step.text)
     _checks(s.checks, trace)
+    _verdicts(rnd, s.index)
     decisions = step_decisions(rnd, step)
     target = None
     if decisions:
@@ -101,9 +120,12 @@ def details_panel(trace: Trace, outline, G, node: str | None) -> None:
                 g = grading(trace)
                 for line in g.lines():
                     st.caption(escape_markdown(line))
-                wrong = first_wrong_step(trace)
+                wrong = first_wrong_by(trace, st.session_state.get("inspect_verifier"))
                 if wrong is not None:
                     st.markdown(f"**First wrong step:** step {wrong.step} · {escape_markdown(wrong.reason)}")
+                held = reference_last_held(trace)
+                if held is not None:
+                    st.caption(escape_markdown(held.line[0].upper() + held.line[1:] + "."))
                 _checks(final.checks, trace)
             return
         item = outline.find(node)

@@ -16,9 +16,11 @@ from o3viz.app import (
     Trace,
     episode_of,
     episode_outline,
-    first_wrong_step,
+    first_wrong_by,
     parse_id,
+    parse_index,
     search_outline,
+    verifier_names,
 )
 from o3viz.figures import (
     clip_label,
@@ -129,9 +131,8 @@ def query_open(key: str) -> bool:
 
 def open_episode(episodes):
     """The open episode (``inspect_episode``, as the URL has it), or None for the overview."""
-    raw = st.session_state.inspect_episode
-    k = int(raw) if isinstance(raw, str) and raw.isdigit() else None
-    return episodes[k] if k is not None and k < len(episodes) else None
+    k = parse_index(st.session_state.inspect_episode, len(episodes))
+    return None if k is None else episodes[k]
 
 
 def _dep_min(key: str, outline) -> float:
@@ -210,6 +211,24 @@ def _long_map(key: str, outline, episodes, first_wrong, node, matches) -> None:
     )
 
 
+def _verifier_switch(key: str, trace: Trace) -> str | None:
+    """Whose verdicts mark the first wrong step: the checks, or a verifier the trace holds
+    (``o3viz verify``); shown only when the trace holds one. ``None`` means the checks."""
+    names = verifier_names(trace)
+    if not names:
+        st.session_state.inspect_verifier = None
+        return None
+    choice = st.segmented_control(
+        "First wrong step by",
+        ["checks", *names],
+        default="checks",
+        key=f"verifier_{key}",
+        help="Which verifier marks the first wrong step on the map and in the details",
+    )
+    st.session_state.inspect_verifier = None if choice in (None, "checks") else choice
+    return st.session_state.inspect_verifier
+
+
 def map_view(key: str, trace: Trace) -> None:
     outline = outline_of(key, trace)
     node = selected_node()
@@ -218,7 +237,7 @@ def map_view(key: str, trace: Trace) -> None:
     long = len(outline.steps) > OVERVIEW_FROM
     episodes, first_wrong = episodes_of(key, trace) if long else ([], None)
     if not long:
-        wrong = first_wrong_step(trace)
+        wrong = first_wrong_by(trace, _verifier_switch(key, trace))
         first_wrong = wrong.node if wrong else None
     left, centre, right = st.columns([1.25, 2.45, 1.5], gap="small")
     with left:

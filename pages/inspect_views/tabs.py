@@ -7,7 +7,7 @@ from collections import Counter
 
 import streamlit as st
 
-from o3viz.app import Trace
+from o3viz.app import Trace, storage_note
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
     build_compression_map,
@@ -82,6 +82,8 @@ def attention_tab(key: str, trace: Trace) -> None:
         return
     S, G = len(rnd.steps), att.num_generated
     proxy_note(trace)
+    if kept := storage_note(att.info):  # what a long run kept differently, and why
+        st.caption(f"Kept at this length: {kept}.")
     _step_level(key, rnd)
     st.markdown("##### Token level: a window of generated tokens × the context")
     c1, c2, c3, c4 = st.columns(4)

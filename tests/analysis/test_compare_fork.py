@@ -56,3 +56,22 @@ def test_the_maps_grey_the_shared_prefix_and_the_alignment_names_the_fork():
         shade = [s for s in fig.layout.shapes if s.fillcolor == "#e5e7eb"]
         assert shade and shade[0].x1 == 2.5
     assert {"shared", "fork"} <= {t.name for t in alignment_figure(c).data}
+
+
+def test_the_first_divergence_of_a_branch_names_one_position_numbered_as_in_the_parent():
+    """Issue 35, finding 8: "first divergence: A step 6 vs B step 1" for the same position."""
+    parent = make_trace(8, seed=3, rounds=1)
+    for a, b in ((parent, _branch(parent, 3)), (_branch(parent, 3), parent)):
+        c = compare_traces(a, b)
+        assert "first divergence: A step 5 vs B step 5 (final rounds)" in c.summary()
+        assert c.shown(c.first_divergence) == (5, 5)
+
+
+def test_the_aligned_table_keeps_the_fork_row_numbered_and_never_shows_none():
+    parent = make_trace(8, seed=3, rounds=1)
+    rows = compare_traces(parent, _branch(parent, 3)).table_rows()
+    assert all(v is not None and v != "None" for r in rows for v in r.values())
+    fork = next(r for r in rows if r[""] == "fork (edited)")
+    assert (fork["A step"], fork["B step"], fork["B"]) == ("3", "3", "An edit.")
+    assert [r["B step"] for r in rows[:3]] == ["0", "1", "2"]  # the shared prefix, numbered as in the parent
+    assert any(r["A step"] == "—" or r["B step"] == "—" for r in rows)  # a side without a step reads "—"

@@ -97,6 +97,17 @@ def test_outliers_are_the_extremes_and_say_why(df):
     assert out.iloc[0]["key"] == df.loc[5, "key"] and out.iloc[0]["why"] == "long: 5000 steps"
 
 
+def test_the_outlier_table_has_one_column_of_each_name(df):
+    """Issue 35, finding 3: the Dataset page crashed, "Duplicate column names found: ['name', 'why',
+    'correct', 'correct', …]"; pyarrow (what st.dataframe sends) refuses such a table."""
+    import pyarrow as pa
+
+    df.loc[5, "steps"] = 5000
+    out = dataset_summary(df).outliers
+    assert out.columns.is_unique and out.iloc[0]["correct"] in ("correct", "wrong", "ungraded")
+    pa.Table.from_pandas(out)
+
+
 def test_figures_carry_selections_and_say_why_they_are_empty(df):
     s = dataset_summary(df)
     for fig in (

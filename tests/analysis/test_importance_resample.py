@@ -64,7 +64,8 @@ def test_local_rollouts_are_cached_so_a_second_run_generates_nothing(tmp_path):
     cost = estimate(t, backend, "Q: ", 2, sampling, cache)
     assert (cost.prefixes, cost.rollouts, cost.new) == (4, 8, 8) and "8 to generate" in cost.line()
     rec = resample_importance(t, backend, (model, tok), k=2, sampling=sampling, cache=cache, prompt="Q: ")
-    assert backend.calls == 8 and rec.info == {"rollouts": 8, "complete": True, "prompt_chars": 3}
+    assert backend.calls == 8 and (rec.info["rollouts"], rec.info["complete"]) == (8, True)
+    assert rec.info["prompt_chars"] == 3 and len(rec.info["answers"]) == 4
     assert len(rec.scores) == 3 and rec.params["score"] == "counterfactual_accuracy"
     again = resample_importance(t, backend, (model, tok), k=2, sampling=sampling, cache=cache, prompt="Q: ")
     assert backend.calls == 8 and again.series == rec.series

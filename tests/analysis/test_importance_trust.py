@@ -22,9 +22,39 @@ from o3viz.trace import Round, Step, Task, Trace
 from o3viz.trace.importance import ImportanceRecord, step_view
 
 
-def test_the_kl_between_halves_of_one_sample_is_positive_so_the_floor_is_above_zero():
+def test_the_kl_between_two_splits_of_one_sample_is_positive_so_the_floor_is_above_zero():
     same = ["5", "5", "6", "7", "5", "6", "8", "5"]
-    assert noise_floor(_kl, same) > 0.05
+    assert noise_floor(_kl, same[:4], same[4:]) > 0.05
+
+
+def test_the_noise_floor_is_computed_from_each_steps_own_samples():
+    """Issue 35: every step showed the same floor. The floor now pools the two samples the step's
+    score compares, so steps with different rollouts get different floors."""
+    answers = [["5", "6", "7", "8"], ["5", "5", "5", "6"], ["5", "5", "5", "5"]]
+    s = trust_series(answers, [[True] * 4, [True] * 4, None], None)
+    assert s["noise_floor"][0] != s["noise_floor"][1]
+    assert s["noise_floor"][1] == noise_floor(_kl, answers[2], answers[1], 1)
+
+
+def test_a_kl_interval_always_holds_its_estimate_even_where_the_bootstrap_is_biased():
+    """Issue 35: a percentile bootstrap of the smoothed KL put 0.220 outside [0.270, 0.589]."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        kept = [str(x) for x in rng.integers(0, 4, rng.integers(1, 6))]
+        other = [str(x) for x in rng.integers(0, 4, rng.integers(1, 6))]
+        lo, hi = interval(_kl, kept, other, 0.9, 0, lowest=0.0)
+        assert lo <= _kl(kept, other) <= hi
+
+
+def test_an_accuracy_interval_holds_its_estimate_and_is_never_of_zero_width():
+    from o3viz.analysis.importance.stats import wilson_difference
+
+    for n1 in range(1, 6):
+        for n2 in range(1, 6):
+            for x1 in range(n1 + 1):
+                for x2 in range(n2 + 1):
+                    lo, hi = wilson_difference(x1, n1, x2, n2)
+                    assert lo <= x1 / n1 - x2 / n2 <= hi and hi - lo > 0.1
 
 
 def test_a_score_between_identical_distributions_does_not_clear_its_floor_and_a_real_change_does():
@@ -37,12 +67,9 @@ def test_a_score_between_identical_distributions_does_not_clear_its_floor_and_a_
 
 
 def test_the_interval_narrows_with_more_rollouts():
-    def acc(a, b):
-        return sum(x == "5" for x in a) / len(a) - sum(x == "5" for x in b) / len(b)
-
-    few = interval(acc, ["5", "6"] * 2, ["6", "6", "5", "6"])
-    many = interval(acc, ["5", "6"] * 32, ["6", "6", "5", "6"] * 16)
-    assert many[1] - many[0] < (few[1] - few[0]) / 2
+    few = trust_series([["6", "6", "5", "6"], ["5", "6"] * 2], [[True] * 4, None], "5")
+    many = trust_series([["6", "6", "5", "6"] * 16, ["5", "6"] * 32], [[True] * 64, None], "5")
+    assert many["ci_high"][0] - many["ci_low"][0] < (few["ci_high"][0] - few["ci_low"][0]) / 2
 
 
 def test_headroom_is_the_entropy_of_the_answers_before_the_step():

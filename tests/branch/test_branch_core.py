@@ -133,4 +133,43 @@ def test_a_trace_without_a_prompt_is_one_line():
 
 
 def test_the_cost_names_tokens_times_continuations_and_a_time():
-    assert BranchCost(8, 128).tokens == 1024 and "about" in BranchCost(8, 128).line()
+    assert BranchCost(8, 128, 20.0).tokens == 1024 and "about 51 s" in BranchCost(8, 128, 20.0).line()
+    assert (
+        "not measured here yet" in BranchCost(8, 128).line()
+    )  # never a constant passed off as a measurement
+
+
+def test_an_edits_default_budget_is_the_parents_remaining_length(tiny, parent):
+    """Issue 35, finding 8: the edit's default budget (96) was smaller than its 151-token parent."""
+    fork = find_fork(parent, "0:2")
+    left = sum(t.start >= fork.step.start for t in parent.final.tokens)
+    assert fork.remaining_tokens == left and fork.default_budget == left > 96
+    assert request_from_trace(fork, "x").max_new_tokens == left
+
+
+def test_a_branch_keeps_its_parents_prefix_numbering_and_link(tiny, parent):
+    b = edit_and_continue(parent, "0:2", EDIT, tiny, parent_key="ab12", max_new_tokens=6)
+    assert b.parent.key == "ab12" and b.parent.info["max_new_tokens"] == 6
+    before = find_fork(parent, "0:2").before
+    steps = b.parent.info["prefix_steps"]
+    assert [i for i, _, _ in steps] == [0, 1]  # numbered as in the parent
+    assert [before[a:z] for _, a, z in steps] == [s.text for s in parent.final.steps[:2]]
+    from o3viz.analysis.align import branch_step_offset
+
+    assert branch_step_offset(b) == 3  # its own step 0 is the parent's step 3
+
+
+def test_the_cost_comes_from_this_machines_measured_speed(tiny, parent, tmp_path):
+    """Issue 35, finding 8: "about 5 s" took 59 s. A branch records its speed; the next estimate uses it."""
+    import time
+
+    from o3viz.branch.speed import SpeedLog, measured_cost
+
+    t0 = time.perf_counter()
+    edit_and_continue(parent, "0:2", EDIT, tiny, max_new_tokens=8)
+    took = time.perf_counter() - t0
+    speed = SpeedLog().tokens_per_s(tiny.name, "edit")
+    assert speed is not None and speed >= 8 / took * 0.9  # timed around the generation only
+    assert SpeedLog().tokens_per_s("local:*", "edit") == speed
+    cost = measured_cost(1, 8, tiny.name, "edit")
+    assert cost.seconds is not None and cost.seconds <= took * 1.1 and "measured here" in cost.line()

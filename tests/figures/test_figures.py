@@ -121,3 +121,15 @@ def test_checks_figure_has_a_row_per_round_and_rows_for_the_table(trace):
 def test_figure_html_is_standalone_with_plotly_inlined(trace):
     html = figure_html(checks_figure(trace)).decode()
     assert "<html>" in html and "<script src=" not in html and len(html) > 1_000_000  # plotly.js inline
+
+
+def test_the_verification_legend_has_one_entry_per_colour_and_pass_and_fail_differ():
+    """Issue 35, finding 10: the legend listed pass and correct, fail and wrong, as four entries
+    in two colours, so it read as two verdicts sharing one colour."""
+    from o3viz.trace import Check, Round, Task, Trace
+
+    checks = [Check("test", "t1", "pass"), Check("answer", "final", "wrong"), Check("claim", "c", "correct")]
+    fig = checks_figure(Trace(Task("q"), [Round(index=0, checks=checks)]))
+    legend = {t.name: t.marker.color for t in fig.data if t.type == "scatter"}
+    assert set(legend) == {"pass / correct", "fail / wrong"}
+    assert len(set(legend.values())) == len(legend)  # one colour per entry, green ≠ red

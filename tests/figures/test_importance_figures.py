@@ -73,3 +73,23 @@ def test_kurtosis_figure_rings_the_receiver_heads():
     _, recv = _recs()
     fig = head_kurtosis_figure(recv)
     assert list(fig.data[1].x) == [2] and list(fig.data[1].y) == [1]
+
+
+def test_a_resampled_step_without_a_score_says_why_on_hover_and_the_interval_is_named():
+    """Issue 35, finding 4: the caption blamed "the last step, or past the tokens read" for a step
+    whose resampled first sentences were all alike."""
+    from o3viz.figures.importance import resample_interval_figure
+
+    why = "none of the 4 resampled first sentences differed in meaning from this step"
+    rec = ImportanceRecord(
+        "resample", "resample", [0.5, None, 0.2],
+        series={"ci_low": [0.1, None, 0.0], "ci_high": [0.9, None, 0.6], "noise_floor": [0.2, None, 0.3],
+                "clears_floor": [1.0, None, 0.0]},
+        params={"interval": "Newcombe's hybrid score interval (Wilson intervals of the two accuracies, combined)"},
+        info={"step_notes": {"1": why}},
+    )  # fmt: skip
+    steps = [Step(i, f"s{i}", 0, 2) for i in range(3)]
+    hover = importance_scores_figure([rec], steps).data[0].text[0]
+    assert why in hover[1] and why not in hover[0]
+    assert "last step" not in importance_scores_figure([rec], steps).layout.title.text
+    assert "Newcombe–Wilson" in resample_interval_figure(rec, steps).layout.title.text

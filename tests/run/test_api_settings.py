@@ -43,7 +43,9 @@ def test_keyword_settings_lay_over_a_request_and_strings_name_modes():
 
 
 def test_an_unknown_setting_is_one_line_naming_the_real_ones():
-    with pytest.raises(UsageError, match="unknown run setting max_tokens; the settings are: .*max_new_tokens"):
+    with pytest.raises(
+        UsageError, match="unknown run setting max_tokens; the settings are: .*max_new_tokens"
+    ):
         o3viz.capture(None, None, "What is 17*23?", max_tokens=8)
     with pytest.raises(UsageError, match="a prompt or a RunRequest"):
         build_request(42)

@@ -22,15 +22,14 @@ strongest positive entries become ``depends_on`` edges (``dependencies_from_matr
 ``scores`` is ``counterfactual_accuracy`` when the trace has a reference answer, else
 ``counterfactual_kl``; where no rollout of any prefix differs from its step (the embedder calls
 every resampled sentence the same), the resampling measure instead (``params["score"]`` says
-which). Each score carries its bootstrap interval and noise floor (``trust_series``). Rollouts
+which). Each score carries its interval and its per-step noise floor, and each step without a
+score, or with a zero-width interval, a note saying why (``o3viz.analysis.importance.trust``). Rollouts
 come from a backend (``o3viz.analysis.importance.rollouts``) and are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
 (prefixes past the cap are left unscored and the record says ``complete: false``).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,8 +38,17 @@ import numpy as np
 
 from o3viz.analysis.importance.reading import check_steps
 from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
-from o3viz.analysis.importance.stats import LEVEL, clears, entropy, interval, noise_floor
-from o3viz.text.answers import answers_equivalent, extract_answer, normalize_answer
+from o3viz.analysis.importance.stats import LEVEL
+from o3viz.analysis.importance.trust import (  # noqa: F401 (_kl, _acc, trust_series: re-exported)
+    FLOOR,
+    INTERVALS,
+    _acc,
+    _diff,
+    _kl,
+    step_notes,
+    trust_series,
+)
+from o3viz.text.answers import extract_answer, normalize_answer
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
 
@@ -109,28 +117,6 @@ def estimate(
 def rollout_answer(prefix: str, rollout: str) -> str | None:
     found = extract_answer(prefix + rollout)
     return None if found is None else normalize_answer(found.text)
-
-
-def _kl(p: list[str | None], q: list[str | None]) -> float | None:
-    """KL(p ‖ q) of two answer samples, add-one smoothed over the answers either contains."""
-    if not p or not q:
-        return None
-    support = set(p) | set(q)
-    cp, cq = Counter(p), Counter(q)
-    n_p, n_q = len(p) + len(support), len(q) + len(support)
-    return float(
-        sum((cp[a] + 1) / n_p * math.log(((cp[a] + 1) / n_p) / ((cq[a] + 1) / n_q)) for a in support)
-    )
-
-
-def _acc(answers: list[str | None], reference: str | None) -> float | None:
-    if reference is None or not answers:
-        return None
-    return sum(a is not None and answers_equivalent(a, reference) for a in answers) / len(answers)
-
-
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b
 
 
 def first_sentence(text: str) -> str:
@@ -257,6 +243,14 @@ def resample_importance(
     trust_with = different if score.startswith("counterfactual") else kept_all
     series.update(trust_series(answers, trust_with, ref, level, sampling.seed))
     scores = series[score]
+    notes = step_notes(
+        answers,
+        trust_with,
+        scores,
+        series,
+        counterfactual=score.startswith("counterfactual"),
+        threshold=threshold,
+    )
     from o3viz.analysis.importance.dependencies import dependencies_from_matrix
 
     matrix = reappearance_matrix(reader, rnd, rolls, different, threshold, step_vecs)
@@ -274,7 +268,8 @@ def resample_importance(
             "max_rollouts": max_rollouts,
             "score": score,
             "level": level,
-            "noise_floor": "mean |score| between two random halves of one prefix's rollouts, the larger of the two prefixes",
+            "interval": INTERVALS["kl" if ref is None else "accuracy"],
+            "noise_floor": FLOOR,
             "matrix": "P(step j reappears | step i kept) - P(step j reappears | step i resampled, different)",
         },
         model={"model_id": backend.name, "embedding": _model_id(reader[0]) + " (mean-pooled hidden states)"},
@@ -282,6 +277,9 @@ def resample_importance(
             "rollouts": sum(len(r) for r in rolls if r),
             "complete": all(r is not None for r in rolls),
             "prompt_chars": len(prompt),
+            "answers": answers,  # per prefix P_0 .. P_S: each rollout's answer (None: none found)
+            "compared": trust_with,  # per step i: which rollouts of P_i the score compared
+            "step_notes": notes,
         },
     )
 
@@ -344,35 +342,6 @@ def _series(answers, different, ref) -> dict[str, list[float | None]]:
         s["counterfactual_accuracy"][i] = _diff(_acc(kept, ref), _acc(diff, ref))
         s["counterfactual_kl"][i] = _kl(kept, diff)
     return s
-
-
-def trust_series(answers, different, ref, level: float = LEVEL, seed: int = 0) -> dict[str, list]:
-    """Per step, beside the score: its bootstrap interval (``ci_low``, ``ci_high``), its noise
-    floor, whether it clears it (1.0 / 0.0), and the headroom (answer entropy before the step)."""
-    n = len(answers) - 1
-
-    def measure(kept, other):
-        return _kl(kept, other) if ref is None else _diff(_acc(kept, ref), _acc(other, ref))
-
-    out: dict[str, list] = {
-        k: [None] * n for k in ("ci_low", "ci_high", "noise_floor", "clears_floor", "headroom")
-    }
-    for i in range(n):
-        here, kept = answers[i], answers[i + 1]
-        out["headroom"][i] = None if here is None else entropy(here)
-        if here is None or kept is None:
-            continue
-        diff = [a for a, d in zip(here, different[i], strict=True) if d]
-        out["ci_low"][i], out["ci_high"][i] = interval(measure, kept, diff, level, seed + i)
-        # both samples the score compares have finite-sample noise: the larger floor of the two
-        floors = [
-            f
-            for f in (noise_floor(measure, here, seed + i), noise_floor(measure, kept, seed + i))
-            if f is not None
-        ]
-        out["noise_floor"][i] = max(floors) if floors else None
-        out["clears_floor"][i] = clears(measure(kept, diff) if diff else None, out["noise_floor"][i])
-    return out
 
 
 def reappearance_matrix(

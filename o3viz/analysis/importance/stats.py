@@ -2,10 +2,17 @@
 floors for resampling scores, the trivial baselines every method is compared with (position,
 length, headroom), and rank statistics (Spearman, partial Spearman, Kendall's W).
 
-- ``interval``: a bootstrap over the rollouts of the two answer samples a score compares;
-- ``noise_floor``: the same measure between two random halves of *one* prefix's rollouts (the
-  KL of two samples of one distribution stays positive; its size depends on K and the answers
-  seen, so it varies along a trace); a score clears its floor when it is above it;
+- ``wilson_difference``: for an accuracy change, Newcombe's hybrid score interval (Wilson intervals
+  of the two accuracies, combined); it always holds the estimate and has positive width whenever
+  both samples have a rollout;
+- ``interval``: for any other measure (the KL), a symmetric bootstrap interval, the estimate ± the
+  ``level`` quantile of how far the bootstrap replicates fall from it: it always holds the
+  estimate (a percentile interval need not: add-one smoothing biases resampled KLs), and has zero
+  width only when no resample of the rollouts moves the score;
+- ``noise_floor``: a permutation floor for one step: the mean |measure| after the two samples the
+  step's score compares are pooled and split again at random into groups of the same sizes (what
+  the score reads when the step made no difference); it depends on that step's rollouts, so it
+  varies along a trace; a score clears its floor when it is above it;
 - ``headroom``: the entropy (nats) of the answers sampled from the prefix before a step; with only
   an accuracy, the binary entropy of that accuracy.
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -27,7 +35,7 @@ Answers = Sequence[str | None]
 Measure = Callable[[Answers, Answers], float | None]  # (kept, other) -> score
 LEVEL = 0.9  # bootstrap interval coverage
 BOOTSTRAPS = 200  # resamples per interval
-SPLITS = 16  # random halvings averaged for a noise floor
+SPLITS = 32  # random relabellings averaged for a noise floor
 
 
 def entropy(answers: Answers) -> float | None:
@@ -46,37 +54,81 @@ def binary_entropy(p: float | None) -> float | None:
     return 0.0 - float(sum(q * math.log(q) for q in (p, 1 - p) if q > 0))
 
 
-def interval(
-    measure: Measure, kept: Answers, other: Answers, level: float = LEVEL, seed: int = 0
+def wilson(x: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``x / n`` (n > 0).
+
+    >>> [round(v, 3) for v in wilson(0, 4)]
+    [0.0, 0.403]
+    """
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    p, z2 = x / n, z * z / n
+    centre, half = (p + z2 / 2) / (1 + z2), z / (1 + z2) * math.sqrt(p * (1 - p) / n + z2 / (4 * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def wilson_difference(
+    x1: int, n1: int, x2: int, n2: int, level: float = LEVEL
 ) -> tuple[float | None, float | None]:
-    """A percentile bootstrap interval of ``measure(kept, other)``, both samples resampled."""
-    if not kept or not other:
+    """Newcombe's hybrid score interval of ``x1/n1 - x2/n2`` (his method 10): each side's Wilson
+    interval, combined. It always holds the estimate, and is never of zero width.
+
+    >>> lo, hi = wilson_difference(4, 4, 4, 4)
+    >>> lo < 0.0 < hi
+    True
+    """
+    if not n1 or not n2:
+        return None, None
+    (l1, u1), (l2, u2) = wilson(x1, n1, level), wilson(x2, n2, level)
+    p1, p2 = x1 / n1, x2 / n2
+    d = p1 - p2
+    lo = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    hi = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return max(-1.0, lo), min(1.0, hi)
+
+
+def interval(
+    measure: Measure,
+    kept: Answers,
+    other: Answers,
+    level: float = LEVEL,
+    seed: int = 0,
+    lowest: float | None = None,
+) -> tuple[float | None, float | None]:
+    """A symmetric bootstrap interval of ``measure(kept, other)``, both samples resampled: the
+    estimate ± the ``level`` quantile of |replicate − estimate| (clipped at ``lowest``, e.g. 0 for
+    a KL). It always holds the estimate."""
+    est = measure(kept, other) if kept and other else None
+    if est is None:
         return None, None
     rng = np.random.default_rng(seed)
-    vals = []
+    dev = []
     for _ in range(BOOTSTRAPS):
         a = [kept[i] for i in rng.integers(0, len(kept), len(kept))]
         b = [other[i] for i in rng.integers(0, len(other), len(other))]
         v = measure(a, b)
         if v is not None:
-            vals.append(v)
-    if not vals:
-        return None, None
-    lo, hi = np.quantile(vals, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+            dev.append(abs(v - est))
+    half = float(np.quantile(dev, level)) if dev else 0.0
+    lo = est - half if lowest is None else max(lowest, est - half)
+    return float(lo), float(est + half)
 
 
-def noise_floor(measure: Measure, answers: Answers, seed: int = 0) -> float | None:
-    """The mean of ``measure`` between two random halves of one prefix's rollouts: what the score
-    reads when nothing changed (None with fewer than 2 rollouts)."""
-    if answers is None or len(answers) < 2:
+def noise_floor(measure: Measure, kept: Answers, other: Answers, seed: int = 0) -> float | None:
+    """A permutation floor: the mean |measure| after ``kept`` and ``other`` are pooled and split at
+    random into groups of their sizes, what the score reads when the step made no difference
+    (None where either sample is empty).
+
+    >>> noise_floor(lambda a, b: float(set(a) != set(b)), ["5"] * 4, ["5"] * 3)
+    0.0
+    """
+    if not kept or not other:
         return None
     rng = np.random.default_rng(seed)
-    half = len(answers) // 2
+    pool, n = list(kept) + list(other), len(kept)
     vals = []
     for _ in range(SPLITS):
-        order = rng.permutation(len(answers))
-        v = measure([answers[i] for i in order[:half]], [answers[i] for i in order[half : 2 * half]])
+        order = rng.permutation(len(pool))
+        v = measure([pool[i] for i in order[:n]], [pool[i] for i in order[n:]])
         if v is not None:
             vals.append(abs(v))
     return float(np.mean(vals)) if vals else None

@@ -1,0 +1,198 @@
+"""Capture at long lengths: peak memory above the model, time against plain ``generate`` and the
+trace's size, for a long prompt plus a short generation at 1k, 4k, 8k and 16k tokens (32k with
+``--with-32k``).
+
+Each length runs in a fresh process (``--child``): it loads the default model, warms up with a
+short capture, then samples its resident memory (psutil, every 20 ms) through one capture of a
+prompt of that length; the figure is the peak above the RSS after the warm-up. The same process
+then times ``--pairs`` interleaved (plain sdpa ``generate``, capture) pairs on the same prompt ids
+(EOS suppressed, so both generate exactly ``--new-tokens``) up to ``--time-max`` tokens; the ratio
+printed is the median of the per-pair ratios. The trace's gzip size gives bytes per token, and the
+storage plan's sentence says what was kept differently at that length. Printed last: the growth of
+the peak from 4k to 16k and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+LENGTHS = (1024, 4096, 8192, 16384)
+BASELINES = {
+    **{
+        f"peak_above_model_mb_{n}": "RSS after loading the model and a warm-up capture"
+        for n in (*LENGTHS, 32768)
+    },
+    "peak_growth_4k_to_16k": "peak_above_model_mb_4096",
+}
+GOALS = {
+    "peak_above_model_mb_16384": "<= 2048 (issue 40)",
+    "peak_growth_4k_to_16k": "<= 4.5x (issue 40)",
+    "capture_vs_generate_1024": "<= 1.05 (issue 40)",
+    "capture_vs_generate_8192": "<= 1.10 (issue 40)",
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="prompt lengths in tokens")
+    p.add_argument("--with-32k", action="store_true", help="also run 32,768 tokens")
+    p.add_argument("--new-tokens", type=int, default=16, help="tokens generated per run (default 16)")
+    p.add_argument("--pairs", type=int, default=2, help="interleaved generate/capture pairs per length")
+    p.add_argument("--time-max", type=int, default=8192, help="time pairs only up to this length")
+    p.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+
+
+def long_prompt(tok, n: int) -> str:
+    """A prompt of about ``n`` tokens (the chat template adds a few): numbered, varied facts and
+    a question about them, so the text does not repeat itself."""
+    lines, chars = [], 0
+    while chars < 6 * n:  # well over n tokens: a token of this text is about 3 characters
+        i = len(lines)
+        lines.append(
+            f"Fact {i}: crate {i % 97} holds {(i * 37) % 101} apples and {(i * 11) % 53} pears; "
+            f"it was packed on day {(i * 7) % 31 + 1} by worker {(i * 13) % 17}."
+        )
+        chars += len(lines[-1]) + 1
+    ids = tok("\n".join(lines), add_special_tokens=False)["input_ids"][: max(8, n - 40)]
+    return tok.decode(ids) + "\nHow many apples are in crate 3 in total? Think step by step."
+
+
+def _peak_during(fn) -> tuple[object, int]:
+    """(fn(), peak RSS in bytes while it ran), sampled every 20 ms."""
+    import psutil
+
+    proc = psutil.Process()
+    peak, done = [proc.memory_info().rss], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.02)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    try:
+        out = fn()
+    finally:
+        done.set()
+        th.join()
+    return out, max(peak[0], proc.memory_info().rss)
+
+
+def _child(n: int, args: argparse.Namespace) -> int:
+    import psutil
+    import torch
+
+    from o3viz.model import load_model
+    from o3viz.run.capture import RunRequest, capture
+    from o3viz.run.prompt import layout_prompt
+    from o3viz.run.sizing import storage_note
+    from o3viz.trace import trace_bytes
+
+    model, tok = load_model()
+    g = args.new_tokens
+    capture(model, tok, RunRequest(prompt="What is 2+3?", max_new_tokens=4))  # warm-up
+    prompt = long_prompt(tok, n)
+    req = RunRequest(prompt=prompt, max_new_tokens=g, min_new_tokens=g)
+    gc.collect()
+    base = psutil.Process().memory_info().rss
+    t0 = time.perf_counter()
+    trace, peak = _peak_during(lambda: capture(model, tok, req))
+    seconds = time.perf_counter() - t0
+    data = trace_bytes(trace, gzipped=True)
+    rnd = trace.final
+    out = {
+        "length": n,
+        "prompt_tokens": len(rnd.prompt_tokens),
+        "generated": len(rnd.tokens),
+        "peak_above_model_mb": (peak - base) / 2**20,
+        "capture_s": seconds,
+        "trace_bytes": len(data),
+        "bytes_per_token": len(data) / (len(rnd.prompt_tokens) + len(rnd.tokens)),
+        "kept": storage_note(rnd.attention.info) if rnd.attention else "",
+        "ratios": [],
+    }
+    del trace, data
+    if n <= args.time_max:
+        ids = torch.tensor([layout_prompt(tok, prompt).ids])
+        kw = {"max_new_tokens": g, "min_new_tokens": g, "do_sample": False, "pad_token_id": tok.pad_token_id}
+        for _ in range(args.pairs):
+            t_plain = _timed(lambda: _generate(model, ids, kw))
+            t_cap = _timed(lambda: capture(model, tok, req))
+            out["ratios"].append(t_cap / t_plain)
+    print(json.dumps(out))
+    return 0
+
+
+def _generate(model, ids, kw) -> None:
+    import torch
+
+    with torch.inference_mode():
+        model.generate(ids, attention_mask=torch.ones_like(ids), **kw)
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    gc.collect()
+    return time.perf_counter() - t0
+
+
+def _run_child(n: int, args: argparse.Namespace) -> dict:
+    root = Path(__file__).resolve().parents[1]  # the checkout: benchmarks/ is not installed
+    cmd = [sys.executable, "-m", "benchmarks", "long_capture", "--child", str(n)]
+    cmd += [
+        "--new-tokens",
+        str(args.new_tokens),
+        "--pairs",
+        str(args.pairs),
+        "--time-max",
+        str(args.time_max),
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    if out.returncode != 0:
+        tail = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"length": n, "error": tail}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _report(r: dict) -> None:
+    n = r["length"]
+    if "error" in r:
+        print(f"long_capture_{n}_error: {r['error']}")
+        return
+    print(f"peak_above_model_mb_{n}: {r['peak_above_model_mb']:.0f}")
+    print(f"capture_s_{n}: {r['capture_s']:.1f} (prompt {r['prompt_tokens']} + {r['generated']} tokens)")
+    if r["ratios"]:
+        print(f"capture_vs_generate_{n}: {statistics.median(r['ratios']):.3f} (pairs: {_fmt(r['ratios'])})")
+    print(f"trace_bytes_{n}: {r['trace_bytes']} ({r['bytes_per_token']:.0f} bytes per token)")
+    print(f"kept_{n}: {r['kept'] or 'everything asked for'}")
+
+
+def _fmt(xs: list[float]) -> str:
+    return ", ".join(f"{x:.3f}" for x in xs)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.child:
+        return _child(args.child, args)
+    lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
+    if args.with_32k and 32768 not in lengths:
+        lengths.append(32768)
+    results = {}
+    for n in lengths:
+        results[n] = _run_child(n, args)
+        _report(results[n])
+        sys.stdout.flush()
+    a, b = results.get(4096, {}), results.get(16384, {})
+    if "peak_above_model_mb" in a and "peak_above_model_mb" in b:
+        print(f"peak_growth_4k_to_16k: {b['peak_above_model_mb'] / max(a['peak_above_model_mb'], 1):.2f}x")
+    print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
+    return 0

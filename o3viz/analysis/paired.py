@@ -1,0 +1,328 @@
+"""Two runs on the same questions, paired: what the request names (``PairedCompareRequest``), how
+questions are matched (``pair_frames``) and what changed (``paired_compare``: accuracy of A and of
+B, their paired difference with a 95% interval, the 2×2 table, McNemar's exact p, and the paired
+difference of every reasoning measure). Rows in are index rows (``o3viz.store.index.IndexRow``
+fields) as frames; the store side is ``o3viz.store.paired``.
+
+Pairing key: the source's record (its line in the file) where both sides are the same dataset (two
+systems of one file, such as GSM8K's four solutions), else the normalised question text (case,
+Unicode form, punctuation and spacing ignored). Each side keeps the first trace of a question;
+unpaired questions and repeats are counted and listed, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from o3viz.analysis.paired_measures import MEASURES, measure_frame, paired_measures
+from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference
+from o3viz.errors import UsageError
+from o3viz.text.classify import TYPES as STEP_TYPES
+
+Grade = Literal["either", "source", "check"]
+KeyBy = Literal["auto", "record", "question"]
+GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
+ROW_COLUMNS = (
+    "key", "name", "dataset", "model", "question", "answer", "record", "part", "tokens", "steps", "backtracks",
+    "self_checks", "first_wrong_pos", "importance", "correct", "source_correct", "check_correct",
+) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
+MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
+MAX_LISTED = 200  # unpaired / repeated questions listed by name (all are counted)
+
+
+@dataclass
+class Side:
+    """One side of the comparison: a dataset, optionally narrowed to one model (a system)."""
+
+    dataset: str
+    model: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset} · {self.model}" if self.model else self.dataset
+
+
+@dataclass
+class PairedCompareRequest:
+    """What to compare: A and B, the grade that decides right and wrong, and the pairing key."""
+
+    a: Side
+    b: Side
+    grade: Grade = "either"  # the source's grade where it has one, else o3viz's answer check
+    key_by: KeyBy = "auto"  # record within one dataset, else the question text
+    min_pairs: int = MIN_PAIRS
+
+    def validate(self) -> PairedCompareRequest:
+        """Itself, or a one-line ``UsageError`` naming the bad field."""
+        for name, side in (("A", self.a), ("B", self.b)):
+            if not isinstance(side, Side) or not side.dataset:
+                raise UsageError(f"side {name}: name a dataset (o3viz library datasets lists them)")
+        if (self.a.dataset, self.a.model) == (self.b.dataset, self.b.model):
+            raise UsageError(f"A and B are the same traces ({self.a.label}); name two datasets or two models")
+        if self.grade not in GRADE_COLUMNS:
+            raise UsageError(f"grade {self.grade!r}: one of {', '.join(GRADE_COLUMNS)}")
+        if self.key_by not in ("auto", "record", "question"):
+            raise UsageError(f"key {self.key_by!r}: one of auto, record, question")
+        if self.key_by == "record" and self.a.dataset != self.b.dataset:
+            raise UsageError("--key record pairs by line of one file: A and B must be the same dataset")
+        if not isinstance(self.min_pairs, int) or self.min_pairs < 1:
+            raise UsageError(f"min_pairs {self.min_pairs!r}: a whole number of at least 1")
+        return self
+
+
+@dataclass
+class Pairing:
+    """The matched rows (``rows``: one per question, ``_a``/``_b`` suffixed columns) and what
+    did not match."""
+
+    rows: pd.DataFrame
+    key_by: str  # record | question
+    unpaired_a: list[str] = field(default_factory=list)  # trace names, at most MAX_LISTED
+    unpaired_b: list[str] = field(default_factory=list)
+    n_unpaired_a: int = 0
+    n_unpaired_b: int = 0
+    repeats_a: int = 0  # further traces of an already-seen question (not paired)
+    repeats_b: int = 0
+
+
+@dataclass
+class PairedResult:
+    """What changed from A to B over the paired questions; differences are B − A."""
+
+    request: PairedCompareRequest
+    n_a: int  # traces on side A
+    n_b: int
+    pairing: Pairing
+    graded: int  # pairs graded on both sides under the request's grade
+    table: Table2x2
+    acc_a: float | None
+    acc_b: float | None
+    diff: tuple[float, float, float] | None  # (B − A, lo, hi), Agresti–Min 95%
+    p_mcnemar: float
+    chi2: float  # McNemar's statistic, for comparison with tables that print it
+    measures: pd.DataFrame  # measure, n, mean_a, mean_b, diff, lo, hi
+    by_grade: dict[str, dict] = field(default_factory=dict)  # the table under each other grade
+
+    @property
+    def n(self) -> int:
+        return len(self.pairing.rows)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        return self.pairing.rows
+
+    def flips(self) -> pd.DataFrame:
+        """The questions that flipped (A only right first, then B only right)."""
+        return self.rows[self.rows["flip"].isin(["A only", "B only"])]
+
+    def too_small(self) -> str | None:
+        """A plain sentence when the pairs are too few to say which is better, else None."""
+        t, need = self.table, self.request.min_pairs
+        if self.graded == 0:
+            return "No question is graded on both sides, so accuracy cannot be compared."
+        if self.graded < need:
+            return (
+                f"Only {self.graded} questions are graded on both sides (fewer than {need}): the "
+                "interval is wide, and only a large difference could show."
+            )
+        if t.discordant < 6:
+            return (
+                f"A and B disagree on only {t.discordant} of {self.graded} questions: too few flips "
+                "for the test to find a difference even if there is one."
+            )
+        return None
+
+    def headline(self) -> str:
+        """One sentence: which is better, by how much, how sure, out of how many."""
+        if self.diff is None or self.acc_a is None or self.acc_b is None:
+            return self.too_small() or "No graded pairs."
+        d, lo, hi = self.diff
+        a, b = self.request.a.label, self.request.b.label
+        verdict = (
+            f"{b if d > 0 else a} is better by {100 * abs(d):.1f} points"
+            if self.p_mcnemar < 0.05
+            else f"no clear difference ({100 * d:+.1f} points for B)"
+        )
+        return (
+            f"{a}: {self.acc_a:.1%} vs {b}: {self.acc_b:.1%} on {self.graded:,} paired questions — "
+            f"{verdict} (95% CI {100 * lo:+.1f} to {100 * hi:+.1f}; McNemar exact p = {self.p_mcnemar:.2g})."
+        )
+
+    def to_dict(self) -> dict:
+        """Everything but the per-question rows, as plain JSON values."""
+        t, p = self.table, self.pairing
+        return {
+            "a": self.request.a.label,
+            "b": self.request.b.label,
+            "grade": self.request.grade,
+            "key_by": p.key_by,
+            "n_a": self.n_a,
+            "n_b": self.n_b,
+            "pairs": self.n,
+            "graded": self.graded,
+            "table": {"both": t.both, "a_only": t.a_only, "b_only": t.b_only, "neither": t.neither},
+            "accuracy_a": self.acc_a,
+            "accuracy_b": self.acc_b,
+            "difference": None
+            if self.diff is None
+            else dict(zip(("b_minus_a", "lo", "hi"), self.diff, strict=True)),
+            "mcnemar_p": self.p_mcnemar,
+            "mcnemar_chi2": None if np.isnan(self.chi2) else self.chi2,
+            "too_small": self.too_small(),
+            "headline": self.headline(),
+            "unpaired": {
+                "a": p.n_unpaired_a,
+                "b": p.n_unpaired_b,
+                "a_names": p.unpaired_a,
+                "b_names": p.unpaired_b,
+            },
+            "repeats": {"a": p.repeats_a, "b": p.repeats_b},
+            "measures": _records(self.measures),
+            "by_grade": self.by_grade,
+        }
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    return [
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+        for r in df.to_dict("records")
+    ]
+
+
+_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def question_key(text: str | None) -> str:
+    """The question as a pairing key: Unicode-normalised, case-folded, punctuation and spacing
+    collapsed (so a curly apostrophe or a doubled space does not split a pair).
+
+    >>> question_key("Janet’s  ducks lay 16 eggs.") == question_key("janet's ducks lay 16 eggs")
+    True
+    """
+    t = unicodedata.normalize("NFKC", text or "").casefold()
+    return " ".join(_PUNCT.sub(" ", t).split())
+
+
+def _keyed(df: pd.DataFrame, key_by: str) -> tuple[pd.DataFrame, int]:
+    """``df`` with a ``pair_key``; the first trace of each key kept, and how many repeats dropped."""
+    df = df.copy()
+    if key_by == "record":
+        df["pair_key"] = df["record"].map(lambda r: "" if pd.isna(r) else f"record {int(r)}")
+    else:
+        df["pair_key"] = df["question"].map(question_key)
+    df = df[df["pair_key"] != ""]
+    kept = df.drop_duplicates("pair_key", keep="first")
+    return kept, len(df) - len(kept)
+
+
+def choose_key(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> str:
+    """``record`` for two sides of one dataset whose rows all have a record, else ``question``."""
+    if req.key_by != "auto":
+        return req.key_by
+    same = req.a.dataset == req.b.dataset
+    has_record = len(a) and len(b) and a["record"].notna().all() and b["record"].notna().all()
+    return "record" if same and has_record else "question"
+
+
+def pair_frames(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> Pairing:
+    """Match A's rows with B's by question (``choose_key``); one merged row per paired question,
+    in A's order."""
+    key_by = choose_key(a, b, req)
+    ka, ra = _keyed(a, key_by)
+    kb, rb = _keyed(b, key_by)
+    rows = ka.merge(kb, on="pair_key", suffixes=("_a", "_b"), how="inner", sort=False)
+    only_a = ka[~ka["pair_key"].isin(kb["pair_key"])]
+    only_b = kb[~kb["pair_key"].isin(ka["pair_key"])]
+    # rows without a key (no question text / no record) cannot pair: they count as unpaired
+    no_key_a, no_key_b = len(a) - len(ka) - ra, len(b) - len(kb) - rb
+    return Pairing(
+        rows=rows.reset_index(drop=True),
+        key_by=key_by,
+        unpaired_a=only_a["name"].astype(str).tolist()[:MAX_LISTED],
+        unpaired_b=only_b["name"].astype(str).tolist()[:MAX_LISTED],
+        n_unpaired_a=len(only_a) + no_key_a,
+        n_unpaired_b=len(only_b) + no_key_b,
+        repeats_a=ra,
+        repeats_b=rb,
+    )
+
+
+def table_of(ca: np.ndarray, cb: np.ndarray) -> Table2x2:
+    """The 2×2 table of two 1/0/NaN arrays (pairs with a NaN on either side left out)."""
+    ok = ~(np.isnan(ca) | np.isnan(cb))
+    ca, cb = ca[ok] == 1, cb[ok] == 1
+    return Table2x2(
+        both=int((ca & cb).sum()),
+        a_only=int((ca & ~cb).sum()),
+        b_only=int((~ca & cb).sum()),
+        neither=int((~ca & ~cb).sum()),
+    )
+
+
+def _grade_arrays(rows: pd.DataFrame, grade: str) -> tuple[np.ndarray, np.ndarray]:
+    col = GRADE_COLUMNS[grade]
+    return (
+        pd.to_numeric(rows[f"{col}_a"], errors="coerce").to_numpy(dtype=float),
+        pd.to_numeric(rows[f"{col}_b"], errors="coerce").to_numpy(dtype=float),
+    )
+
+
+def _flip_column(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    out = np.full(len(ca), "ungraded", dtype=object)
+    graded = ~(np.isnan(ca) | np.isnan(cb))
+    out[graded & (ca == 1) & (cb == 1)] = "both right"
+    out[graded & (ca == 1) & (cb == 0)] = "A only"
+    out[graded & (ca == 0) & (cb == 1)] = "B only"
+    out[graded & (ca == 0) & (cb == 0)] = "both wrong"
+    return out
+
+
+_FLIP_ORDER = {"A only": 0, "B only": 1, "both wrong": 2, "both right": 3, "ungraded": 4}
+
+
+def paired_compare(
+    a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest, labels: pd.DataFrame | None = None
+) -> PairedResult:
+    """Pair ``a`` and ``b`` (frames of ``ROW_COLUMNS``) and say what changed. ``labels`` (key,
+    labelled, labelled_wrong) adds people's step labels as a measure where both traces have them."""
+    req.validate()
+    pairing = pair_frames(a, b, req)
+    rows = pairing.rows
+    ca, cb = _grade_arrays(rows, req.grade)
+    table = table_of(ca, cb)
+    rows["flip"] = _flip_column(ca, cb)
+    rows = measure_frame(rows, labels)
+    rows = rows.sort_values("flip", key=lambda s: s.map(_FLIP_ORDER), kind="stable").reset_index(drop=True)
+    pairing.rows = rows
+    by_grade = {}
+    for g in GRADE_COLUMNS:
+        t = table_of(*_grade_arrays(rows, g))
+        if g != req.grade and t.n:
+            by_grade[g] = {"graded": t.n, "accuracy_a": (t.both + t.a_only) / t.n,
+                           "accuracy_b": (t.both + t.b_only) / t.n, "a_only": t.a_only,
+                           "b_only": t.b_only, "mcnemar_p": mcnemar_exact(t.a_only, t.b_only)}  # fmt: skip
+    n = table.n
+    return PairedResult(
+        request=req,
+        n_a=len(a),
+        n_b=len(b),
+        pairing=pairing,
+        graded=n,
+        table=table,
+        acc_a=(table.both + table.a_only) / n if n else None,
+        acc_b=(table.both + table.b_only) / n if n else None,
+        diff=paired_difference(table),
+        p_mcnemar=mcnemar_exact(table.a_only, table.b_only),
+        chi2=mcnemar_chi2(table.a_only, table.b_only),
+        measures=paired_measures(rows),
+        by_grade=by_grade,
+    )
+
+
+__all__ = ["MEASURES", "PairedCompareRequest", "PairedResult", "Pairing", "Side", "paired_compare"]

@@ -1,0 +1,173 @@
+"""``o3viz verify TRACE --verifier NAME``: add a verifier's step verdicts to a stored trace (in
+place, or to ``--out``), or to every trace of a dataset (``--dataset NAME``). Other verifiers'
+verdicts stay beside the new ones. A round that already holds the verifier's verdicts is skipped
+(``--redo`` replaces them), so an interrupted dataset run picks up where it stopped.
+
+Examples:
+  o3viz verify run.o3trace.json --verifier claims
+  o3viz verify run.o3trace.json --verifier prm --model Qwen/Qwen2.5-Math-PRM-7B --trust-remote-code
+  o3viz verify --dataset gsm8k-labels --verifier judge --base-url http://127.0.0.1:8000/v1 --model m
+  o3viz verify --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from o3viz.errors import O3vizError, UsageError
+
+MAX_TRACES = 100_000
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "verify",
+        help="add a verifier's step verdicts (claims, code_tests, prm, judge, claims+prm) to a trace",
+        description=__doc__.split("\n\n", 1)[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:" + __doc__.split("Examples:", 1)[1],
+    )
+    p.add_argument("trace", nargs="?", type=Path, help="a trace file (or give --dataset)")
+    p.add_argument("--verifier", default="claims", help="which verifier (--list names them)")
+    p.add_argument("--list", action="store_true", help="list the verifiers and exit")
+    p.add_argument("--dataset", help="judge every trace of this stored dataset, in place")
+    p.add_argument("--out", type=Path, help="write here instead of replacing TRACE")
+    p.add_argument("--redo", action="store_true", help="replace the verifier's earlier verdicts")
+    p.add_argument("--model", help="PRM: a folder or hub id; judge: the served model name")
+    p.add_argument("--base-url", help="judge: an OpenAI-compatible endpoint ending in /v1")
+    p.add_argument("--device", help="PRM: cpu, cuda, ... (default: cuda when there is one)")
+    p.add_argument("--dtype", help="PRM: float32 (default), bfloat16, float16")
+    p.add_argument("--batch-size", type=int, default=8, help="PRM: solutions per forward pass (8)")
+    p.add_argument("--shape", choices=("auto", "tag", "head"), default="auto", help="PRM shape (auto)")
+    p.add_argument("--threshold", type=float, default=0.5, help="PRM: a step below this is wrong (0.5)")
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="PRM: run the checkpoint's own head code (Qwen2.5-Math-PRM)",
+    )
+    p.add_argument("--then", default="prm", help="claims+prm: the verifier after the checker (prm)")
+    p.add_argument("--max-tokens", type=int, default=1024, help="judge: reply tokens (1024)")
+    p.add_argument("--request-timeout", type=float, default=300.0, help="judge: seconds per request")
+    p.add_argument("--budget", type=float, help="judge: seconds the run may spend on the endpoint")
+    p.add_argument("--extra-body", type=_json_object, help="judge: a JSON object merged into each request")
+    p.set_defaults(func=run)
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def endpoint_ask(
+    base_url: str,
+    model: str,
+    *,
+    max_tokens: int = 1024,
+    timeout: float = 300.0,
+    budget_s=None,
+    extra_body=None,
+):
+    """``ask(prompt) -> reply`` on the endpoint client of the importance layer (a total deadline
+    per request, redirects kept on the origin, a run budget), at temperature 0."""
+    from o3viz.analysis.importance.rollouts import OpenAIBackend, Sampling
+
+    key = os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    backend = OpenAIBackend(
+        base_url, model, key, timeout=timeout, budget_s=budget_s, retries=1, extra_body=extra_body or {}
+    )
+    sampling = Sampling(max_tokens=max_tokens, temperature=0.0, top_p=1.0)
+    return lambda prompt: backend.complete(prompt, 1, sampling)[0]
+
+
+def options_of(args: argparse.Namespace):
+    from o3viz.verify.verifiers import VerifierOptions
+
+    ask = None
+    if args.base_url:
+        if not args.model:
+            raise UsageError("--base-url needs --model (the served model's name)")
+        ask = endpoint_ask(
+            args.base_url,
+            args.model,
+            max_tokens=args.max_tokens,
+            timeout=args.request_timeout,
+            budget_s=args.budget,
+            extra_body=args.extra_body,
+        )
+    return VerifierOptions(
+        model=args.model, base_url=args.base_url, device=args.device, dtype=args.dtype,
+        batch_size=args.batch_size, shape=args.shape, threshold=args.threshold, ask=ask,
+        trust_remote_code=args.trust_remote_code, then=args.then,
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from o3viz.verify.verifiers import list_verifiers, make_verifier
+
+    if args.list:
+        for spec in list_verifiers():
+            print(f"{spec.name:12} {spec.help}")
+        return 0
+    if (args.trace is None) == (args.dataset is None):
+        raise UsageError("give a TRACE file or --dataset NAME (one of them)")
+    verifier = make_verifier(args.verifier, options_of(args))
+    if args.dataset:
+        return _run_dataset(args, verifier)
+    return _run_file(args, verifier)
+
+
+def _run_file(args: argparse.Namespace, verifier) -> int:
+    from o3viz.trace import load_trace
+    from o3viz.verify.verifiers import add_verdicts
+
+    trace = load_trace(args.trace)
+    judged = add_verdicts(trace, verifier, redo=args.redo)
+    out = args.out or args.trace
+    trace.save(out, overwrite=args.out is None or out.resolve() == args.trace.resolve())
+    print(f"{verifier.name}: {judged} round(s) judged, {_summary(trace, verifier.name)}; saved {out}")
+    return 0
+
+
+def _summary(trace, name: str) -> str:
+    recs = [v for r in trace.rounds for v in r.verdicts if v.verifier == name]
+    counts = {k: sum(v == k for rec in recs for v in rec.verdicts) for k in ("ok", "wrong", "unsure")}
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _run_dataset(args: argparse.Namespace, verifier) -> int:
+    from o3viz.store.query import Query
+    from o3viz.store.store import Store
+    from o3viz.verify.verifiers import add_verdicts
+
+    if args.out is not None:
+        raise UsageError("--dataset judges the stored traces in place: give no --out")
+    store = Store()
+    keys = [r[0] for r in store.select(Query(dataset=[args.dataset]), ("key",), max_rows=MAX_TRACES)]
+    if not keys:
+        raise UsageError(f"no traces in dataset {args.dataset!r} (`o3viz library list` shows the datasets)")
+    done = skipped = 0
+    for key in keys:
+        try:
+            trace = store.trace(key)
+            if not add_verdicts(trace, verifier, redo=args.redo):
+                skipped += 1
+                continue
+            new = store.add(trace, **store.read_meta(key))
+            if new != key:
+                store.delete([key])
+            done += 1
+        except O3vizError as exc:  # one bad trace does not stop the run: it is named and left
+            print(f"failed {key}: {exc}", file=sys.stderr)
+    print(
+        f"{verifier.name}: {done} trace(s) of {args.dataset!r} judged, {skipped} already judged; saved in {store.root}"
+    )
+    return 0

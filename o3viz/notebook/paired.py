@@ -1,0 +1,94 @@
+"""``o3viz.show(a, b)`` for two datasets of the store (names, or ``Side(dataset, model)``): the
+paired comparison as one self-contained page, the same numbers as Compare's dataset mode and
+``o3viz compare``: the headline, accuracy of A and B with n, the difference with its paired 95%
+interval, McNemar's exact p, the 2×2 table, the two figures and the questions that flipped.
+"""
+
+from __future__ import annotations
+
+import html
+
+from plotly.offline import get_plotlyjs
+
+from o3viz.analysis.paired import PairedCompareRequest, PairedResult, Side
+from o3viz.errors import UsageError
+from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
+from o3viz.store.paired import compare_datasets
+from o3viz.store.store import Store
+
+HEIGHT = 900  # px of the notebook output
+MAX_FLIPS = 100  # flipped questions listed (all are counted)
+CSS = (
+    "body{font-family:system-ui,sans-serif;font-size:13px;color:#111827;margin:8px}"
+    "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:right}"
+    "td.q{text-align:left;max-width:640px}.head{font-weight:600;font-size:14px}.note{color:#6b7280}"
+)
+
+
+def side_of(x) -> Side:
+    """A side from a dataset name or a ``Side``."""
+    if isinstance(x, Side):
+        return x
+    if isinstance(x, str):
+        return Side(x)
+    raise TypeError(f"a dataset name or o3viz.analysis.paired.Side, not {type(x).__name__}")
+
+
+def _table(r: PairedResult) -> str:
+    t = r.table
+    return (
+        "<table><tr><th></th><th>B right</th><th>B wrong</th></tr>"
+        f"<tr><th>A right</th><td>{t.both:,}</td><td>{t.a_only:,}</td></tr>"
+        f"<tr><th>A wrong</th><td>{t.b_only:,}</td><td>{t.neither:,}</td></tr></table>"
+    )
+
+
+def _flips(r: PairedResult) -> str:
+    flips = r.flips()
+    rows = "".join(
+        f"<tr><td>{'A' if f == 'A only' else 'B'}</td><td class='q'>{html.escape(str(q or n)[:200])}</td>"
+        f"<td>{html.escape(str(aa or '—'))}</td><td>{html.escape(str(ab or '—'))}</td></tr>"
+        for f, q, n, aa, ab in zip(
+            flips["flip"][:MAX_FLIPS], flips["question_a"], flips["name_a"], flips["answer_a"], flips["answer_b"],
+            strict=False,
+        )
+    )  # fmt: skip
+    more = f"<p class='note'>… and {len(flips) - MAX_FLIPS:,} more</p>" if len(flips) > MAX_FLIPS else ""
+    return (
+        f"<p class='head'>Questions that flipped ({len(flips):,})</p><table><tr><th>right only in</th>"
+        f"<th>question</th><th>A answer</th><th>B answer</th></tr>{rows}</table>{more}"
+    )
+
+
+def paired_page(r: PairedResult) -> str:
+    """The paired comparison as one HTML page (plotly.js inlined, nothing from the network)."""
+    a, b = html.escape(r.request.a.label), html.escape(r.request.b.label)
+    parts = [f"<p class='head'>{html.escape(r.headline())}</p>", f"<p>A = {a} · B = {b}</p>"]
+    if r.too_small():
+        parts.append(f"<p class='note'>{html.escape(r.too_small())}</p>")
+    p = r.pairing
+    parts.append(_table(r))
+    parts.append(
+        f"<p class='note'>{r.n:,} questions paired by {p.key_by}; unpaired {p.n_unpaired_a:,} in A, "
+        f"{p.n_unpaired_b:,} in B</p>"
+    )
+    for fig in (paired_accuracy_figure(r), paired_measures_figure(r)):
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+    parts.append(_flips(r))
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>o3viz · {a} vs {b}</title>'
+        f"<style>{CSS}</style><script>{get_plotlyjs()}</script></head><body>{''.join(parts)}</body></html>"
+    )
+
+
+def paired_html(a, b=None, *, grade: str = "either", store: Store | None = None) -> str:
+    """The page of two datasets (``a``, ``b``: names or sides), or of a ``PairedResult`` given as
+    ``a`` (``o3viz.show`` wraps it in its static view)."""
+    if isinstance(a, PairedResult):
+        result = a
+    elif b is None:
+        raise UsageError("o3viz.show: name two datasets (A and B) to compare them question by question")
+    else:
+        req = PairedCompareRequest(side_of(a), side_of(b), grade=grade)
+        result = compare_datasets(store or Store(), req)
+    return paired_page(result)

@@ -1,0 +1,238 @@
+"""Compare's dataset mode: two datasets (or two models of one) paired by question. The first screen
+says which is better, by how much and on which questions: accuracy of A and B with n, the paired
+difference with its 95% interval, McNemar's exact p, the 2×2 table, and the questions that flipped,
+listed first; one click opens that pair in the two-trace Compare. Below: the figures, what changed
+in the reasoning, the unpaired questions and the downloads."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import streamlit as st
+
+from o3viz.app import (
+    O3vizError,
+    PairedCompareRequest,
+    Side,
+    compare_datasets,
+    dataset_models,
+    one_line,
+    paired_rows,
+)
+from o3viz.figures import (
+    clip_label,
+    escape_markdown,
+    paired_accuracy_figure,
+    paired_measures_figure,
+    readable,
+)
+from pages.common.ui import pin, show_figure, store, sync_url
+
+MODES = {"traces": "Two traces", "datasets": "Two datasets"}
+PARAMS = ("da", "ma", "db", "mb", "grade")
+GRADES = {"either": "source's, else o3viz's", "source": "source's grade", "check": "o3viz's check"}
+FLIP_WORDS = {"A only": "A", "B only": "B"}  # the "right only in" column
+
+
+def _copy_mode() -> None:
+    st.session_state.compare_mode = st.session_state.compare_mode_pick or st.session_state.compare_mode
+
+
+def mode_switch(container=st) -> str:
+    """The Compare page's mode (two traces or two datasets): a link's ``?mode=datasets`` opens the
+    dataset mode; the picker switches; the trace mode drops the dataset mode's URL."""
+    url_mode = st.query_params.get("mode")
+    if url_mode != st.session_state.compare_mode_url:  # a new link (or the URL this page wrote)
+        st.session_state.compare_mode_url = url_mode
+        if url_mode in MODES:
+            st.session_state.compare_mode = url_mode
+    if st.session_state.compare_mode not in MODES:
+        st.session_state.compare_mode = "traces"
+    st.session_state.compare_mode_pick = st.session_state.compare_mode
+    container.segmented_control(
+        "What to compare", list(MODES), format_func=MODES.__getitem__, key="compare_mode_pick",
+        on_change=_copy_mode, label_visibility="collapsed",
+    )  # fmt: skip
+    if st.session_state.compare_mode == "traces":
+        for k in ("mode", *PARAMS):
+            if k in st.query_params:
+                del st.query_params[k]
+        st.session_state.compare_mode_url = None
+    return st.session_state.compare_mode
+
+
+def _defaults(datasets: list[str]) -> dict:
+    """Two datasets when there are two; else two models of the one dataset."""
+    if len(datasets) >= 2:
+        return {"da": datasets[0], "ma": "", "db": datasets[1], "mb": "", "grade": "either"}
+    models = dataset_models(store(), datasets[0]) + ["", ""]
+    return {"da": datasets[0], "ma": models[0], "db": datasets[0], "mb": models[1], "grade": "either"}
+
+
+def _select(container, label: str, options: list[str], sets: dict, name: str, fmt=None) -> None:
+    """A selectbox whose choice lives in ``sets[name]``; the widget's own choice (this run's click)
+    wins over the stored one, and its state is set before it is drawn."""
+    key = f"pc_{name}"
+    value = st.session_state[key] if key in st.session_state else sets.get(name)
+    st.session_state[key] = value if value in options else options[0]
+    kw = {"format_func": fmt} if fmt else {}
+    sets[name] = container.selectbox(label, options, key=key, **kw)
+
+
+def _picks(datasets: list[str]) -> dict:
+    """The sides as picked (the session's, a link's, else defaults), widgets in one row."""
+    sets = dict(st.session_state.compare_sets or _defaults(datasets))
+    url = {k: st.query_params.get(k) for k in PARAMS if st.query_params.get(k) is not None}
+    if url and url != sets.get("_url"):  # a link: it wins over this session's pickers
+        sets |= url
+        sets["_url"] = url
+        for name in PARAMS:
+            key = f"pc_{name}"
+            st.session_state.pop(key, None)
+    cols = st.columns([2.2, 2, 0.3, 2.2, 2, 1.6], vertical_alignment="bottom")
+    for side, c in (("a", 0), ("b", 3)):
+        _select(cols[c], f"Dataset {side.upper()}", datasets, sets, f"d{side}")
+        models = ["", *dataset_models(store(), sets[f"d{side}"])]
+        _select(cols[c + 1], f"Model {side.upper()}", models, sets, f"m{side}", lambda v: v or "every model")
+    cols[2].markdown("vs")
+    _select(cols[5], "Graded by", list(GRADES), sets, "grade", GRADES.__getitem__)
+    st.session_state.compare_sets = sets
+    sync_url(mode="datasets", trace=None, b=None, **{k: sets[k] or None for k in PARAMS})
+    sets["_url"] = {k: sets[k] for k in PARAMS if sets[k]}
+    st.session_state.compare_mode_url = "datasets"
+    return sets
+
+
+@st.cache_data(max_entries=8, show_spinner="Pairing the questions…")
+def _compare(root: str, stamp: tuple, sides: tuple, grade: str):
+    (da, ma), (db, mb) = sides
+    return compare_datasets(store(), PairedCompareRequest(Side(da, ma), Side(db, mb), grade=grade))
+
+
+def _open_pair(key_a: str, key_b: str) -> None:
+    pin([key_a, key_b])
+    st.session_state.compare_a, st.session_state.compare_b = key_a, key_b
+    st.session_state.compare_mode = "traces"
+    sets = dict(st.session_state.compare_sets or {})
+    sets["opened"] = sets.get("opened", 0) + 1  # a fresh flip table next time: no stale selection
+    st.session_state.compare_sets = sets
+    for k in ("mode", *PARAMS):
+        if k in st.query_params:
+            del st.query_params[k]
+    st.rerun()
+
+
+def _summary(r) -> None:
+    """Accuracy of A and B, the difference with its interval, McNemar p, the 2×2 table, n."""
+    t = r.table
+    st.markdown(f"**{escape_markdown(r.headline())}**")
+    if r.too_small():
+        st.info(r.too_small(), icon=":material/info:")
+    m = st.columns(2)
+    m[0].metric(f"Accuracy A (n = {r.graded:,})", "—" if r.acc_a is None else f"{r.acc_a:.1%}")
+    m[1].metric(f"Accuracy B (n = {r.graded:,})", "—" if r.acc_b is None else f"{r.acc_b:.1%}")
+    if r.diff is not None:
+        d, lo, hi = r.diff
+        st.markdown(
+            f"B − A **{100 * d:+.1f} points** (paired 95% CI {100 * lo:+.1f} to {100 * hi:+.1f}) · "
+            f"McNemar exact p = **{r.p_mcnemar:.2g}** ({t.discordant:,} flips)"
+        )
+    st.markdown(
+        "| | B right | B wrong |\n|---|---:|---:|\n"
+        f"| **A right** | {t.both:,} | {t.a_only:,} |\n| **A wrong** | {t.b_only:,} | {t.neither:,} |"
+    )
+    p = r.pairing
+    st.caption(
+        f"{r.n:,} questions paired by {p.key_by} · unpaired: {p.n_unpaired_a:,} in A, {p.n_unpaired_b:,} in B"
+        + (f" · repeats left out: {p.repeats_a + p.repeats_b:,}" if p.repeats_a or p.repeats_b else "")
+    )
+
+
+def _flips(r) -> None:
+    """The questions that flipped, first; a click opens the pair in the two-trace Compare."""
+    rows = r.rows
+    flips = rows[rows["flip"].isin(FLIP_WORDS)]
+    if len(flips):
+        st.markdown(f"**Questions that flipped ({len(flips):,})** · click one to open the pair in Compare")
+    else:
+        st.markdown(f"**No question flipped** · all {len(rows):,} pairs; click one to open it in Compare")
+    shown = flips if len(flips) else rows
+    table = [
+        {
+            "right only in": FLIP_WORDS.get(f, f),
+            "question": clip_label(readable(q or n), 120),
+            "A answer": clip_label(readable(str(aa or "—")), 20),
+            "B answer": clip_label(readable(str(ab or "—")), 20),
+            "A steps": sa,
+            "B steps": sb,
+        }
+        for f, q, n, aa, ab, sa, sb in zip(
+            shown["flip"], shown["question_a"], shown["name_a"], shown["answer_a"], shown["answer_b"],
+            shown["steps_a"], shown["steps_b"], strict=True,
+        )
+    ]  # fmt: skip
+    opened = (st.session_state.compare_sets or {}).get("opened", 0)
+    event = st.dataframe(
+        table, hide_index=True, height=330, on_select="rerun", selection_mode="single-row",
+        key=f"pc_flips_{opened}", width="stretch",
+        column_config={
+            "right only in": st.column_config.TextColumn(width=90),
+            "question": st.column_config.TextColumn(width="large"),
+            "A answer": st.column_config.TextColumn(width=70),
+            "B answer": st.column_config.TextColumn(width=70),
+        },
+    )  # fmt: skip
+    picked = event.selection.rows if event else []
+    if picked:
+        row = shown.iloc[picked[0]]
+        _open_pair(row["key_a"], row["key_b"])
+
+
+def _details(r) -> None:
+    show_figure(paired_accuracy_figure(r), "pc_accuracy")
+    show_figure(paired_measures_figure(r), "pc_measures")
+    st.subheader("What changed in the reasoning (B − A per question)")
+    st.dataframe(
+        r.measures.drop(columns=["measure"]).rename(columns={"what": "measure", "mean_a": "A", "mean_b": "B",
+                                                             "diff": "B − A", "lo": "95% CI low", "hi": "95% CI high"}),
+        hide_index=True, width="stretch",
+    )  # fmt: skip
+    for side, names, n in (("A", r.pairing.unpaired_a, r.pairing.n_unpaired_a), ("B", r.pairing.unpaired_b, r.pairing.n_unpaired_b)):  # fmt: skip
+        if n:
+            with st.expander(f"Only in {side}: {n:,} questions without a partner"):
+                st.write([readable(x) for x in names])
+    buf = io.BytesIO()
+    paired_rows(r).to_parquet(buf, index=False)
+    c = st.columns(2)
+    c[0].download_button(
+        "Paired rows as Parquet", buf.getvalue(), "o3viz_paired.parquet", icon=":material/download:"
+    )
+    doc = json.dumps(r.to_dict(), ensure_ascii=False, indent=1)
+    c[1].download_button(
+        "Result as JSON", doc, "o3viz_paired.json", "application/json", icon=":material/download:"
+    )
+
+
+def render_datasets() -> None:
+    """The whole dataset mode of Compare."""
+    s = store()
+    datasets = [d for d, _ in s.distinct("dataset")]
+    if not datasets:
+        st.info("No datasets in the library yet: import one (a JSONL file) on the Library page.")
+        st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
+        return
+    sets = _picks(datasets)
+    stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0])
+    sides = ((sets["da"], sets["ma"]), (sets["db"], sets["mb"]))
+    try:
+        r = _compare(str(s.root), stamp, sides, sets["grade"])
+    except O3vizError as exc:
+        st.error(one_line(exc), icon=":material/block:")
+        return
+    left, right = st.columns([1, 1.5])
+    with left:
+        _summary(r)
+    with right:
+        _flips(r)
+    _details(r)
