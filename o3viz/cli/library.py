@@ -100,6 +100,8 @@ def _print_rows(store, q, as_json: bool) -> None:
     print("  ".join(f"{c:<{_w(c)}}" for c in LIST_COLUMNS))
     for r in rows:
         cells = {**r, "correct": {1: "yes", 0: "no"}.get(r["correct"], "—")}
+        if not r["tokens"]:  # 0 is the index's "unknown" (an import that gave no count)
+            cells["tokens"] = None
         print("  ".join(f"{_cell(cells[c], _w(c)):<{_w(c)}}" for c in LIST_COLUMNS))
     shown = f"{q.offset + 1}–{q.offset + len(rows)}" if rows else "none"
     print(f"{shown} of {total} traces in {store.root}")

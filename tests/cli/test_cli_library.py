@@ -72,3 +72,13 @@ def test_library_errors_are_one_line(tmp_path, capsys):
     assert main(["library", "rm", "--dataset", "toy"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("o3viz: error: ") for line in err)
+
+
+def test_list_shows_an_unknown_token_count_as_a_dash_not_zero(tmp_path, capsys):
+    """An import that gave no token count is stored as 0 in the index; ``library list`` shows "—"
+    (issue 35, finding 10: "0 generated tokens" on imports)."""
+    _import(tmp_path, capsys, n=2)
+    assert main(["library", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    col = lines[0].index("tokens")
+    assert all(line[col] == "—" for line in lines[1:-1]), lines
