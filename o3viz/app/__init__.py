@@ -59,6 +59,7 @@ from o3viz.importers.preview import ROLES as FIELD_ROLES
 from o3viz.importers.preview import ImportPreview, preview_import
 from o3viz.paths import home_dir, samples_dir
 from o3viz.run.sizing import storage_note
+from o3viz.run.speed import SpeedLog
 from o3viz.store.columnar import select_frame
 from o3viz.store.golden import dataset_agreement, label_queue, labels_on
 from o3viz.store.index import STEP_TYPES
@@ -74,6 +75,7 @@ from o3viz.verify.sandbox.run import available_isolation, describe_isolation
 from o3viz.verify.trace_checks import check_label
 
 __all__ = [
+    "SpeedLog",
     "BranchJob",
     "CompressionConfig",
     "DATASET_COLUMNS",

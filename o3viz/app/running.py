@@ -19,7 +19,7 @@ from o3viz.branch import (
     resample_from,
     rollout_branch,
 )
-from o3viz.branch.speed import measured_cost
+from o3viz.branch.fork import measured_cost
 from o3viz.hooks.steer import parse_steer_heads
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan, parse_layers
 from o3viz.run.dispatch import execute

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from o3viz.analysis.importance.rollouts import Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import check_edit, find_fork, request_from_trace
-from o3viz.branch.speed import SpeedLog
 from o3viz.errors import UsageError
 from o3viz.run.dispatch import execute
 from o3viz.run.loop import OnToken
 from o3viz.run.provenance import library_versions
+from o3viz.run.speed import SpeedLog
 from o3viz.trace import Provenance, Task, Trace
 from o3viz.trace.branching import BranchParent
 from o3viz.trace.core import timestamp

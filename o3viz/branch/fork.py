@@ -16,6 +16,7 @@ from typing import Any
 from o3viz.errors import UsageError
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan
 from o3viz.run.request import RunRequest
+from o3viz.run.speed import SpeedKind, SpeedLog
 from o3viz.trace import Round, Step, Trace
 from o3viz.trace.ids import parse_id
 
@@ -179,7 +180,7 @@ def request_from_trace(fork: Fork, prefix: str, max_new_tokens: int | None = Non
 @dataclass
 class BranchCost:
     """What a branch costs before it starts: continuations × new tokens, and a time estimate from
-    this machine's measured speed (``o3viz.branch.speed``; None before the first measurement)."""
+    this machine's measured speed (``o3viz.run.speed``; None before the first measurement)."""
 
     continuations: int
     max_new_tokens: int  # per continuation
@@ -207,3 +208,10 @@ class BranchCost:
         if self.seconds is None:
             return head + "; time not measured here yet (the first branch measures it)"
         return f"{head}, about {self.seconds:.0f} s at {self.tokens_per_s:.3g} tokens/s measured here"
+
+
+def measured_cost(
+    continuations: int, max_new_tokens: int, model: str, kind: SpeedKind, log: SpeedLog | None = None
+) -> BranchCost:
+    """A ``BranchCost`` timed by this machine's recent ``kind`` branches of ``model``."""
+    return BranchCost(continuations, max_new_tokens, (log or SpeedLog()).tokens_per_s(model, kind))

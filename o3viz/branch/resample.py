@@ -21,9 +21,9 @@ from o3viz.analysis.importance.resample import DEFAULT_THRESHOLD, collect_rollou
 from o3viz.analysis.importance.rollouts import RolloutCache, Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import Fork, find_fork
-from o3viz.branch.speed import SpeedLog
 from o3viz.errors import UsageError
 from o3viz.run.provenance import library_versions
+from o3viz.run.speed import SpeedLog
 from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.branching import BranchParent

@@ -94,9 +94,9 @@ def _continuer(args):
 
 def _cost(args, trace) -> str:
     """The cost line: an edit's default budget is the parent's remaining length; the time comes
-    from this machine's measured speed (``o3viz.branch.speed``), or says it is not measured yet."""
+    from this machine's measured speed (``o3viz.run.speed``), or says it is not measured yet."""
     from o3viz.branch import find_fork
-    from o3viz.branch.speed import measured_cost
+    from o3viz.branch.fork import measured_cost
 
     n = 1 if args.edit is not None else args.resample if args.resample is not None else args.max_tries
     own = int((trace.provenance.settings or {}).get("max_new_tokens") or 256)

@@ -15,6 +15,7 @@ from o3viz.text.classify import build_steps, split_steps, step_type_counts
 from o3viz.text.reference import Reference, reduce_reference
 from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
+from o3viz.trace.content import content_id
 from o3viz.trace.core import MAX_STEPS, timestamp
 from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
@@ -112,31 +113,6 @@ def build_trace(
     )
     info["content_id"] = content_id(trace)
     return trace
-
-
-def content_id(trace: Trace) -> str:
-    """What an imported trace *is*, apart from how it came in (file name, record number, format,
-    time): its question, text, reference, model and the source's grade, hashed (16 hex). The store
-    recognises a record imported twice (by the CLI and by an upload) by it."""
-    import hashlib
-    import json
-
-    what = [
-        trace.task.question,
-        trace.task.reference,
-        trace.info.get("reference_text"),
-        [r.text for r in trace.rounds],
-        [[s.text for s in r.steps] for r in trace.rounds],  # a copy re-split into other steps differs
-        trace.provenance.model_id,
-        trace.info.get("file_is_correct"),
-        # the ids the source itself gives (two samples or epochs may say the same words)
-        {
-            k: v
-            for k, v in (trace.info.get("source_info") or {}).items()
-            if k in ("item_id", "sample_id", "epoch")
-        },
-    ]
-    return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def reference_check(answer: AnswerSpan | None, ref: Reference | None, step: int | None = None):

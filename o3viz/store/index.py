@@ -17,6 +17,7 @@ from o3viz.analysis.provenance import grading
 from o3viz.store.meta import LATEST_TIME
 from o3viz.text.classify import TYPES as STEP_TYPES
 from o3viz.trace import Trace
+from o3viz.trace.content import content_id
 from o3viz.trace.importance import step_view
 
 MAX_FTS_CHARS = 200_000  # step text indexed per trace; longer traces are searched on their head
@@ -38,7 +39,7 @@ class IndexRow:
     part: str = ""  # the sub-record of a fanned-out record (e.g. "175b_verification")
     line_hash: str = ""  # the source record's hash (duplicate detection); "" outside datasets
     parts: int = 1  # how many traces the source record made
-    # a plain import's content (``o3viz.importers.build.content_id``): one trace per record
+    # a plain import's content (``o3viz.trace.content.content_id``): one trace per record
     content_id: str = ""
     model: str = ""
     task: str = ""
@@ -263,8 +264,6 @@ def import_content_id(trace: Trace) -> str:
     computed again from what the trace holds now, never trusted from the file: a copy edited
     after its import is its own trace. "" once it carries more (attention, importance, a parent),
     so an enriched copy is its own trace too."""
-    from o3viz.importers.build import content_id
-
     if not isinstance(trace.info.get("content_id"), str) or trace.parent is not None:
         return ""
     if any(r.attention is not None or r.importance for r in trace.rounds):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Progress, Trace, TraceJob
+from o3viz.app import Progress, SpeedLog, Trace, TraceJob
 from o3viz.app.running import LocalResample, agreement
 from o3viz.figures import (
     escape_markdown,
@@ -100,13 +100,18 @@ def _resample_controls(key: str, trace: Trace) -> None:
         n = c2.number_input("Tokens per rollout", 16, 1024, 128, step=16, key=f"imp_tok_{key}")
         cap = c3.number_input("Cap on new rollouts (0: none)", 0, 1_000_000, 0, key=f"imp_cap_{key}")
         opts = LocalResample(k=int(k), max_new_tokens=int(n), max_rollouts=int(cap) or None)
-        cost = opts.cost(trace)
+        cost, speed = opts.cost(trace), SpeedLog().tokens_per_s("local:*", "resample")
+        minutes = opts.minutes(trace, speed)
+        when = (
+            f"at most about {max(minutes, 1):.0f} min at this machine's measured {speed:.0f} tokens/s"
+            if minutes is not None
+            else "time not measured on this machine yet (the first run measures it)"
+        )
         st.caption(  # no user text here: the command renders as code
             f"Before it starts: {cost.prefixes} prefixes × K = {cost.rollouts} rollouts, at most "
-            f"{cost.max_new_tokens:,} new tokens, at most about {opts.minutes(trace):.0f} min at 20 "
-            "tokens/s (the K rollouts of a step decode as one batch; rollouts already in the cache "
-            "are reused). For big models: `o3viz importance TRACE --method resample --base-url …` "
-            "with an OpenAI-compatible server."
+            f"{cost.max_new_tokens:,} new tokens, {when} (the K rollouts of a step decode as one "
+            "batch; rollouts already in the cache are reused). For big models: "
+            "`o3viz importance TRACE --method resample --base-url …` with an OpenAI-compatible server."
         )
         label = "Resample again" if done else "Resample with the local model"
         if st.button(label, icon=":material/casino:", key=f"imp_rs_{key}"):

@@ -199,3 +199,21 @@ def test_the_apps_local_resampling_writes_a_resample_record_with_its_settings(tm
     rec = t.final.importance[0]
     assert rec.method == "resample" and rec.params["k"] == 2 and rec.info["rollouts"] == 8
     assert ("resample", 1, 1) == seen[-1] and any(m == "resample" and total == 8 for m, _, total in seen)
+
+
+def test_the_resampling_estimate_comes_from_this_machines_measured_speed(tmp_path):
+    """No constant: before any local resampling the estimate is None (the page says "not measured
+    yet"); a run records its speed, and the next estimate is the cost at that speed (issue 35,
+    finding 8: "about 5 s" took 59 s)."""
+    from o3viz.analysis.importance import LocalResample, analyse_locally
+    from o3viz.run.speed import SpeedLog
+
+    model, tok = make_tiny_llama()
+    opts = LocalResample(k=2, max_new_tokens=3, cache_dir=str(tmp_path))
+    log = SpeedLog()  # in this test's own O3VIZ_HOME
+    assert log.tokens_per_s("local:*", "resample") is None
+    assert opts.minutes(_trace(), None) is None
+    analyse_locally(_trace(), model, tok, methods=("resample",), resample=opts)
+    speed = log.tokens_per_s("local:*", "resample")
+    assert speed is not None and speed > 0
+    assert opts.minutes(_trace(), speed) == pytest.approx(4 * 2 * 3 / speed / 60)

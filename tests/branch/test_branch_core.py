@@ -163,7 +163,8 @@ def test_the_cost_comes_from_this_machines_measured_speed(tiny, parent, tmp_path
     """Issue 35, finding 8: "about 5 s" took 59 s. A branch records its speed; the next estimate uses it."""
     import time
 
-    from o3viz.branch.speed import SpeedLog, measured_cost
+    from o3viz.branch.fork import measured_cost
+    from o3viz.run.speed import SpeedLog
 
     t0 = time.perf_counter()
     edit_and_continue(parent, "0:2", EDIT, tiny, max_new_tokens=8)

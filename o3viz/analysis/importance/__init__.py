@@ -33,11 +33,11 @@ from o3viz.analysis.importance.rollouts import (
     Sampling,
 )
 from o3viz.analysis.importance.suppression import suppression_importance
+from o3viz.run.speed import SpeedLog
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord, set_importance
 
 METHODS = ("receiver", "suppression", "resample")
-LOCAL_TOKENS_PER_S = 20.0  # the embedded model on 2 CPU cores (README); for the app's time estimate
 
 
 @dataclass
@@ -57,9 +57,10 @@ class LocalResample:
         new = n * self.k if self.max_rollouts is None else min(n * self.k, self.max_rollouts)
         return ResampleCost(n, n * self.k, 0, new, new * self.max_new_tokens)
 
-    def minutes(self, trace: Trace) -> float:
-        """A rough wall-clock estimate on the development CPU (batched decoding is faster)."""
-        return self.cost(trace).max_new_tokens / LOCAL_TOKENS_PER_S / 60
+    def minutes(self, trace: Trace, tokens_per_s: float | None) -> float | None:
+        """The upper bound's wall-clock time at ``tokens_per_s`` (this machine's measured speed,
+        ``o3viz.run.speed``); None while nothing has been measured here, never a guess."""
+        return None if not tokens_per_s else self.cost(trace).max_new_tokens / tokens_per_s / 60
 
 
 __all__ = [
@@ -159,10 +160,10 @@ def analyse_locally(
                 should_stop=should_stop,
             )
         elif method == "resample":
-            opts = resample or LocalResample()
+            opts, backend = resample or LocalResample(), LocalBackend(model, tokenizer)
             rec = resample_importance(
                 trace,
-                LocalBackend(model, tokenizer),
+                backend,
                 (model, tokenizer),
                 k=opts.k,
                 sampling=Sampling(max_tokens=opts.max_new_tokens, seed=opts.seed),
@@ -171,6 +172,7 @@ def analyse_locally(
                 on_progress=None if on_progress is None else lambda d, n: on_progress("resample", d, n),
                 should_stop=should_stop,
             )
+            SpeedLog().record(backend.name, "resample", backend.budget_tokens, backend.seconds)
         else:
             raise ValueError(f"analyse_locally runs {', '.join(METHODS)}, not {method!r}")
         add_importance(trace, rec, elapsed_s=time.perf_counter() - t0)

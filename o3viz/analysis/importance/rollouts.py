@@ -66,17 +66,23 @@ class LocalBackend:
     tokenizer: Any
     name: str = ""
     batch: int = 8
+    budget_tokens: int = 0  # rollouts decoded here × their token budget (cache hits are not counted)
+    seconds: float = 0.0  # the time those took: this machine's speed, as the cost lines count it
 
     def __post_init__(self) -> None:
         info = getattr(self.model, "o3viz_info", None)
         self.name = self.name or f"local:{getattr(info, 'model_id', None) or self.model.config._name_or_path}"
 
     def complete(self, prompt: str, k: int, sampling: Sampling, first: int = 0) -> list[str]:
-        out: list[str] = []
+        import time
+
+        t0, out = time.perf_counter(), []
         ids = self.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
         while len(out) < k:
             n = min(self.batch, k - len(out))
             out += generate_shared_prefix(self.model, self.tokenizer, ids, n, sampling, first + len(out))
+        self.budget_tokens += k * sampling.max_tokens
+        self.seconds += time.perf_counter() - t0
         return out
 
 

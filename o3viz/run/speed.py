@@ -1,6 +1,7 @@
-"""This machine's measured generation speed, for the cost a branch shows before it starts.
+"""This machine's measured generation speed, for the time a branch or a resampling shows before it
+starts.
 
-Each local branch records how many new tokens it made and how long that took, by kind ("edit": one
+Each local branch (and each local resampling for importance) records how many new tokens it made and how long that took, by kind ("edit": one
 full capture with the trace's settings; "resample": K continuations decoded as a batch) and model,
 in ``speed.json`` in the user's o3viz home (the last ``KEEP`` runs of each). An estimate is the
 median of those; before any run of that kind, it is ``None`` and the cost line says the time is
@@ -71,12 +72,3 @@ class SpeedLog:
         )
         runs = [x for k in keys for x in data.get(k, []) if isinstance(x, int | float) and x > 0]
         return float(statistics.median(runs)) if runs else None
-
-
-def measured_cost(
-    continuations: int, max_new_tokens: int, model: str, kind: SpeedKind, log: SpeedLog | None = None
-):
-    """A ``BranchCost`` timed by this machine's recent ``kind`` branches of ``model``."""
-    from o3viz.branch.fork import BranchCost
-
-    return BranchCost(continuations, max_new_tokens, (log or SpeedLog()).tokens_per_s(model, kind))
