@@ -239,6 +239,8 @@ def parse_chat_completion(d: Any) -> Imported:
         question=_user_question(d.get("messages")),
         source_model=_str(d.get("model")),
     )
+    if isinstance(choices[0].get("finish_reason"), str):  # "length": cut at the token limit
+        imp.info["stop_reason"] = choices[0]["finish_reason"][:40]
     return _split_answer(imp)
 
 

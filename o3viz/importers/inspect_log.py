@@ -287,6 +287,11 @@ def parse_inspect(raw: RawInput, options: dict) -> Imported:
         info.update({"scorer": scorer, "score": str(value)})
     if redacted:
         info["redacted_thinking_blocks"] = redacted
+    choices = output.get("choices") if isinstance(output.get("choices"), list) else []
+    first = choices[0] if choices and isinstance(choices[0], dict) else {}
+    stop = output.get("stop_reason", first.get("stop_reason"))
+    if isinstance(stop, str):  # "max_tokens": cut at the token limit
+        info["stop_reason"] = stop[:40]
     model = output.get("model") if isinstance(output.get("model"), str) else data.get("model")
     return Imported(
         "inspect_ai",
