@@ -217,3 +217,21 @@ def test_the_resampling_estimate_comes_from_this_machines_measured_speed(tmp_pat
     speed = log.tokens_per_s("local:*", "resample")
     assert speed is not None and speed > 0
     assert opts.minutes(_trace(), speed) == pytest.approx(4 * 2 * 3 / speed / 60)
+
+
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"temperature": float("nan")}, "temperature"),
+        ({"temperature": float("inf")}, "temperature"),
+        ({"temperature": -0.5}, "temperature"),
+        ({"top_p": 0.0}, "top-p"),
+        ({"max_tokens": 0}, "max tokens"),
+        ({"max_tokens": 1_000_000_000}, "max tokens"),
+    ],
+)
+def test_sampling_refuses_numbers_that_cannot_run_before_any_work(kw, words):
+    """The library half of issue 38 finding 16: ``Sampling`` itself checks its numbers, so every
+    caller (CLI, app, notebook) gets one line before a rollout, never a NaN cache key."""
+    with pytest.raises(UsageError, match=words):
+        Sampling(**kw)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,20 @@ class Sampling:
     temperature: float = 0.7
     top_p: float = 0.95
     seed: int = 0
+
+    MAX_TOKENS = 200_000  # a rollout longer than this is a typo, not a plan
+
+    def __post_init__(self) -> None:
+        """Numbers are checked before any work (a NaN temperature once generated for 15 s, failed
+        on save and left a rollout cached under a NaN key): one ``UsageError`` line each."""
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
+            raise UsageError(f"max tokens must be a whole number, not {self.max_tokens!r}")
+        if not 1 <= self.max_tokens <= self.MAX_TOKENS:
+            raise UsageError(f"max tokens must be 1-{self.MAX_TOKENS:,}, not {self.max_tokens}")
+        if not (math.isfinite(self.temperature) and self.temperature >= 0):  # 0: greedy
+            raise UsageError(f"the temperature must be 0 (greedy) or more, not {self.temperature}")
+        if not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
+            raise UsageError(f"top-p must be in (0, 1], not {self.top_p}")
 
     def key(self) -> dict:
         return {
