@@ -6,7 +6,6 @@ greedy completion made a round."""
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from collections.abc import Callable
 
@@ -16,6 +15,7 @@ from o3viz.branch.fork import check_edit, find_fork, request_from_trace
 from o3viz.errors import UsageError
 from o3viz.run.dispatch import execute
 from o3viz.run.loop import OnToken
+from o3viz.run.prompt import refuse_control_tokens
 from o3viz.run.provenance import library_versions
 from o3viz.run.speed import SpeedLog
 from o3viz.trace import Provenance, Task, Trace
@@ -71,29 +71,6 @@ def edit_and_continue(
         },
     )
     return branch
-
-
-# chat-template control tokens as endpoints' tokenizers spell them (ChatML, Llama 3, DeepSeek)
-_CONTROL = re.compile(r"<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?INST\]")
-
-
-def refuse_control_tokens(prefix: str) -> None:
-    """An endpoint tokenizes the text it is sent with its own template's tokens parsed, so a step
-    or an edit that spells one (``<|im_end|>``) would end the turn there: refused in one line.
-    (Locally the prefix is tokenized with special-token parsing off instead.)
-
-    >>> refuse_control_tokens("2 + 2 = 4")
-    >>> refuse_control_tokens("done<|im_end|>")
-    Traceback (most recent call last):
-    ...
-    o3viz.errors.UsageError: the steps before the fork or the edit hold '<|im_end|>', a chat-template control token; an endpoint would read it as one
-    """
-    found = _CONTROL.search(prefix)
-    if found:
-        raise UsageError(
-            f"the steps before the fork or the edit hold {found.group()[:48]!r}, a chat-template control "
-            "token; an endpoint would read it as one"
-        )
 
 
 def _by_endpoint(trace: Trace, rendered: str, prefix: str, continuer: Continuer, req) -> Trace:

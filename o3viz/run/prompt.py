@@ -10,6 +10,7 @@ the template text on the two sides of the question makes two segments; either is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from o3viz.errors import UsageError
@@ -175,3 +176,26 @@ def split_off_prefix(segs: list[Segment], offsets: list[tuple[int, int]], head: 
     start = offsets[first][0]
     keep.append(Segment(len(keep), start, last.end, first, last.token_end, "reply prefix"))
     return keep
+
+
+# chat-template control tokens as endpoints' tokenizers spell them (ChatML, Llama 3, DeepSeek)
+_CONTROL = re.compile(r"<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?INST\]")
+
+
+def refuse_control_tokens(prefix: str, where: str = "the steps before the fork or the edit") -> None:
+    """An endpoint tokenizes the text it is sent with its own template's tokens parsed, so a step
+    or an edit that spells one (``<|im_end|>``) would end the turn there: refused in one line.
+    (Locally the prefix is tokenized with special-token parsing off instead.)
+
+    >>> refuse_control_tokens("2 + 2 = 4")
+    >>> refuse_control_tokens("done<|im_end|>")
+    Traceback (most recent call last):
+    ...
+    o3viz.errors.UsageError: the steps before the fork or the edit hold '<|im_end|>', a chat-template control token; a model would read it as one
+    """
+    found = _CONTROL.search(prefix)
+    if found:
+        raise UsageError(
+            f"{where} hold {found.group()[:48]!r}, a chat-template control token; "
+            "a model would read it as one"
+        )

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from o3viz.branch.edit import refuse_control_tokens
 from o3viz.cli.main import main
 from o3viz.errors import UsageError
 from o3viz.paths import REPO_ROOT
+from o3viz.run.prompt import refuse_control_tokens
 
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 

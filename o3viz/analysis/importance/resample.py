@@ -48,6 +48,7 @@ from o3viz.analysis.importance.trust import (  # noqa: F401 (_kl, _acc, trust_se
     step_notes,
     trust_series,
 )
+from o3viz.run.prompt import refuse_control_tokens
 from o3viz.text.answers import extract_answer, normalize_answer
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
@@ -211,6 +212,9 @@ def resample_importance(
     cache = cache or RolloutCache()
     rnd = trace.rounds[round_index]
     pre = prefixes(trace, round_index)
+    # the prefixes are a file's text, and a backend tokenizes them with control tokens parsed:
+    # a step spelling ``<|im_end|>`` would end the turn there (issue 38, finding 7)
+    refuse_control_tokens(pre[-1] if pre else "", "the trace's steps")
     prompt = (
         prompt
         if prompt is not None
