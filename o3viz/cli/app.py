@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -145,9 +146,26 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_browser:
         local = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
         open_when_up(url, f"http://{local}:{args.port}/_stcore/health")
+    return serve_until_stopped(proc)
+
+
+def serve_until_stopped(proc: subprocess.Popen) -> int:
+    """Wait for the server; Ctrl-C or a SIGTERM to ``o3viz app`` stops it too (a server left
+    behind would keep the port and the model), killed if it has not ended within 10 s."""
+
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         return proc.wait()
     except KeyboardInterrupt:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)

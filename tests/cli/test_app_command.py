@@ -61,7 +61,16 @@ def test_app_adds_the_trace_serves_health_and_prints_the_inspect_url(tmp_path):
             assert s.connect_ex(("127.0.0.1", port)) == 0
     finally:
         proc.terminate()
-        proc.wait(15)
+        proc.wait(30)
+    # stopping ``o3viz app`` stops its server: nothing is left listening on the port
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                break
+        time.sleep(0.5)
+    else:
+        raise AssertionError(f"the app server outlived o3viz app on port {port}")
 
 
 def test_a_taken_port_and_a_missing_file_are_one_line_each(tmp_path):
