@@ -45,7 +45,7 @@ def open_trace(arg: str | Path, store=None) -> TraceSource:
     from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes
 
     path = Path(arg)
-    if path.is_file():
+    if path.exists() or path.is_symlink():  # a FIFO or a device is refused by the read, in one line
         data = read_bounded(path, MAX_FILE_BYTES)
         return TraceSource(parse_trace_bytes(data), path.name, path, file_bytes=len(data))
     text = str(arg)

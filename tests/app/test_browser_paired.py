@@ -62,6 +62,9 @@ def test_paired_view_matches_the_file_and_opens_a_flipped_pair(shared_data, tmp_
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(f"{url}/compare?mode=datasets&da=gsm8k-6b-ft&db=gsm8k-6b-ver&grade=source")
         page.get_by_text(f"Questions that flipped ({flips})").wait_for(timeout=LOAD_MS)
+        # the page renders in pieces: wait for the last of the first screen, not only the first
+        page.get_by_text(f"Accuracy B (n = {N})").wait_for(timeout=LOAD_MS)
+        page.locator("table td").first.wait_for(timeout=LOAD_MS)
         body = page.locator("[data-testid='stMain']")
         text = body.inner_text()
         assert f"{100 * want['accuracy_a']:.1f}%" in text and f"{100 * want['accuracy_b']:.1f}%" in text

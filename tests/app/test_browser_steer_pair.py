@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from o3viz.paths import REPO_ROOT
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 LOAD_MS = 120_000
@@ -42,7 +43,11 @@ def test_run_with_and_without_steering_lands_on_a_compare_page_that_shows_the_pa
         span.fill("Natalia sold clips to 48 of her friends in April")
         span.press("Enter")
         page.get_by_role("button", name="Run with and without steering").click(timeout=LOAD_MS)
-        page.wait_for_url(re.compile(r"/compare"), timeout=PAIR_MS)
+        try:
+            page.wait_for_url(re.compile(r"/compare"), timeout=PAIR_MS)
+        finally:  # what the page showed, pass or fail
+            (REPO_ROOT / "test-artifacts").mkdir(exist_ok=True)
+            page.screenshot(path=str(REPO_ROOT / "test-artifacts" / "steer_pair_after_run.png"))
         page.get_by_text("(steered) answered").first.wait_for(timeout=LOAD_MS)
         page.get_by_text("(unsteered) answered").first.wait_for(timeout=LOAD_MS)
         page.wait_for_timeout(3000)  # the run page's live fragments would have fired by now

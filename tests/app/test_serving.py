@@ -19,11 +19,16 @@ def test_streamlit_config_binds_localhost_with_xsrf_protection():
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_run_serves_127_0_0_1_unless_asked_for_a_network():
+    """`make run` is `o3viz app` with the Makefile's ADDRESS (127.0.0.1 unless asked), and `o3viz app`
+    starts Streamlit bound to that address with XSRF protection on."""
+    from o3viz.cli.app import streamlit_command
+
     def dry(*extra: str) -> str:  # -n prints the commands without running any
         out = subprocess.run(["make", "-n", "run", *extra], cwd=REPO_ROOT, capture_output=True, text=True)
         lines = out.stdout.replace("\\\n", " ").splitlines()  # join continued lines
-        return next(line for line in lines if "streamlit run app.py" in line)
+        return next(line for line in lines if "o3viz app" in line)
 
-    line = dry()
-    assert "--server.address 127.0.0.1" in line and "--server.enableXsrfProtection true" in line
-    assert "--server.address 0.0.0.0" in dry("ADDRESS=0.0.0.0")
+    assert "--host 127.0.0.1" in dry()
+    assert "--host 0.0.0.0" in dry("ADDRESS=0.0.0.0")
+    cmd = " ".join(streamlit_command(REPO_ROOT, "127.0.0.1", 8501))
+    assert "--server.address 127.0.0.1" in cmd and "--server.enableXsrfProtection true" in cmd
