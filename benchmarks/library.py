@@ -2,8 +2,10 @@
 processes, against the in-process import), then over stores of 10,000 and 100,000 traces (or the
 ``--sizes`` given, e.g. 100000 1000000): the time to create the store, an index query with filters
 and full-text search, the Library page's first render (AppTest), the Dataset page's aggregates
-over 10,000 and over 100,000 traces (from SQLite, and from the columnar copy through DuckDB), and
-the disk per trace, each at both sizes (growth) and against its goal.
+over 10,000 and over 100,000 traces (from SQLite, and from the columnar copy through DuckDB), a
+click on a Dataset bar until its traces are listed at 10,000 traces (server side, against a plain
+rerun of the same page in the same run, and against its 1 s goal), and the disk per trace, each
+at both sizes (growth) and against its goal.
 
 Every row has a real trace file behind it: seeds imported from ``../shared/data`` (GSM8K's graded
 GPT-3 solutions, the R1 MATH-500 traces) are copied with variations (question, model, grading,
@@ -15,6 +17,7 @@ folder under ``--dir`` (default: the system's), removed at the end.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -193,6 +196,65 @@ def time_aggregates(store, traces: int, duck: bool) -> float:
     return t if n[0] == traces else float("nan")
 
 
+def chart_click(at, key: str, customdata: str) -> float:
+    """Click a bar of the chart ``key`` on an ``AppTest`` page the way the browser reports it (the
+    chart's selection, a point with ``customdata``, as its widget state), rerun, and return the
+    seconds that rerun took (the server's side of the click)."""
+    ids, stack = [], [at._tree]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "type", None) == "plotly_chart" and node.proto.id.endswith(f"-{key}"):
+            ids.append(node.proto.id)
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            stack.extend(children.values())
+    if not ids:
+        raise RuntimeError(f"no chart {key!r} on the page")
+    states = at._tree.get_widget_states()
+    w = states.widgets.add()
+    w.id = ids[0]
+    selection = {"points": [{"customdata": customdata}], "point_indices": [0], "box": [], "lasso": []}
+    w.string_value = json.dumps({"selection": selection})
+    t0 = time.perf_counter()
+    at._run(states)
+    return time.perf_counter() - t0
+
+
+def time_bar_click(root: Path, empty: Path) -> tuple[float, float, int]:
+    """The Dataset page over the whole store: a plain rerun (the baseline) and a click on a bar of
+    the step-type figure until its traces are listed, each the median of 3 (server side, AppTest).
+    Returns (rerun s, click s, traces listed)."""
+    import logging
+
+    from streamlit.testing.v1 import AppTest
+
+    from o3viz.paths import REPO_ROOT
+    from o3viz.text.classify import TYPES
+
+    logging.disable(logging.WARNING)
+    os.environ["O3VIZ_HOME"], os.environ["O3VIZ_SAMPLES"] = str(root), str(empty)
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page("pages/dataset.py")
+    at.run()  # the first render (aggregates and figures): not timed here
+    if at.exception:
+        raise RuntimeError(f"Dataset raised: {at.exception[0].value}")
+    reruns, clicks = [], []
+    for k in range(3):
+        t0 = time.perf_counter()
+        at.run()
+        reruns.append(time.perf_counter() - t0)
+        sel = json.dumps({"group": ("wrong", "correct")[k % 2], "type": TYPES[3]}, sort_keys=True)
+        clicks.append(chart_click(at, "ds_types", sel))
+        listed = [h.value for h in at.subheader if "behind that bar" in h.value]
+        if at.exception or not listed:
+            raise RuntimeError(
+                f"the bar click listed no traces: {at.exception or [h.value for h in at.subheader]}"
+            )
+    n = int(listed[0].split()[0].replace(",", ""))
+    return statistics.median(reruns), statistics.median(clicks), n
+
+
 def disk_use(root: Path) -> dict[str, int]:
     """Bytes on disk (allocated blocks, not file sizes): trace files, metadata files, index, copy."""
     out = {"trace_files": 0, "meta_files": 0, "index": 0, "columnar": 0}
@@ -244,6 +306,10 @@ def measure_store(store, n: int, empty: Path) -> dict[str, float]:
     if n >= 100_000:
         out["aggregates_100k_duckdb"] = time_aggregates(store, 100_000, duck=True)
     out["library_render"] = time_first_render(store.root, empty)
+    if n <= 10_000:  # the Dataset page reads at most 200,000 traces; the click is timed at 10k
+        out["dataset_rerun"], out["dataset_bar_click"], out["dataset_bar_listed"] = time_bar_click(
+            store.root, empty
+        )
     return out
 
 
@@ -257,6 +323,13 @@ def report_store(store, n: int, seconds: float, load, empty: Path) -> dict[str, 
     print(f"query_filter_fts_ms_{n}: {1000 * f['query']:.1f}")
     print(f"search_page_with_snippets_ms_{n}: {1000 * f['search_page']:.1f}")
     print(f"library_first_render_s_{n}: {f['library_render']:.2f}")
+    if "dataset_bar_click" in f:
+        print(
+            f"dataset_bar_click_s_{n}: {f['dataset_bar_click']:.3f} ({f['dataset_bar_listed']:,} traces listed)"
+        )
+        print(f"dataset_rerun_s_{n}: {f['dataset_rerun']:.3f}")
+        print(f"dataset_bar_click_vs_rerun_{n}: {f['dataset_bar_click'] / f['dataset_rerun']:.2f}")
+        print(f"dataset_bar_click_vs_goal_1s_{n}: {f['dataset_bar_click']:.2f}")
     for name in ("10k", "100k"):
         for engine in ("", "_duckdb"):
             if f"aggregates_{name}{engine}" in f:

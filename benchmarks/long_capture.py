@@ -1,5 +1,6 @@
-"""Capture at long lengths: peak memory above the model, time against plain ``generate`` and the
-trace's size, for a long prompt plus a short generation at 1k, 4k, 8k and 16k tokens (32k with
+"""Capture at long lengths: peak memory above the model, time against ``generate``, trace size.
+
+For a long prompt plus a short generation at 1k, 4k, 8k and 16k tokens (32k with
 ``--with-32k``).
 
 Each length runs in a fresh process (``--child``): it loads the default model, warms up with a
@@ -10,6 +11,21 @@ then times ``--pairs`` interleaved (plain sdpa ``generate``, capture) pairs on t
 printed is the median of the per-pair ratios. The trace's gzip size gives bytes per token, and the
 storage plan's sentence says what was kept differently at that length. Printed last: the growth of
 the peak from 4k to 16k and the load average.
+
+``--gen-tokens N`` measures one long generation instead: a short prompt (``GEN_PROMPT`` tokens)
+and N generated tokens, EOS suppressed, in a fresh process: its peak memory above the model, its
+time and its trace's size (figures ``*_gen_N``; not timed against ``generate``).
+
+``--receiver N`` times the receiver-head analysis's forward (``o3viz.analysis.importance.receiver
+.step_attention``: blockwise, each block reduced to step × step sums) against the enrichment
+forward of the same N tokens (the same blockwise kernel reducing to the mean rows an enriched trace
+keeps), in ``--pairs`` interleaved pairs on a text cut into steps of ``RECEIVER_STEP`` tokens, with
+the peak memory above the model of each.
+
+``--views`` times building Inspect's attention and tokens figures (token heatmap of the mean and of
+one layer's top-k pairs, step view, layer × head grid, relevance, tokens HTML) on capture-shaped
+synthetic traces (``o3viz.testing.long_capture``) of 16k and 32k prompt tokens against the same at
+1k: the median of ``VIEW_REPEATS`` builds each, in one process (no model).
 """
 
 from __future__ import annotations
@@ -25,18 +41,28 @@ import time
 from pathlib import Path
 
 LENGTHS = (1024, 4096, 8192, 16384)
+GEN_PROMPT = 256  # prompt tokens of the long-generation run
+RECEIVER_STEP = 48  # tokens per step of the receiver-head run
+VIEW_REPEATS = 5
 BASELINES = {
     **{
         f"peak_above_model_mb_{n}": "RSS after loading the model and a warm-up capture"
         for n in (*LENGTHS, 32768)
     },
     "peak_growth_4k_to_16k": "peak_above_model_mb_4096",
+    "peak_above_model_mb_gen_8192": "RSS after loading the model and a warm-up capture",
+    **{f"receiver_vs_enrichment_{n}": f"enrichment_forward_s_{n}" for n in (2048, 4096, 8192, 16384)},
+    **{f"views_build_{n}_vs_1024": "views_build_s_1024" for n in (16384, 32768)},
 }
 GOALS = {
     "peak_above_model_mb_16384": "<= 2048 (issue 40)",
     "peak_growth_4k_to_16k": "<= 4.5x (issue 40)",
     "capture_vs_generate_1024": "<= 1.05 (issue 40)",
     "capture_vs_generate_8192": "<= 1.10 (issue 40)",
+    "receiver_vs_enrichment_16384": "<= 1.2 (issue 40)",
+    "receiver_vs_enrichment_8192": "<= 1.2 at 16k (issue 40; measured at 8k)",
+    "views_build_16384_vs_1024": "about 1 (issue 40: open as fast as at 1k)",
+    "views_build_32768_vs_1024": "about 1 (issue 40: open as fast as at 1k)",
 }
 
 
@@ -46,6 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--new-tokens", type=int, default=16, help="tokens generated per run (default 16)")
     p.add_argument("--pairs", type=int, default=2, help="interleaved generate/capture pairs per length")
     p.add_argument("--time-max", type=int, default=8192, help="time pairs only up to this length")
+    p.add_argument(
+        "--gen-tokens", type=int, default=0, help="instead: one long generation of this many tokens"
+    )
+    p.add_argument(
+        "--receiver", type=int, default=0, help="instead: receiver-head analysis vs enrichment at N tokens"
+    )
+    p.add_argument("--views", action="store_true", help="instead: figure builds at 16k/32k against 1k")
     p.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
 
 
@@ -97,7 +130,7 @@ def _child(n: int, args: argparse.Namespace) -> int:
     from o3viz.trace import trace_bytes
 
     model, tok = load_model()
-    g = args.new_tokens
+    g = args.gen_tokens or args.new_tokens
     capture(model, tok, RunRequest(prompt="What is 2+3?", max_new_tokens=4))  # warm-up
     prompt = long_prompt(tok, n)
     req = RunRequest(prompt=prompt, max_new_tokens=g, min_new_tokens=g)
@@ -109,7 +142,7 @@ def _child(n: int, args: argparse.Namespace) -> int:
     data = trace_bytes(trace, gzipped=True)
     rnd = trace.final
     out = {
-        "length": n,
+        "length": f"gen_{g}" if args.gen_tokens else n,
         "prompt_tokens": len(rnd.prompt_tokens),
         "generated": len(rnd.tokens),
         "peak_above_model_mb": (peak - base) / 2**20,
@@ -120,7 +153,7 @@ def _child(n: int, args: argparse.Namespace) -> int:
         "ratios": [],
     }
     del trace, data
-    if n <= args.time_max:
+    if n <= args.time_max and not args.gen_tokens:
         ids = torch.tensor([layout_prompt(tok, prompt).ids])
         kw = {"max_new_tokens": g, "min_new_tokens": g, "do_sample": False, "pad_token_id": tok.pad_token_id}
         for _ in range(args.pairs):
@@ -128,6 +161,87 @@ def _child(n: int, args: argparse.Namespace) -> int:
             t_cap = _timed(lambda: capture(model, tok, req))
             out["ratios"].append(t_cap / t_plain)
     print(json.dumps(out))
+    return 0
+
+
+def _receiver_child(n: int, args: argparse.Namespace) -> int:
+    """Interleaved (enrichment forward, receiver forward) pairs on one n-token sequence."""
+    import psutil
+    import torch
+
+    from o3viz.analysis.importance.receiver import step_attention
+    from o3viz.hooks.blockwise import WindowRecorder, recording
+    from o3viz.model import load_model
+    from o3viz.run.prompt import layout_prompt
+
+    model, tok = load_model()
+    ids = layout_prompt(tok, long_prompt(tok, n)).ids
+    p = 64  # the "question"; the rest is the text read in steps
+    seq = argparse.Namespace(
+        ids=ids, steps=[(a, min(a + RECEIVER_STEP, len(ids))) for a in range(p, len(ids), RECEIVER_STEP)]
+    )
+    cfg = model.config
+
+    def enrich():
+        rec = WindowRecorder(p, len(ids), len(ids), p, cfg.num_hidden_layers, cfg.num_attention_heads, [])
+        with torch.inference_mode(), recording(model, rec):
+            model.get_decoder()(input_ids=torch.tensor([ids]))
+
+    warm = argparse.Namespace(ids=ids[:256], steps=seq.steps[:2])
+    step_attention(model, warm)  # warm-up
+    gc.collect()
+    base = psutil.Process().memory_info().rss
+    out = {"length": f"receiver_{n}", "tokens": len(ids), "steps": len(seq.steps), "ratios": []}
+    for i in range(args.pairs):
+        t0 = time.perf_counter()
+        _, peak_e = _peak_during(enrich)
+        t_e = time.perf_counter() - t0
+        gc.collect()
+        t0 = time.perf_counter()
+        _, peak_r = _peak_during(lambda: step_attention(model, seq))
+        t_r = time.perf_counter() - t0
+        gc.collect()
+        out["ratios"].append(t_r / t_e)
+        if i == 0:
+            out.update(enrich_s=t_e, receiver_s=t_r, enrich_peak_mb=(peak_e - base) / 2**20,
+                       receiver_peak_mb=(peak_r - base) / 2**20)  # fmt: skip
+    print(json.dumps(out))
+    return 0
+
+
+def _view_seconds(n: int) -> float:
+    """Median seconds to build the Attention and Tokens tabs' figures for an n-token capture."""
+    from o3viz.figures import (
+        layer_head_heatmap,
+        relevance_figure,
+        step_attention_heatmap,
+        token_heatmap,
+        tokens_html,
+    )
+    from o3viz.testing.long_capture import long_capture_trace
+
+    rnd = long_capture_trace(n).final
+    layer = rnd.attention.layers[0]
+
+    def build():
+        step_attention_heatmap(rnd).to_json()
+        token_heatmap(rnd, 0, 64).to_json()
+        token_heatmap(rnd, 0, 64, layer=layer).to_json()
+        layer_head_heatmap(rnd, 0, 8).to_json()
+        relevance_figure(rnd, 0, 64).to_json()
+        tokens_html(rnd)
+
+    build()  # warm-up (imports, plotly validators)
+    return statistics.median(_timed(build) for _ in range(VIEW_REPEATS))
+
+
+def _views() -> int:
+    base = _view_seconds(1024)
+    print(f"views_build_s_1024: {base:.3f}")
+    for n in (16384, 32768):
+        t = _view_seconds(n)
+        print(f"views_build_{n}_vs_1024: {t / base:.2f} ({t:.3f} s)")
+    print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
     return 0
 
 
@@ -146,9 +260,14 @@ def _timed(fn) -> float:
 
 
 def _run_child(n: int, args: argparse.Namespace) -> dict:
+    """One measurement in a fresh process; ``n`` prompt tokens."""
     root = Path(__file__).resolve().parents[1]  # the checkout: benchmarks/ is not installed
     cmd = [sys.executable, "-m", "benchmarks", "long_capture", "--child", str(n)]
     cmd += [
+        "--receiver",
+        str(args.receiver),
+        "--gen-tokens",
+        str(args.gen_tokens),
         "--new-tokens",
         str(args.new_tokens),
         "--pairs",
@@ -182,7 +301,29 @@ def _fmt(xs: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.child:
-        return _child(args.child, args)
+        return _receiver_child(args.child, args) if args.receiver else _child(args.child, args)
+    if args.views:
+        return _views()
+    if args.receiver:
+        r = _run_child(args.receiver, args)
+        n = args.receiver
+        if "error" in r:
+            print(f"receiver_{n}_error: {r['error']}")
+        else:
+            print(f"receiver_vs_enrichment_{n}: {statistics.median(r['ratios']):.3f} (pairs: {_fmt(r['ratios'])}; "
+                  f"{r['tokens']} tokens, {r['steps']} steps)")  # fmt: skip
+            print(f"enrichment_forward_s_{n}: {r['enrich_s']:.1f}")
+            print(f"receiver_forward_s_{n}: {r['receiver_s']:.1f}")
+            print(f"enrichment_peak_above_model_mb_{n}: {r['enrich_peak_mb']:.0f}")
+            print(f"receiver_peak_above_model_mb_{n}: {r['receiver_peak_mb']:.0f}")
+        print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
+        return 0
+    if args.gen_tokens:
+        r = _run_child(GEN_PROMPT, args)
+        r["length"] = f"gen_{args.gen_tokens}"
+        _report(r)
+        print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
+        return 0
     lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
     if args.with_32k and 32768 not in lengths:
         lengths.append(32768)

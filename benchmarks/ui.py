@@ -1,21 +1,30 @@
-"""UI speed and payload of Inspect on realistic traces, put in the store the way the app gets them:
-a temporary ``O3VIZ_HOME`` (``Store.add``), with R1-style imports of about 200, 2,000 and 5,000
-sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and a captured
-run from ``sample_traces/``.
+"""The app beside the standalone view in Chromium: Inspect's first map, a click on a step until the
+details change, a tab switch, an episode zoom and the Library's first rows, each against the same
+action in the standalone view (``save_view``) of the same trace, on R1-style imports of about 200
+and 2,000 sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and
+a captured run with attention from ``sample_traces/``, all put in a temporary ``O3VIZ_HOME`` the
+way the app gets them.
 
-For each trace it prints: the Inspect first render through AppTest (server side) and the payload
-the page sends; then in headless Chromium (``/usr/bin/chromium`` through Playwright, never a
-browser download) against ``streamlit run``, the time from opening ``/inspect?trace=KEY`` until
-the map is drawn, the marks the map draws, and, on a long trace, the time to zoom into an episode.
-Each time and mark count is also printed as a ratio against the 200-step trace measured in the
-same run. It fails loudly when a page does not show the trace it was asked for. Streamlit and
-Playwright are imported only inside ``run``.
+First, for each trace, the Inspect first render through AppTest (server side) and the payload the
+page sends. Then in headless Chromium (``/usr/bin/chromium`` through Playwright, never a browser
+download), at 1280×720, against ``streamlit run`` and against the standalone page opened with
+``file://`` in the same browser: the first map (median of 3 loads; the view may sit in a component
+iframe, so every frame is searched), the marks it draws, opening episode 3 from the outline until
+the map shows its steps (a long trace), Next ▶ until the next one shows, whether Next, Next, Prev
+clicked 100 ms apart end where they lead (``no_click_lost``), a click on a step in the outline
+until the details panel shows it (median of 3), a switch to the Attention tab until it shows (where
+both have one), and the Library's first table rows (beside the standalone view's first outline
+rows: the view has no library). Each app figure is printed as a ratio to the standalone one
+(``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
+fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
+imported only inside ``run``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -23,16 +32,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURED = ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 MAP_TITLES = ("What happened", "Where did the reasoning turn?")
-_MAP_DRAWN = """(titles) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
-    titles.some(t => (gd.querySelector('.gtitle')?.textContent || '').startsWith(t))
-    && gd.querySelector('.scatterlayer .point, .barlayer .point'))"""
-_MARKS = """(titles) => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g =>
-    titles.some(t => (g.querySelector('.gtitle')?.textContent || '').startsWith(t)));
-    return gd.querySelectorAll('.point, .textpoint, .js-line').length; }"""
+# Is the trace view's map drawn in this frame? Inspect's component and the standalone view share
+# one script (o3viz/notebook/static/view.js): the overview (#overview, a long trace) or the map
+# (#map); the Inspect of before the component drew titled Streamlit charts. Returns the marks drawn
+# in the visible map, or 0.
+_MAP_MARKS = """(titles) => {
+  const shown = (e) => e && e.offsetParent !== null;
+  const view = [document.querySelector('#overview'), document.querySelector('#map')].find(
+    (e) => shown(e) && e.querySelector('.scatterlayer .point, .barlayer .point'));
+  const gd = view || [...document.querySelectorAll('.js-plotly-plot')].find((g) =>
+    titles.some((t) => (g.querySelector('.gtitle')?.textContent || '').startsWith(t))
+    && g.querySelector('.scatterlayer .point, .barlayer .point'));
+  return gd ? gd.querySelectorAll('.point, .textpoint, .js-line').length : 0;
+}"""
+COUNTS = ("marks", "no_click_lost")  # printed as whole numbers
+GOALS = {
+    "r1_2000_episode_next_vs_standalone": "≤ 1.5×",
+    "r1_2000_app_no_click_lost": "1 (Next, Next, Prev 100 ms apart end one episode on)",
+    "captured_step_click_vs_standalone": "≤ 1.5×",
+    "r1_2000_step_click_vs_standalone": "≤ 1.5×",
+    "captured_tab_switch_vs_standalone": "≤ 1.5×",
+    "r1_2000_episode_zoom_vs_standalone": "≤ 1.5×",
+    "captured_first_map_vs_standalone": "≤ 1.2×",
+    "r1_2000_first_map_vs_standalone": "≤ 1.2×",
+    "r1_2000_first_map_vs_r1_200": "≤ 1.2×",
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--steps", type=int, nargs="+", default=[200, 2000, 5000], help="R1-style import sizes")
+    p.add_argument(
+        "--steps",
+        type=int,
+        nargs="+",
+        default=[200, 2000],
+        help="R1-style import sizes (the first is the base)",
+    )
     p.add_argument("--no-browser", action="store_true", help="AppTest only (no Chromium)")
 
 
@@ -68,24 +102,151 @@ def _apptest(key: str, steps: int) -> tuple[float, int]:
     return seconds, _payload(at)
 
 
-def _browser(url: str, page, key: str, steps: int) -> dict[str, float]:
+def _view_frame(page, timeout: float = 300.0):
+    """The frame where the trace view's map is drawn (any frame: Inspect's component is an
+    iframe), polled until it is; returns (frame, marks)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        for frame in page.frames:
+            try:
+                marks = frame.evaluate(_MAP_MARKS, list(MAP_TITLES))
+            except Exception:  # a frame navigating away, or not ready
+                continue
+            if marks:
+                return frame, marks
+        page.wait_for_timeout(20)
+    raise RuntimeError("the trace view's map was never drawn")
+
+
+def _first_map(page, url: str) -> tuple[float, object, int]:
     t0 = time.perf_counter()
-    page.goto(f"{url}/inspect?trace={key}")
-    page.wait_for_function(_MAP_DRAWN, arg=list(MAP_TITLES), timeout=300_000)
-    out = {"map_s": time.perf_counter() - t0, "marks": page.evaluate(_MARKS, list(MAP_TITLES))}
-    if f"{steps} steps" not in page.locator("body").inner_text():
-        raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
-    bars = page.evaluate("() => document.querySelectorAll('.barlayer .point').length")
-    if bars:  # the overview: zoom into an episode by clicking its bar
-        box = page.locator(".barlayer .point").nth(min(3, bars - 1)).bounding_box()
-        t0 = time.perf_counter()
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.get_by_text("Whole trace").first.wait_for(timeout=300_000)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.startsWith('Episode '))"
-        )
-        out["zoom_s"] = time.perf_counter() - t0
+    page.goto(url)
+    frame, marks = _view_frame(page)
+    return time.perf_counter() - t0, frame, marks
+
+
+def _episode_zoom(frame, k: int = 3) -> float | None:
+    """Open episode ``k`` from the outline until the map shows its steps (a long trace only)."""
+    row = frame.locator(f"#outline .row[data-id='episode:{k}']")
+    if not row.count():
+        return None
+    t0 = time.perf_counter()
+    row.click()
+    frame.wait_for_function(
+        f"document.body.dataset.episode === '{k}' && !!document.querySelector('#map .scatterlayer .point')",
+        timeout=300_000,
+    )
+    return time.perf_counter() - t0
+
+
+def _episode_next(frame) -> tuple[float, int]:
+    """Next ▶ from the open episode until the map shows the next one; then Next, Next, Prev
+    clicked 100 ms apart (a reader paging), and whether the view ended where they lead (1) or
+    lost a click (0)."""
+    k = int(frame.evaluate("document.body.dataset.episode"))
+    t0 = time.perf_counter()
+    frame.locator("#epnext").click()
+    frame.wait_for_function(f"document.body.dataset.episode === '{k + 1}'", timeout=300_000)
+    seconds = time.perf_counter() - t0
+    for button in ("#epnext", "#epnext", "#epprev"):
+        frame.locator(button).click()
+        frame.wait_for_timeout(100)
+    frame.wait_for_timeout(3000)  # any answer from the server has come back
+    return seconds, int(frame.evaluate("document.body.dataset.episode") == str(k + 2))
+
+
+def _step_click(frame, nth: int = 3) -> float:
+    """Click a step in the outline until the details panel shows it."""
+    rows = frame.locator("#outline .row.step:visible")
+    n = rows.count()
+    if n < 2:
+        raise RuntimeError("the outline shows fewer than two steps")
+    row = rows.nth(nth % n)
+    node = row.get_attribute("data-id")
+    if node == frame.evaluate("document.body.dataset.selected"):  # a step that is not selected yet
+        row = rows.nth((nth + 1) % n)
+        node = row.get_attribute("data-id")
+    before = frame.locator("#details").inner_text()
+    t0 = time.perf_counter()
+    row.click()
+    frame.wait_for_function(
+        """([id, before]) => document.body.dataset.selected === id
+          && document.querySelector('#details').innerText !== before""",
+        arg=[node, before],
+        timeout=300_000,
+    )
+    return time.perf_counter() - t0
+
+
+def _app_tab(page, title: str) -> float | None:
+    """Switch Inspect to the tab ``title`` until its panel shows something."""
+    tab = page.locator("[role='tab']", has_text=title)
+    if not tab.count():
+        return None
+    t0 = time.perf_counter()
+    tab.first.click()
+    page.wait_for_function(
+        """(title) => { const t = [...document.querySelectorAll("[role='tab']")].find(
+            (x) => x.innerText.trim().startsWith(title));
+          if (!t || t.getAttribute('aria-selected') !== 'true') return false;
+          const p = document.getElementById(t.getAttribute('aria-controls'))
+            || [...document.querySelectorAll("[role='tabpanel']")].find((x) => x.offsetParent !== null);
+          return !!p && !!p.querySelector('.js-plotly-plot .main-svg, [data-testid="stAlert"], [data-testid="stCaptionContainer"]'); }""",
+        arg=title,
+        timeout=300_000,
+    )
+    return time.perf_counter() - t0
+
+
+def _standalone_tab(frame, title: str) -> float | None:
+    button = frame.locator("nav button", has_text=title)
+    if not button.count():
+        return None
+    t0 = time.perf_counter()
+    button.click()
+    frame.wait_for_function(
+        """(title) => { const b = [...document.querySelectorAll('nav button')].find((x) => x.textContent === title);
+          const p = b && document.getElementById(b.dataset.tab);
+          return !!p && p.offsetParent !== null && !!p.querySelector('.main-svg'); }""",
+        arg=title,
+        timeout=300_000,
+    )
+    return time.perf_counter() - t0
+
+
+def _actions(page, url: str, tab_click, repeat: int = 3) -> dict[str, float]:
+    """The first map (median of ``repeat`` loads), an episode zoom (a long trace), a click on a
+    step until the details show it (median of ``repeat`` steps) and a tab switch
+    (``tab_click(page, frame, title)``: Inspect's tabs, or the standalone view's)."""
+    loads = [_first_map(page, url) for _ in range(repeat)]
+    frame = loads[-1][1]
+    out: dict[str, float] = {"first_map": statistics.median(t for t, _, _ in loads), "marks": loads[-1][2]}
+    zoom = _episode_zoom(frame)
+    if zoom is not None:
+        out["episode_zoom"] = zoom
+        out["episode_next"], out["no_click_lost"] = _episode_next(frame)
+    out["step_click"] = statistics.median(_step_click(frame, k) for k in (3, 1, 4)[:repeat])
+    tab = tab_click(page, frame, "Attention")
+    if tab is not None:
+        out["tab_switch"] = tab
     return out
+
+
+def _library_rows(page, url: str) -> float:
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=300_000)
+    page.wait_for_function(
+        "() => !!document.querySelector(\"[data-testid='stDataFrame'] canvas, [data-testid='stDataFrame'] table\")"
+    )
+    return time.perf_counter() - t0
+
+
+def _outline_rows(page, url: str) -> float:
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.locator("#outline .row").first.wait_for(timeout=300_000)
+    return time.perf_counter() - t0
 
 
 def _store_traces(home: Path, sizes: list[int]) -> dict[str, tuple[str, int]]:
@@ -117,27 +278,71 @@ def run(args: argparse.Namespace) -> int:
         for name in traces:
             print(f"{name}_apptest_ratio_vs_{base}: {server[name][0] / server[base][0]:.2f}")
         if not args.no_browser:
-            _chromium(traces, base)
+            pages = _standalone_pages(Path(home), traces, Path(empty))
+            _chromium(traces, base, pages)
+        print(f"load_average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
 
-def _chromium(traces: dict[str, tuple[str, int]], base: str) -> None:
+def _standalone_pages(home: Path, traces: dict[str, tuple[str, int]], folder: Path) -> dict[str, Path]:
+    """Each trace's standalone view (``save_view``: one page, plotly.js inlined), from the store."""
+    import o3viz
+    from o3viz.store.store import Store
+
+    store = Store(home)
+    return {
+        name: o3viz.save_view(o3viz.show(store.trace(key), widget=False), folder / f"{name}.html")
+        for name, (key, _) in traces.items()
+    }
+
+
+def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Path]) -> None:
     from playwright.sync_api import sync_playwright
 
     from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
+    def fresh(browser):
+        return browser.new_page(viewport={"width": 1280, "height": 720})
+
     with serve_app({}) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        _browser(url, page, *traces[base])  # the server's first run (imports, caches) is not timed
-        got = {}
+        page = fresh(browser)
+        _first_map(page, f"{url}/inspect?trace={traces[base][0]}")  # the server's first run: not timed
+        _first_map(page, pages[base].as_uri())  # nor the browser's first plotly.js parse
+        page.close()
+        app, alone = {}, {}
         for name, (key, steps) in traces.items():
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            got[name] = _browser(url, page, key, steps)
+            page = fresh(browser)
+            app[name] = _actions(page, f"{url}/inspect?trace={key}", lambda pg, _f, t: _app_tab(pg, t))
+            if f"{steps} steps" not in page.locator("body").inner_text():
+                raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
             page.close()
-            for k, v in got[name].items():
-                print(f"{name}_chromium_{k}: {v:.3f}" if k != "marks" else f"{name}_chromium_marks: {v}")
-        for name, m in got.items():
-            print(f"{name}_chromium_map_ratio_vs_{base}: {m['map_s'] / got[base]['map_s']:.2f}")
-            print(f"{name}_chromium_marks_ratio_vs_{base}: {m['marks'] / got[base]['marks']:.2f}")
+            page = fresh(browser)
+            alone[name] = _actions(page, pages[name].as_uri(), lambda _p, f, t: _standalone_tab(f, t))
+            page.close()
+            page = fresh(browser)
+            app[name]["library_rows"] = _library_rows(page, url)
+            page.close()
+            page = fresh(browser)
+            alone[name]["library_rows"] = _outline_rows(page, pages[name].as_uri())
+            page.close()
+            for k, v in app[name].items():
+                print(f"{name}_app_{k}: {v:.3f}" if k not in COUNTS else f"{name}_app_{k}: {v}")
+            for k, v in alone[name].items():
+                print(f"{name}_standalone_{k}: {v:.3f}" if k not in COUNTS else f"{name}_standalone_{k}: {v}")
+        for name in traces:
+            for k in (
+                "first_map",
+                "step_click",
+                "tab_switch",
+                "episode_zoom",
+                "episode_next",
+                "library_rows",
+            ):
+                if k in app[name] and k in alone[name]:
+                    print(f"{name}_{k}_vs_standalone: {app[name][k] / alone[name][k]:.2f}")
+        for name in traces:
+            if name != base:
+                print(f"{name}_first_map_vs_{base}: {app[name]['first_map'] / app[base]['first_map']:.2f}")
+                print(f"{name}_marks_vs_{base}: {app[name]['marks'] / app[base]['marks']:.2f}")
         browser.close()

@@ -1,7 +1,10 @@
-"""Step verifiers scored the field's way: MR-GSM8K first-error-step accuracy on incorrect
-solutions, and a ProcessBench-style F1 on PRM800K phase 1 (``benchmarks/_verifiers_data.py`` says
-how each is read), for the claim checker, a PRM (``--prm``), the claim checker then the PRM on the
-steps it leaves unsure (``claims+prm``), and a judge (``--base-url`` or ``--serve-embedded``).
+"""Step verifiers scored the field's way, beside the published numbers (named as theirs).
+
+MR-GSM8K first-error-step accuracy on incorrect solutions, and a ProcessBench-style F1 on PRM800K
+phase 1 (``benchmarks/_verifiers_data.py`` says how each is read), for the claim checker, a PRM
+(``--prm``), a judge (``--base-url`` or ``--serve-embedded``), and the claim checker then the PRM
+or the judge on the steps it leaves unsure (``claims+prm``; ``*_combined_beats_both`` says whether
+the combination beats both alone on the set's headline figure).
 
 Every figure has its n and a 95% interval (a bootstrap over whole problems); the published numbers
 printed beside them are the papers' own, on their sets. The claim checker runs on every solution;
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import time
 from pathlib import Path
 
@@ -84,6 +88,13 @@ def _pred(j: Judgement) -> int:
     return -1 if any(v == "ok" for v in j.verdicts) else -2
 
 
+def _key(name: str) -> str:
+    """A verifier's label as part of a figure name (letters, digits, ``_ . -``), so that
+    ``benchmarks._results`` records the line: ``claims, sample 24`` -> ``claims.sample_24``."""
+    parts = [re.sub(r"[^0-9A-Za-z.\-]+", "_", p.strip()).strip("_") for p in name.split(",")]
+    return ".".join(p for p in parts if p)
+
+
 def _fmt(v: float, lo: float, hi: float, n: int) -> str:
     return f"{100 * v:.1f}  (95% CI {100 * lo:.1f}-{100 * hi:.1f}, n={n})"
 
@@ -91,17 +102,19 @@ def _fmt(v: float, lo: float, hi: float, n: int) -> str:
 def report_mr(name: str, items: list[Item], preds: list[int], seed: int) -> None:
     stat = lambda it, pr: accuracy(it, pr, errors=True)[0]  # noqa: E731
     acc, n = accuracy(items, preds, errors=True)
-    print(f"mr_gsm8k_first_error_acc[{name}]: {_fmt(acc, *interval(items, preds, stat, seed=seed), n)}")
+    print(f"mr_gsm8k_first_error_acc.{_key(name)}: {_fmt(acc, *interval(items, preds, stat, seed=seed), n)}")
     cor, n_cor = accuracy(items, preds, errors=False)
     print(
-        f"mr_gsm8k_correct_acc[{name}]: "
+        f"mr_gsm8k_correct_acc.{_key(name)}: "
         + (f"{100 * cor:.1f} (n={n_cor})" if n_cor else "none (n=0: every solution in this file is wrong)")
     )
     for kind in sorted({i.kind for i in items}):
         sub = [(i, p) for i, p in zip(items, preds, strict=True) if i.kind == kind]
         it, pr = [a for a, _ in sub], [b for _, b in sub]
         a, n = accuracy(it, pr, errors=True)
-        print(f"mr_gsm8k_first_error_acc[{name}][{kind}]: {_fmt(a, *interval(it, pr, stat, seed=seed), n)}")
+        print(
+            f"mr_gsm8k_first_error_acc.{_key(name)}.{_key(kind)}: {_fmt(a, *interval(it, pr, stat, seed=seed), n)}"
+        )
 
 
 def report_prm800k(name: str, items: list[Item], preds: list[int], seed: int) -> None:
@@ -109,9 +122,11 @@ def report_prm800k(name: str, items: list[Item], preds: list[int], seed: int) ->
     cor, n_cor = accuracy(items, preds, errors=False)
     e_stat = lambda it, pr: accuracy(it, pr, errors=True)[0]  # noqa: E731
     c_stat = lambda it, pr: accuracy(it, pr, errors=False)[0]  # noqa: E731
-    print(f"prm800k_f1[{name}]: {_fmt(f1(items, preds), *interval(items, preds, f1, seed=seed), len(items))}")
-    print(f"prm800k_error_acc[{name}]: {_fmt(err, *interval(items, preds, e_stat, seed=seed), n_err)}")
-    print(f"prm800k_correct_acc[{name}]: {_fmt(cor, *interval(items, preds, c_stat, seed=seed), n_cor)}")
+    print(
+        f"prm800k_f1.{_key(name)}: {_fmt(f1(items, preds), *interval(items, preds, f1, seed=seed), len(items))}"
+    )
+    print(f"prm800k_error_acc.{_key(name)}: {_fmt(err, *interval(items, preds, e_stat, seed=seed), n_err)}")
+    print(f"prm800k_correct_acc.{_key(name)}: {_fmt(cor, *interval(items, preds, c_stat, seed=seed), n_cor)}")
 
 
 def measure(name: str, verifier, sets: dict[str, list[Item]], seed: int) -> dict[str, list[Judgement]]:
@@ -120,21 +135,55 @@ def measure(name: str, verifier, sets: dict[str, list[Item]], seed: int) -> dict
     for set_name, items in sets.items():
         out[set_name], secs = _judge_all(verifier, items)
         report(name, set_name, items, out[set_name], seed)
-        print(f"{set_name}_seconds[{name}]: {secs:.1f}", flush=True)
+        print(f"{set_name}_seconds.{_key(name)}: {secs:.1f}", flush=True)
     return out
 
 
 def report(name: str, set_name: str, items: list[Item], judged: list[Judgement], seed: int) -> None:
     preds = _preds(judged)
     (report_mr if set_name == "mr_gsm8k" else report_prm800k)(name, items, preds, seed)
-    print(f"{set_name}_abstained[{name}]: {sum(p == -2 for p in preds)} of {len(preds)} (all steps unsure)")
+    print(
+        f"{set_name}_abstained.{_key(name)}: {sum(p == -2 for p in preds)} of {len(preds)} (all steps unsure)"
+    )
+
+
+def _metric(set_name: str, items: list[Item], judged: list[Judgement]) -> float:
+    """The set's headline figure: MR-GSM8K's first-error accuracy, PRM800K's F1."""
+    preds = _preds(judged)
+    return accuracy(items, preds, errors=True)[0] if set_name == "mr_gsm8k" else f1(items, preds)
+
+
+def combined(
+    name: str,
+    sets: dict[str, list[Item]],
+    first: dict[str, list[Judgement]],
+    then: dict[str, list[Judgement]],
+    seed: int,
+) -> None:
+    """The claim checker's decided verdicts, then ``name``'s on the steps it left unsure, from the
+    same judgements (no rerun); and whether that beats both alone on the set's headline figure."""
+    for set_name, items in sets.items():
+        both = [combine(a, b) for a, b in zip(first[set_name], then[set_name], strict=True)]
+        report(f"claims+{name}, sample", set_name, items, both, seed)
+        c, a, b = (100 * _metric(set_name, items, j) for j in (both, first[set_name], then[set_name]))
+        verdict = (
+            "beats both"
+            if c > max(a, b)
+            else "ties the better alone"
+            if c == max(a, b)
+            else "below the better alone"
+        )
+        print(
+            f"{set_name}_combined_beats_both.{_key(name)}: {verdict} "
+            f"(claims+{name} {c:.1f}, claims {a:.1f}, {name} {b:.1f}, n={len(items)})"
+        )
 
 
 def _published() -> None:
     for who, v in PUBLISHED_MR_GSM8K_FIRST_ERROR.items():
-        print(f"published_mr_gsm8k_first_error_acc[{who}, theirs]: {v}")
+        print(f"published_mr_gsm8k_first_error_acc.{_key(who)}.theirs: {v}")
     for who, v in PUBLISHED_PROCESSBENCH_F1.items():
-        print(f"published_processbench_f1[{who}, theirs, ProcessBench average]: {v}")
+        print(f"published_processbench_f1.{_key(who)}.theirs_ProcessBench_average: {v}")
 
 
 def _prm(args: argparse.Namespace):
@@ -195,15 +244,14 @@ def run(args: argparse.Namespace) -> int:
         tag = f"{prm.name}, sample"
         first = measure(f"claims, sample {args.limit}", claims, part, args.seed)
         then = measure(tag, prm, part, args.seed)
-        for set_name, items in part.items():  # the combination from the same judgements: no rerun
-            both = [combine(a, b) for a, b in zip(first[set_name], then[set_name], strict=True)]
-            report(f"claims+{prm.name}, sample", set_name, items, both, args.seed)
+        combined(prm.name, part, first, then, args.seed)
     if args.base_url or args.serve_embedded:
         part = {k: sample(v, args.judge_limit, args.seed) for k, v in full.items()}
         with _judge(args) as judge:
-            measure(f"claims, sample {args.judge_limit}", claims, part, args.seed)
+            first = measure(f"claims, sample {args.judge_limit}", claims, part, args.seed)
             judged = measure(f"{judge.name}, sample", judge, part, args.seed)
+            combined(judge.name, part, first, judged, args.seed)
             replies = [j for js in judged.values() for j in js]
             parsed = sum(bool(j.info.get("parsed")) for j in replies)
-            print(f"judge_replies_parsed[{judge.name}]: {parsed}/{len(replies)} (the rest: unsure)")
+            print(f"judge_replies_parsed.{_key(judge.name)}: {parsed}/{len(replies)} (the rest: unsure)")
     return 0

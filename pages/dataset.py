@@ -45,6 +45,21 @@ def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query, grade: st
     return df, dataset_summary(df)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _figures(root: str, query_key: str, stamp: tuple, grade: str, _summary) -> list:
+    """The six figures of one scope, built once: a bar click (or a row picked in a table) reruns
+    the page, and rebuilding them was most of that rerun's time. Shared, read-only figures (a
+    resource: ``st.plotly_chart`` and the download only read them)."""
+    return [
+        ("ds_length", length_figure(_summary.length)),
+        ("ds_types", type_mix_figure(_summary.type_mix)),
+        ("ds_rates", rates_figure(_summary.rates)),
+        ("ds_first_wrong", first_wrong_figure(_summary.first_wrong)),
+        ("ds_claims", claim_rates_figure(_summary.claim_rates)),
+        ("ds_importance", importance_figure(_summary.importance)),
+    ]
+
+
 def scope() -> Query:
     s = store()
     given = take("dataset_query")
@@ -158,15 +173,20 @@ def outlier_table(summary) -> None:
     c1.download_button(
         "Table as CSV", out.to_csv(index=False), "o3viz_outliers.csv", "text/csv", icon=":material/download:"
     )
-    buf = io.BytesIO()
-    out.to_parquet(buf, index=False)
     c2.download_button(
         "Table as Parquet",
-        buf.getvalue(),
+        lambda: _parquet(out),  # written when asked for, not on every rerun
         "o3viz_outliers.parquet",
         "application/octet-stream",
+        on_click="ignore",
         icon=":material/download:",
     )
+
+
+def _parquet(out: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    out.to_parquet(buf, index=False)
+    return buf.getvalue()
 
 
 def open_in_inspect(key: str) -> None:
@@ -206,14 +226,7 @@ if summary.disagree:
         ),
         icon=":material/rule:",
     )
-figures = [
-    ("ds_length", length_figure(summary.length)),
-    ("ds_types", type_mix_figure(summary.type_mix)),
-    ("ds_rates", rates_figure(summary.rates)),
-    ("ds_first_wrong", first_wrong_figure(summary.first_wrong)),
-    ("ds_claims", claim_rates_figure(summary.claim_rates)),
-    ("ds_importance", importance_figure(summary.importance)),
-]
+figures = _figures(str(s.root), repr(q), stamp, grade, summary)
 listed = False
 for i in range(0, len(figures), 2):
     picks = []

@@ -1,7 +1,9 @@
 """Inspect one trace: the question, the final answer and its verdict, the totals, then one tab per
 view. Views are registered in ``VIEWS`` below, one line each: ``(tab title, render)`` where
 ``render(key, trace)`` draws the view for the library entry ``key`` (``pages.common.ui.selected_node()``
-is the node selected anywhere on the page). Only the open tab's view runs. The trace, the open tab
+is the node selected anywhere on the page). Only the open tab's view runs. The first view (outline,
+map and details) is one component that answers clicks in the browser (``pages.common.trace_view``)
+and reports the selection back. The trace, the open tab
 and the selected node live in session state and in the URL (``?trace=KEY&node=ID&view=TITLE``)."""
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import streamlit as st
 from o3viz.app import (
     Trace,
     disagreement_line,
-    first_wrong_step,
+    first_wrong_by,
     grading,
     parse_id,
     summarize,
+    verifier_names,
 )
 from o3viz.figures import clip_label, escape_markdown, readable
 from pages.common.ui import (
@@ -95,19 +98,26 @@ def _answer_md(trace: Trace, answer: str) -> str:
     return f"**Final answer** · {shown} {verdict}{expected}"
 
 
-def _gradings(trace: Trace):
+def _chosen_verifier(key: str, trace: Trace) -> str | None:
+    """The verifier the map's "First wrong step by" switch names (``None``: the checks), read from
+    the switch's own widget state so the header agrees with the map in the same rerun."""
+    choice = st.session_state.get(f"verifier_{key}")
+    return choice if choice in verifier_names(trace) else None
+
+
+def _gradings(trace: Trace, verifier: str | None):
     """(the lines naming both gradings and, where they disagree, the sentence saying so; the
-    first wrong step or None)."""
+    first wrong step by ``verifier`` (the checks when ``None``) or None)."""
     g = grading(trace)
     disagree = disagreement_line(g.source, g.check)
     lines = [escape_markdown(ln) for ln in g.lines() if ln != disagree]
     if disagree:  # one compact line, in the page's warning colour, not a banner over the map
         lines.append(f":orange[:material/rule: **{escape_markdown(disagree)}**]")
-    wrong = first_wrong_step(trace)
+    wrong = first_wrong_by(trace, verifier)
     return lines, wrong
 
 
-def _header(trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
+def _header(key: str, trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
     """The question and the final answer with its verdict and the reference (one line each, full
     text on hover), then the totals, labelled as totals."""
     s = summarize(trace)
@@ -125,11 +135,13 @@ def _header(trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
         f"({rounds}) · {'—' if s.tokens is None else s.tokens} generated tokens · {s.decision_points} decision points · "
         f"final confidence {fmt(conf)}"
     )
-    lines, wrong = _gradings(trace)
+    verifier = _chosen_verifier(key, trace)
+    lines, wrong = _gradings(trace, verifier)
     # one caption beside the answer (totals, then both gradings), so the map stays on the first screen
     c2.caption("  \n".join([totals, " · ".join(lines)] if lines else [totals]))
+    row = c1.columns([1, 1], vertical_alignment="center") if wrong is not None and hidden else (c1, c1)
     if wrong is not None:
-        c1.button(
+        row[0].button(
             f"First wrong step: {wrong.step}",
             key="go_first_wrong",
             help=wrong.reason,
@@ -138,7 +150,7 @@ def _header(trace: Trace, question_col, hidden: tuple[str, str] | None) -> None:
             args=(wrong.node,),
         )
     if hidden:
-        c1.caption(escape_markdown(hidden[0]), help=hidden[1])
+        row[1].caption(escape_markdown(hidden[0]), help=hidden[1])
 
 
 def _remember_view() -> None:
@@ -173,7 +185,7 @@ if node and not _node_in(trace, node):
     )
     st.session_state.inspect_node = None
 views, hidden = _views(trace)
-_header(trace, top[1], hidden)
+_header(key, trace, top[1], hidden)
 branch_header(key, trace)
 titles = [t for t, _ in views]
 if st.session_state.inspect_view not in titles:

@@ -17,6 +17,7 @@ from o3viz.app import (
 from o3viz.app.running import CaptureConfig, DAAConfig, RunRequest, execute, parse_layers
 from o3viz.figures import escape_markdown
 from pages.common.jobs import follow_job, start_job
+from pages.common.paired_run import render_paired
 from pages.common.state import take
 from pages.common.steer import follow_pair, open_pair_when_done, start_pair, steer_form
 from pages.common.ui import get_model, pin, require_router, store
@@ -202,6 +203,18 @@ def run_ended(job: RunJob) -> None:
 
 require_router()
 st.title("Run")
+MODES = {"one": "One run", "pair": "Compare two settings"}
+mode = st.segmented_control(
+    "What to run",
+    list(MODES),
+    format_func=MODES.get,
+    default="one",
+    key="run_mode",
+    label_visibility="collapsed",
+)
+if mode == "pair":
+    render_paired()
+    st.stop()
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
 source, request, steering, problem = settings_form()
 if open_pair_when_done():

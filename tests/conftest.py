@@ -75,6 +75,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tests/*server*.py": ("server",),
     "tests/app/test_app_responsive.py": ("browser", "server"),
     "tests/notebook/test_widget_browser.py": ("browser",),
+    "tests/notebook/test_shared_plotly.py": ("browser",),
+    "tests/notebook/test_long_view_browser.py": ("browser",),
     "tests/notebook/test_notebook.py": ("browser", "subprocess"),
     "tests/app/test_serving.py": ("server", "subprocess"),
     "tests/analysis/test_importance_dataset_job.py": ("server", "subprocess"),
@@ -125,7 +127,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tests/test_gpu_check.py": ("model", "subprocess"),
     "tests/benchmarks/test_long_capture.py": ("model",),
     "tests/app/test_app_verifiers.py": ("model",),
+    "tests/app/test_browser_verifiers.py": ("browser", "server", "model"),  # a tiny PRM judges the trace
     "tests/app/test_inspect_branch_parent.py": ("model",),
+    "tests/run/test_paired_run.py": ("model",),
+    "tests/cli/test_cli_paired_run.py": ("model",),
+    "tests/app/test_app_paired_run.py": ("model",),
 }
 TESTS: dict[str, tuple[str, ...]] = {
     "tests/app/test_app_run.py::test_a_live_run_joins_the_library": ("model",),

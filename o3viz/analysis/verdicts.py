@@ -1,6 +1,7 @@
 """What the pluggable verifiers said (``rounds[].verdicts``, ``o3viz.verify.verifiers``), read for
 the map and the details panel: the verifiers a trace holds, every verifier's verdict on one step,
-and the first wrong step by a chosen verifier (``None``: the checks, ``first_wrong_step``).
+the first wrong step by a chosen verifier (``None``: the checks, ``first_wrong_step``), and that
+verifier's verdicts by step id, which the map's checks lane draws (``lane_verdicts``).
 
 >>> from o3viz.trace import Round, Step, Task, Trace
 >>> from o3viz.trace.verdicts import VerdictRecord
@@ -11,14 +12,18 @@ and the first wrong step by a chosen verifier (``None``: the checks, ``first_wro
 (['prm:m'], 1)
 >>> [(v.verifier, v.verdict, v.score) for v in step_verdicts(t.final, 1)]
 [('prm:m', 'wrong', 0.2)]
+>>> lane = lane_verdicts(t, "prm:m")
+>>> lane.label, lane.steps["step:0:1"], "step:0:2" in lane.steps
+('checks: prm:m', ('wrong', 0.2), False)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from o3viz.analysis.wrong_step import FirstWrong, first_wrong_step
 from o3viz.trace import Round, Trace
+from o3viz.trace.ids import make_id
 
 
 @dataclass
@@ -29,6 +34,39 @@ class StepVerdictRow:
     kind: str  # claim checker | code tests | prm | judge | combined | ...
     verdict: str | None  # ok | wrong | unsure | None (not judged)
     score: float | None = None
+
+
+@dataclass
+class LaneVerdicts:
+    """One verifier's verdicts as the map's checks lane draws them: by step id (``step:R:I``), the
+    judged steps only (a step the verifier did not judge has no mark)."""
+
+    verifier: str
+    kind: str  # claim checker | code tests | prm | judge | combined | ...
+    steps: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # id -> (verdict, score)
+
+    @property
+    def label(self) -> str:
+        """The lane's name on the map: whose verdicts it shows."""
+        return f"checks: {self.verifier}"
+
+
+def lane_verdicts(trace: Trace, verifier: str | None) -> LaneVerdicts | None:
+    """``verifier``'s verdicts on every round's steps, for the map (``None``: the checks, drawn
+    from the outline as before; also when no round holds that verifier)."""
+    if verifier is None:
+        return None
+    out, found = LaneVerdicts(verifier, ""), False
+    for rnd in trace.rounds:
+        rec = next((r for r in rnd.verdicts if r.verifier == verifier), None)
+        if rec is None:
+            continue
+        found, out.kind = True, out.kind or str(rec.info.get("kind", ""))
+        for k, (step, v) in enumerate(zip(rnd.steps, rec.verdicts, strict=False)):
+            if v is not None:
+                score = rec.scores[k] if k < len(rec.scores) else None
+                out.steps[make_id("step", rnd.index, step.index)] = (v, score)
+    return out if found else None
 
 
 def verifier_names(trace: Trace) -> list[str]:

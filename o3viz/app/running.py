@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from o3viz.analysis.importance import LocalResample, RolloutCache, Sampling, agreement, analyse_locally
 from o3viz.analysis.importance.align import aligned_importance, importance_source
+from o3viz.app.paired_run import PairedRunJob
 from o3viz.branch import (
     MAX_EDIT_CHARS,
     BranchCost,
@@ -23,6 +24,7 @@ from o3viz.branch.fork import measured_cost
 from o3viz.hooks.steer import parse_steer_heads
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan, parse_layers
 from o3viz.run.dispatch import execute
+from o3viz.run.paired_run import PairedRunRequest, parse_setting, task_ids
 from o3viz.run.request import RunRequest
 from o3viz.run.steer_spans import check_spans, prompt_sentences
 
@@ -32,6 +34,8 @@ __all__ = [
     "Continuer",
     "DAAConfig",
     "LocalResample",
+    "PairedRunJob",
+    "PairedRunRequest",
     "MAX_EDIT_CHARS",
     "RolloutCache",
     "RunRequest",
@@ -49,8 +53,10 @@ __all__ = [
     "execute",
     "importance_source",
     "parse_layers",
+    "parse_setting",
     "parse_steer_heads",
     "prompt_sentences",
     "resample_from",
     "rollout_branch",
+    "task_ids",
 ]

@@ -84,7 +84,8 @@ def format_result(r) -> list[str]:
             f"B − A {100 * d:+.1f} points (95% CI {100 * lo:+.1f} to {100 * hi:+.1f}), "
             f"McNemar exact p = {r.p_mcnemar:.3g}"
         )
-    out += [r.headline()] + ([r.too_small()] if r.too_small() else [])
+    small = r.too_small()
+    out += [r.headline()] + ([small] if small and small != r.headline() else [])
     for g, v in r.by_grade.items():
         out.append(
             f"under the {g} grade: A {_pct(v['accuracy_a'])}, B {_pct(v['accuracy_b'])} "

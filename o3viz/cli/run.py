@@ -28,13 +28,19 @@ from o3viz.run.request import RunRequest
 from o3viz.run.steer_spans import check_spans
 
 
-def add_capture_arguments(p: argparse.ArgumentParser) -> None:
+def add_capture_arguments(p: argparse.ArgumentParser, *, task_list: bool = False) -> None:
+    """The run's settings; ``task_list`` adds ``--tasks`` (a paired run, ``o3viz.cli._paired_run``)
+    as a fourth source besides ``--prompt``, ``--prompt-file`` and ``--task``."""
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="the prompt text")
     src.add_argument("--prompt-file", type=Path, help="read the prompt from this file (UTF-8)")
     src.add_argument(
         "--task", help="a built-in task verified by the loop: gsm8k:N, humaneval:HumanEval/N, mbppplus:Mbpp/N"
     )
+    if task_list:
+        from o3viz.cli._paired_run import add_paired_arguments
+
+        add_paired_arguments(p, src)
     p.add_argument(
         "--model",
         default=None,
@@ -152,11 +158,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="generate with attention capture and save a trace",
         description="Run the model on a prompt with instrumented attention (and optional DAA "
-        "and branch exploration) and save the trace file.",
+        "and branch exploration) and save the trace file. With --tasks, run a task list under two "
+        "settings (--pair-a, --pair-b) into two paired datasets of the library instead.",
+        epilog="paired run: o3viz run --tasks gsm8k --limit 20 --pair-a daa=off --pair-b daa=allocate "
+        "--dataset gsm8k-daa runs the first 20 GSM8K problems under both settings (interleaved, task "
+        "by task; Ctrl-C stops after the current generation and keeps the finished pairs, a rerun "
+        "resumes), stores them as 'gsm8k-daa · A: daa=off' and 'gsm8k-daa · B: daa=allocate', and "
+        "prints the paired table of o3viz compare --dataset. A setting is key=value items separated "
+        "by commas: daa=off|observe|allocate|steer, strength=F (allocate's λ), model=PATH, "
+        "steer=question|instruction|'sentence N' (steering, with alpha=F and heads=all|auto|L.H,...). "
+        "The other options (--model, --max-new-tokens, --rounds, --layers, ...) apply to both sides.",
     )
-    add_capture_arguments(p)
+    add_capture_arguments(p, task_list=True)
     add_loop_arguments(p)
-    p.add_argument("--out", type=Path, required=True, help="output file, .o3trace.json or .o3trace.json.gz")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="output file, .o3trace.json or .o3trace.json.gz (required, except with --tasks)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=run)
 
@@ -271,6 +290,15 @@ def _option(parse, flag: str, text: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "tasks", None) is not None:
+        from o3viz.cli._paired_run import run_paired
+
+        return run_paired(args, request_from_args)
+    from o3viz.cli._paired_run import check_single
+
+    check_single(args)
+    if args.out is None:
+        raise UsageError("--out is required (the trace file to write)")
     from o3viz.model import load_model
     from o3viz.run.dispatch import execute
     from o3viz.run.sizing import preflight

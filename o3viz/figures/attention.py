@@ -54,9 +54,7 @@ def token_rows(
     """(g1-g0, c1) float32 rows of one window, sliced before converting (cheap on long traces)."""
     if layer is None:
         return att.mean[g0:g1, :c1].astype(np.float32)
-    if att.per_head is None or layer not in att.layers:
-        raise KeyError(f"layer {layer} was not kept per head; kept: {att.layers}")
-    block = att.per_head[g0:g1, att.layers.index(layer), :, :c1].astype(np.float32)  # (g, H, c1)
+    block = att.head_block(layer, g0, g1, c1)  # (g, H, c1): dense rows or top-k pairs, window only
     return block.mean(axis=1) if head is None else block[:, head]
 
 

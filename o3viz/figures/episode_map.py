@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from o3viz.analysis.episodes import Episode
 from o3viz.analysis.outline import Outline
+from o3viz.analysis.verdicts import LaneVerdicts
 from o3viz.figures._style import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -96,8 +97,22 @@ def _bars(outline, episodes, lay, row, spans, strip: bool, open_index) -> list[g
     return out
 
 
-def _marks(episodes, spans, row, strip: bool) -> list[go.Scatter]:
-    """Why each episode began (above the lanes) and its checks (in the checks lane)."""
+def _lane_counts(outline: Outline, episodes, lane: LaneVerdicts | None) -> dict[int, tuple[int, int]]:
+    """(wrong, ok) of each episode: its failed and passed checks, or ``lane``'s wrong and ok verdicts
+    on its steps when a verifier is chosen."""
+    if lane is None:
+        return {e.index: (e.wrong, e.passed) for e in episodes}
+    steps = {r.index: r.steps for r in outline.rounds}
+    out = {}
+    for e in episodes:
+        said = [lane.steps.get(s.id, ("", None))[0] for s in steps[e.round][e.lo : e.hi]]
+        out[e.index] = (said.count("wrong"), said.count("ok"))
+    return out
+
+
+def _marks(outline, episodes, spans, row, strip: bool, lane: LaneVerdicts | None = None) -> list[go.Scatter]:
+    """Why each episode began (above the lanes) and its checks (in the checks lane): the checks, or
+    the chosen verifier's verdicts (``lane``)."""
     mid = {e.index: sum(spans[e.index]) / 2 for e in episodes}
     turns = [e for e in episodes if e.opens_with in ("backtrack", "self_check")]  # doubt shows in its lane
     out = [
@@ -112,11 +127,14 @@ def _marks(episodes, spans, row, strip: bool) -> list[go.Scatter]:
             name="turns",
         )
     ]
+    counts = _lane_counts(outline, episodes, lane)
+    who = f"{lane.verifier}: " if lane else ""
+    bad, good = ("wrong", "ok") if lane else ("failed", "passed")
     for test, symbol, verdict, name in (
-        (lambda e: e.wrong > 0, "x", "fail", "episode: a check failed"),
-        (lambda e: e.wrong == 0 and e.passed > 0, "square", "pass", "episode: checks passed"),
-    ):
-        eps = [e for e in episodes if test(e)]
+        (lambda w, p: w > 0, "x", "fail", f"episode: {who}a step {bad}" if lane else "episode: a check failed"),
+        (lambda w, p: w == 0 and p > 0, "square", "pass", f"episode: {who}{good}" if lane else "episode: checks passed"),
+    ):  # fmt: skip
+        eps = [e for e in episodes if test(*counts[e.index])]
         if eps and not strip:
             out.append(
                 go.Scatter(
@@ -124,10 +142,17 @@ def _marks(episodes, spans, row, strip: bool) -> list[go.Scatter]:
                     y=[float(row[CHECKS])] * len(eps),
                     mode="markers",
                     marker={"symbol": symbol, "size": 10, "color": VERDICT_COLORS[verdict]},
-                    hovertext=[f"episode {e.index}: {e.wrong} failed, {e.passed} passed checks" for e in eps],
+                    hovertext=[
+                        esc(
+                            f"episode {e.index}: {who}{counts[e.index][0]} {bad}, {counts[e.index][1]} {good}"
+                        )
+                        + ("" if lane else " checks")
+                        for e in eps
+                    ],
                     hovertemplate="%{hovertext}<extra></extra>",
                     customdata=[e.id for e in eps],
                     name=name,
+                    meta=f"verdicts:{lane.verifier}" if lane else None,
                 )
             )
     return out
@@ -244,15 +269,17 @@ def episode_map_figure(
     strip: bool = False,
     height: int | None = None,
     plot_px: int = 400,  # about the map's plot width at 1280 px
+    verdicts: LaneVerdicts | None = None,
 ) -> go.Figure:
     """The episodes of ``outline`` (see the module docstring). ``customdata`` of every bar is
-    ``episode:N``, of the rings and the star their node id (for clicks)."""
+    ``episode:N``, of the rings and the star their node id (for clicks). ``verdicts`` (one
+    verifier's) mark the checks lane instead of the checks, and name the lane."""
     lay = map_layout(outline)
     row = {lane: i for i, lane in enumerate(lay.lanes)}
     spans = {e.index: _span(lay, outline, e) for e in episodes}
     fig = go.Figure(_bundled_arcs(outline, episodes, spans, row, strip))
     fig.add_traces(_bars(outline, episodes, lay, row, spans, strip, open_episode))
-    fig.add_traces(_marks(episodes, spans, row, strip))
+    fig.add_traces(_marks(outline, episodes, spans, row, strip, verdicts))
     fig.add_traces(_always_visible(outline, lay, row, strip, selected, first_wrong))
     if not strip:
         add_round_bands(fig, outline, lay)
@@ -268,6 +295,11 @@ def episode_map_figure(
         "bar = one episode, in the lane of its main step type · ◀ backtrack · ◆ self-check"
         "<br>✗ a check failed · ■ checks passed · arcs = backtracks to an earlier episode · click a bar"
     )
+    if verdicts is not None:
+        sub = sub.replace(
+            "✗ a check failed · ■ checks passed",
+            f"✗ / ■ {esc(clip_label(verdicts.verifier, 20))}: wrong / ok",
+        )
     base_layout(
         fig,
         esc(title) if strip else f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
@@ -291,7 +323,7 @@ def episode_map_figure(
     fig.update_yaxes(
         range=[0.75, -1.0] if strip else [len(lay.lanes) - 0.2, -0.95],
         tickvals=[] if strip else list(range(len(lay.lanes))),
-        ticktext=[] if strip else lane_ticks(lay.lanes),
+        ticktext=[] if strip else lane_ticks(lay.lanes, verdicts.label if verdicts else "checks"),
         showticklabels=not strip,
         tickfont={"size": 12},
         showgrid=not strip,

@@ -11,10 +11,13 @@ lane names, the round headers, the final answer and the selected node.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 
 from o3viz.analysis.outline import BAD, GOOD, Outline, OutlineStep
+from o3viz.analysis.verdicts import LaneVerdicts
 from o3viz.figures._style import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -24,6 +27,7 @@ from o3viz.figures._style import (
     esc,
     readable,
 )
+from o3viz.figures.map_checks import check_traces, verdict_traces
 from o3viz.figures.map_forks import add_fork_lanes
 from o3viz.figures.map_layout import ANSWER, CHECKS, ROUND_GAP, Fork, MapLayout, map_layout  # noqa: F401 (re-exported)
 from o3viz.trace.ids import make_id
@@ -39,11 +43,24 @@ def _marker_px(n_units: float) -> float:
     return float(np.clip(0.75 * PLOT_PX / max(n_units, 1.0), 5.0, 16.0))
 
 
+HOVER_WIDTH = 64  # characters per line of a hover label: a wider label is cut off by the plot's edge
+
+
+def hover_lines(text: str, width: int = HOVER_WIDTH) -> str:
+    """``text`` escaped for a plotly hover label and wrapped at ``width`` characters: plotly draws
+    one line as wide as it is, and a label wider than the plot is cut off at the plot's edge.
+
+    >>> hover_lines("a " * 40, width=20).count("<br>")
+    3
+    """
+    return "<br>".join(esc(line) for line in textwrap.wrap(text, width) or [""])
+
+
 def _step_hover(s: OutlineStep) -> str:
     bits = [
         f"<b>{esc(STEP_TYPE_LABELS.get(s.type, s.type))}</b> · step {s.index} of round {s.round}"
         + (" (type inferred)" if s.inferred else ""),
-        esc(clip_label(readable(s.text), 160)),
+        hover_lines(clip_label(readable(s.text), 160)),
     ]
     if s.kind != "step":
         bits.append(f"kind: {s.kind}" + (f", branches from step {s.parent}" if s.parent is not None else ""))
@@ -139,40 +156,6 @@ def _step_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatt
     return traces
 
 
-def _check_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatter]:
-    checks = [c for r in outline.rounds for c in [*(c for s in r.steps for c in s.checks), *r.checks]]
-    traces = []
-    for verdicts, symbol, name in (
-        (GOOD, "square", "check passed"),
-        (BAD, "x", "check failed"),
-        (("unverifiable",), "circle-open", "check unverifiable"),
-    ):
-        members = [c for c in checks if c.verdict in verdicts]
-        if not members:
-            continue
-        traces.append(
-            go.Scatter(
-                x=np.array([lay.pos[c.id][0] for c in members]),
-                y=np.array([lay.pos[c.id][1] for c in members]),
-                mode="markers",
-                marker={
-                    "color": [VERDICT_COLORS.get(c.verdict, "#9ca3af") for c in members],
-                    "size": max(size * 0.8, 7),
-                    "symbol": symbol,
-                    "line": {"width": 1.5, "color": VERDICT_COLORS.get(members[0].verdict, "#9ca3af")},
-                },
-                customdata=np.array([c.id for c in members], dtype=object),
-                hovertext=np.array(
-                    [esc(clip_label(f"{c.kind} {c.name}: {c.verdict}. {c.message}", 160)) for c in members],
-                    dtype=object,
-                ),
-                hovertemplate="%{hovertext}<extra></extra>",
-                name=name,
-            )
-        )
-    return traces
-
-
 def answer_label(outline: Outline) -> str:
     """The final answer as the map labels it: short text and its verdict."""
     verdict = outline.verdict or "no verdict"
@@ -218,8 +201,10 @@ def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
     return [star, label]
 
 
-def lane_ticks(lanes: list[str]) -> list[str]:
-    names = {CHECKS: "checks", ANSWER: "answer"}
+def lane_ticks(lanes: list[str], checks: str = "checks") -> list[str]:
+    """The lanes' names as tick labels, each after a square of its colour; ``checks`` names the
+    checks lane (``checks: prm:m`` when it shows a verifier's verdicts)."""
+    names = {CHECKS: esc(checks), ANSWER: "answer"}
     out = []
     for lane in lanes:
         color = STEP_TYPE_COLORS.get(lane, "#334155")
@@ -334,6 +319,7 @@ def reasoning_map_figure(
     show_answer: bool = True,
     first_wrong: str | None = None,
     forks: list[Fork] | tuple[Fork, ...] = (),
+    verdicts: LaneVerdicts | None = None,
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
@@ -343,12 +329,17 @@ def reasoning_map_figure(
     importance at least ``dep_min``; ``show_answer=False`` leaves out the answer's star and label
     (a zoomed-in episode that does not reach it); ``first_wrong`` (a step id) gets a red dashed ring
     ("first wrong step", the one rule of ``o3viz.analysis.wrong_step``); ``forks`` (branches) leave
-    their steps as short lanes ending in the branch's answer and verdict."""
+    their steps as short lanes ending in the branch's answer and verdict; ``verdicts`` (one
+    verifier's, ``o3viz.analysis.verdicts.lane_verdicts``) fill the checks lane instead of the
+    checks, and the lane is named after the verifier."""
     lay = map_layout(outline, lanes, x_of)
     size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
     fig = go.Figure(_edges(outline, lay, dep_min))
     fig.add_traces(_step_traces(outline, lay, size))
-    fig.add_traces(_check_traces(outline, lay, size))
+    if verdicts is None:
+        fig.add_traces(check_traces(outline, lay, size))
+    else:  # the chosen verifier's verdicts, and nothing else, so the lane says one thing
+        fig.add_traces(verdict_traces(outline, lay, size, verdicts))
     if show_answer:  # an episode without the answer opens with show_answer=False
         fig.add_traces(_answer_traces(outline, lay))
     add_round_bands(fig, outline, lay)
@@ -357,9 +348,16 @@ def reasoning_map_figure(
         _first_wrong_ring(fig, lay.pos[first_wrong])
     add_fork_lanes(fig, lay, list(forks))
     n = len(outline.steps)
-    sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check · ■ ✗ checks"
-    if outline.has_importance:  # a second line: one line of legend would be cut off at 1280 px
-        sub += "<br>size = importance (rank within the trace) · grey arcs = depends on"
+    sub = "colour = step type · ◀ backtrack (arc to the step it reconsiders) · ◆ self-check"
+    sub += " · ■ ✗ checks" if verdicts is None else ""
+    more = []  # a second line: one line of legend would be cut off at 1280 px
+    if outline.has_importance:
+        more.append(
+            f"size = importance{'' if verdicts else ' (rank within the trace)'} · grey arcs = depends on"
+        )
+    if verdicts is not None:  # the lane's name says whose; the legend says what the marks mean
+        more.append(f"■ ok ✗ wrong ○ unsure by {esc(clip_label(verdicts.verifier, 16))}")
+    sub += "<br>" + " · ".join(more) if more else ""
     title = title or f"What happened: {n} step{'s' if n != 1 else ''} in {len(outline.rounds)} round" + (
         "s" if len(outline.rounds) != 1 else ""
     )
@@ -367,7 +365,7 @@ def reasoning_map_figure(
         fig,
         f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
         height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)),
-        margin={"l": 10, "r": 16, "t": 100 if outline.has_importance else 84, "b": 28},
+        margin={"l": 10, "r": 16, "t": 100 if more else 84, "b": 28},
         showlegend=False,
         dragmode="pan",
         clickmode="event+select",
@@ -394,7 +392,7 @@ def reasoning_map_figure(
     fig.update_yaxes(
         range=[len(lay.lanes) - 0.2, -0.6],
         tickvals=list(range(len(lay.lanes))),
-        ticktext=lane_ticks(lay.lanes),
+        ticktext=lane_ticks(lay.lanes, verdicts.label if verdicts else "checks"),
         tickfont={"size": 12},
         showgrid=True,
         gridcolor="#e5e7eb",

@@ -127,7 +127,9 @@ def _scaled(v: np.ndarray, scale: Scale) -> tuple[np.ndarray, dict, dict]:
         return ranks.reshape(v.shape), {"title": "rank of share"}, {"zmin": 0, "zmax": 1}
     positive = v[v > 0]
     zmax = float(np.quantile(positive, 0.99)) if positive.size else 1.0
-    return v, {"title": "share", "tickformat": ".0%"}, {"zmin": 0, "zmax": zmax}
+    # small shares (a long context binned to the browser's width) need decimals, or every tick is "0%"
+    fmt = ".0%" if zmax >= 0.1 else ".1%" if zmax >= 0.01 else ".2%"
+    return v, {"title": "share", "tickformat": fmt}, {"zmin": 0, "zmax": zmax}
 
 
 def step_attention_heatmap(

@@ -27,7 +27,8 @@ class WindowRecorder:
 
     ``acc`` (R, K) fp32 sums probabilities over layers and heads; ``layer_head`` (R, L, H) holds each
     head's share on the first ``prompt_len`` keys; ``per_head[layer]`` (R, H, K) fp16 keeps the rows
-    of the kept layers.
+    of the kept layers, or with ``head_top_k`` only each row's k largest keys, ``per_head_top[layer]``
+    = (values (R, H, k) fp16, int32 keys (R, H, k)), reduced block by block (a long text).
     """
 
     def __init__(
@@ -39,13 +40,24 @@ class WindowRecorder:
         num_layers: int,
         num_heads: int,
         keep_layers: list[int],
+        head_top_k: int | None = None,
     ) -> None:
         rows = row_hi - row_lo
+        self.head_top_k = head_top_k  # at most num_keys
         self.row_lo, self.row_hi, self.prompt_len = row_lo, row_hi, prompt_len
         self.acc = torch.zeros(rows, num_keys, dtype=torch.float32)
         self.layer_head = torch.zeros(rows, num_layers, num_heads, dtype=torch.float32)
+        k = self.head_top_k
         self.per_head = {
-            layer: torch.zeros(rows, num_heads, num_keys, dtype=torch.float16) for layer in keep_layers
+            layer: torch.zeros(rows, num_heads, num_keys, dtype=torch.float16)
+            for layer in (keep_layers if k is None else [])
+        }
+        self.per_head_top = {
+            layer: (
+                torch.zeros(rows, num_heads, k, dtype=torch.float16),
+                torch.zeros(rows, num_heads, k, dtype=torch.int32),
+            )
+            for layer in (keep_layers if k is not None else [])
         }
         self.calls = 0
 
@@ -60,6 +72,10 @@ class WindowRecorder:
         self.layer_head[r0:r1, layer] = block[:, :, : self.prompt_len].sum(-1).transpose(0, 1)
         if layer in self.per_head:
             self.per_head[layer][r0:r1] = block.transpose(0, 1).half()
+        if layer in self.per_head_top:
+            vals, idx = block.transpose(0, 1).topk(self.head_top_k, dim=-1)  # (r, H, k)
+            values, index = self.per_head_top[layer]
+            values[r0:r1], index[r0:r1] = vals.half(), idx.to(torch.int32)
         self.calls += 1
 
 

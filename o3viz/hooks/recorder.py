@@ -7,7 +7,8 @@ What a recorder keeps, per decode step (one query row per head with the KV cache
 
 - ``mean``: the row averaged over all layers and heads, ``(K,)``;
 - ``layer_head``: each head's attention share on the prompt, ``(L, H)``;
-- ``heads``: full (or top-k) rows of the kept layers, ``(len(keep_layers), H', K)``;
+- ``heads``: full (or top-k) rows of the kept layers, ``(len(keep_layers), H', K)``; with
+  ``sparse_rows`` (long generations) only the top-k values and key positions, ``(nL, H', k)``;
 - ``before``: in allocate mode, the mean row with the bias removed in each layer.
 
 Prefill forwards record the head-averaged attention of the kept layers, one block of query rows
@@ -56,6 +57,10 @@ class RecorderSpec:
     block_rows: int | None = (
         None  # query rows per block of prefill probabilities (None: o3viz.hooks.blocks.block_rows)
     )
+    # keep each step's per-head rows as their ``top_k`` (value, int32 key) pairs instead of rows as
+    # long as the context (a long generation, o3viz.run.sizing ``rows == "top_k"``): memory and
+    # trace grow linearly with the generated tokens
+    sparse_rows: bool = False
 
 
 TRIM_EVERY = 64  # decode steps between returns of freed heap memory to the OS
@@ -94,6 +99,7 @@ class Recorder(StepHook):
         self.steps_before: list[torch.Tensor] = []  # per step (K,), allocate mode only
         self.steps_layer_head: list[torch.Tensor] = []  # per step (L, H)
         self.steps_heads: list[torch.Tensor] = []  # per step (len(keep_layers), H', K)
+        self.steps_heads_top: list[tuple[torch.Tensor, torch.Tensor]] = []  # sparse_rows: (nL, H', k) x2
         self.prefill: dict[int, torch.Tensor] = {}  # layer -> (P, P) head mean
         self.prefill_top: dict[
             int, tuple[torch.Tensor, torch.Tensor]
@@ -231,7 +237,10 @@ class Recorder(StepHook):
                 block = block[:, self.spec.keep_heads]
             if self.spec.head_average:
                 block = block.mean(1, keepdim=True)
-            self.steps_heads.append(_top_k(block, self.spec.top_k).to("cpu", dt))
+            if self.spec.sparse_rows and self.spec.top_k is not None:
+                self.steps_heads_top.append(_top_k_pairs(block, self.spec.top_k, dt))
+            else:
+                self.steps_heads.append(_top_k(block, self.spec.top_k).to("cpu", dt))
         self._reset_step()
 
     # ---- the loop's recording hook ------------------------------------------------------------
@@ -254,3 +263,16 @@ def _top_k(rows: torch.Tensor, k: int | None) -> torch.Tensor:
         return rows
     vals, idx = rows.topk(k, dim=-1)
     return torch.zeros_like(rows).scatter_(-1, idx, vals)
+
+
+def _top_k_pairs(rows: torch.Tensor, k: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k largest entries of each row (last dim) as CPU values and int32 key positions. A row
+    with fewer than k keys keeps all of them, in order, padded with zeros at positions K..k-1 (so
+    every step has the same width, and the first ``width`` columns are the row when width < k)."""
+    n = rows.shape[-1]
+    if n >= k:
+        vals, idx = rows.topk(k, dim=-1)
+    else:
+        vals = torch.nn.functional.pad(rows, (0, k - n))
+        idx = torch.arange(k, device=rows.device).expand(vals.shape)
+    return vals.to("cpu", dtype), idx.to("cpu", torch.int32)

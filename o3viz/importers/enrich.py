@@ -30,6 +30,7 @@ from o3viz.run.loop import token_stats_rows
 from o3viz.run.sizing import plan_storage
 from o3viz.text.spans import token_ranges
 from o3viz.trace import Alt, AttentionRecord, Token, Trace
+from o3viz.trace.attention import scatter_pairs, top_k_pairs
 
 MAX_PER_HEAD_BYTES = 1 << 30  # per-head rows of the kept layers, fp16
 LOGIT_ROWS = 256  # rows of logits alive at a time (vocab 49k × 256 fp32 = 50 MB)
@@ -99,38 +100,50 @@ def enrich_trace(
     window = window or int(getattr(cfg, "max_position_embeddings", 8192))
     if p > window // 2:
         raise UsageError(f"the question is {p} tokens; enrichment needs it under half the window ({window})")
-    if keep and g * len(keep) * n_heads * (p + g) * 2 > MAX_PER_HEAD_BYTES:
-        raise UsageError(
-            f"per-head rows for layers {keep} would take more than {MAX_PER_HEAD_BYTES >> 20} MiB "
-            "for this trace; pick fewer layers (--layers none keeps only the mean)"
-        )
     # what fits in a trace, decided before the forward (one line when even the mean rows do not)
     plan = plan_storage(p, g, num_layers=n_layers, num_heads=n_heads, layers=keep, top_k=None, prefill=False, can_average=False)  # fmt: skip
     keep = plan.layers
     windows = plan_windows(g, window - p, min(overlap, (window - p) // 2))
-    arrays = _run_windows(model, layout.ids, ids, windows, keep, n_layers, n_heads, top_k)
+    head_k = plan.top_k if plan.rows == "top_k" else None  # a long text: per-head rows as top-k pairs
+    if head_k is not None and min(p + w.end - w.start for w in windows) <= head_k:
+        head_k = None  # a window with fewer keys than k: dense rows, cut to pairs afterwards
+    if keep and head_k is None and g * len(keep) * n_heads * (p + g) * 2 > MAX_PER_HEAD_BYTES:
+        raise UsageError(
+            f"per-head rows for layers {keep} would take more than {MAX_PER_HEAD_BYTES >> 20} MiB "
+            "for this trace; pick fewer layers (--layers none keeps only the mean)"
+        )
+    arrays = _run_windows(model, layout.ids, ids, windows, keep, n_layers, n_heads, top_k, head_k)
     _fill_round(rnd, layout, ids, offsets, arrays, tokenizer)
     rnd.attention = _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model)
+    if plan.rows == "top_k":  # a long text: rows as top-k pairs, as a long capture keeps them
+        if arrays["per_head_top"] is not None:
+            rnd.attention.per_head_top = arrays["per_head_top"]
+        _sparse_rows(rnd.attention, plan.rows_top_k, plan.top_k)
     rnd.attention.info["storage"] = plan.to_dict()
     trace.info["enrichment"] = dict(rnd.attention.info)
     return trace
 
 
-def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k) -> dict:
+def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k, head_k=None) -> dict:
     """Forward every window; returns global (G, C) fp16 ``mean``, (G, L, H) ``layer_head``,
-    optional (G, len(keep), H, C) ``per_head``, and per-token logprob / entropy / top-k."""
+    optional (G, len(keep), H, C) ``per_head`` (with ``head_k``: ``per_head_top``, (G, len(keep), H, k)
+    values and int32 global key positions), and per-token logprob / entropy / top-k."""
     p, g = len(prompt_ids), len(ids)
     c = p + g
     mean = np.zeros((g, c), dtype=np.float16)
     layer_head = np.zeros((g, n_layers, n_heads), dtype=np.float16)
-    per_head = np.zeros((g, len(keep), n_heads, c), dtype=np.float16) if keep else None
+    per_head = np.zeros((g, len(keep), n_heads, c), dtype=np.float16) if keep and head_k is None else None
+    head_top = None
+    if keep and head_k is not None:
+        shape = (g, len(keep), n_heads, head_k)
+        head_top = (np.zeros(shape, np.float16), np.zeros(shape, np.int32))
     lp, ent = np.zeros(g, np.float32), np.zeros(g, np.float32)
     top_ids, top_p = np.zeros((g, top_k), np.int64), np.zeros((g, top_k), np.float32)
     device = next(model.parameters()).device
     for w in windows:
         seq = torch.tensor([list(prompt_ids) + list(ids[w.start : w.end])], device=device)
         rows = (p + w.row_start - w.start, p + w.end - w.start)  # window query positions kept
-        rec = WindowRecorder(*rows, seq.shape[1], p, n_layers, n_heads, keep)
+        rec = WindowRecorder(*rows, seq.shape[1], p, n_layers, n_heads, keep, head_k)
         with torch.inference_mode():
             with recording(model, rec):
                 hidden = model.get_decoder()(input_ids=seq).last_hidden_state[0]  # (T, d)
@@ -140,7 +153,11 @@ def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k
         r0, r1, acc = w.row_start, w.end, rec.acc.div_(n_layers * n_heads).numpy()
         mean[r0:r1, :p], mean[r0:r1, p + w.start : p + w.end] = acc[:, :p], acc[:, p:]
         layer_head[r0:r1] = rec.layer_head.numpy()
-        for i, layer in enumerate(keep):
+        for i, layer in enumerate(keep if rec.per_head_top else []):
+            vals, idx = (t.numpy() for t in rec.per_head_top[layer])
+            head_top[0][r0:r1, i] = vals
+            head_top[1][r0:r1, i] = np.where(idx < p, idx, idx + w.start)  # window key -> global column
+        for i, layer in enumerate(keep if rec.per_head else []):
             block = rec.per_head[layer].numpy()
             per_head[r0:r1, i, :, :p], per_head[r0:r1, i, :, p + w.start : p + w.end] = (
                 block[..., :p],
@@ -151,11 +168,22 @@ def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k
         "mean": mean,
         "layer_head": layer_head,
         "per_head": per_head,
+        "per_head_top": head_top,
         "logprob": lp,
         "entropy": ent,
         "top_ids": top_ids,
         "top_p": top_p,
     }
+
+
+def _sparse_rows(att: AttentionRecord, rows_top_k: int, top_k: int) -> None:
+    """Keep each row's top keys (``o3viz.run.sizing``, ``rows == "top_k"``), after the step
+    allocation was computed from the full rows."""
+    att.rows_top_k = rows_top_k
+    att.mean = scatter_pairs(*top_k_pairs(att.mean, rows_top_k), att.mean.shape[1])
+    if att.per_head is not None:
+        att.per_head_top, att.per_head = top_k_pairs(att.per_head, top_k), None
+    att.info["top_k"] = top_k
 
 
 def _token_scores(model, hidden, seq, rows, row_start, lp, ent, top_ids, top_p) -> None:

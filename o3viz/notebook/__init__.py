@@ -4,9 +4,11 @@ importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned
 ``o3viz.show("dataset A", "dataset B")`` is Compare's dataset mode (two datasets paired by question).
 
 The view is one self-contained page (``page``: plotly.js inlined, nothing from the network) built
-from the figures of ``o3viz.figures`` (``data``). With anywidget installed it is a widget whose
-``selected`` follows clicks in Python; without it (or where widgets don't run: nbconvert, GitHub)
-it is the same page as static HTML.
+from the figures of ``o3viz.figures`` (``data``). In a notebook plotly.js travels once: the first
+view a kernel displays carries it, the views after borrow it (``standalone=True`` makes a view
+carry its own copy); ``save_view`` always writes the whole page. With anywidget installed it is a
+widget whose ``selected`` follows clicks in Python; without it (or where widgets don't run:
+nbconvert, GitHub) it is the same page as static HTML.
 
 >>> from o3viz.testing.synthetic import make_trace
 >>> view = show(make_trace(4, seed=0), selected="step:0:2")
@@ -20,7 +22,7 @@ import os
 from pathlib import Path
 
 from o3viz.notebook.data import compare_view_data, trace_view_data
-from o3viz.notebook.page import iframe_html, page_html
+from o3viz.notebook.page import iframe_html, notebook_page, page_html, reset_shared_plotly
 from o3viz.trace import Trace
 from o3viz.trace.files import write_atomic
 
@@ -28,34 +30,52 @@ TRACE_HEIGHT, COMPARE_HEIGHT = 575, 900  # px of the notebook output
 
 
 class StaticView:
-    """The view without a widget: the page and the selection it opens on."""
+    """The view without a widget: its data, the height of its output and the selection it opens
+    on. ``html()`` is the whole page; its output is decided when it is first displayed."""
 
-    def __init__(self, page: str, height: int, selected: str | None):
-        self.page, self.height, self.selected = page, height, selected
+    def __init__(self, data: dict | str, height: int, selected: str | None, standalone: bool = False):
+        self.data, self.height, self.selected, self.standalone = data, height, selected, standalone
+        self._shown: str | None = None
+
+    @property
+    def page(self) -> str:
+        return self.data if isinstance(self.data, str) else page_html(self.data)
 
     def html(self) -> str:
         return self.page
 
     def _repr_html_(self) -> str:
-        return iframe_html(self.page, self.height)
+        if self._shown is None:
+            page = self.data if isinstance(self.data, str) else notebook_page(self.data, self.standalone)
+            self._shown = iframe_html(page, self.height)
+        return self._shown
 
     def __repr__(self) -> str:
         return f"<o3viz view, selected={self.selected!r}>"
 
 
-def _live(page: str, height: int, selected: str | None):
+def _live(data: dict, height: int, selected: str | None, standalone: bool):
     try:
         from o3viz.notebook.widget import TraceView
     except ImportError:  # anywidget is optional: the static page is the same view
-        return StaticView(page, height, selected)
-    return TraceView(page, height, selected, iframe_html(page, height))
+        return StaticView(data, height, selected, standalone)
+    return TraceView(data, height, selected, standalone)
 
 
-def show(a, b=None, *, selected: str | None = None, widget: bool = True, grade: str = "either"):
+def show(
+    a,
+    b=None,
+    *,
+    selected: str | None = None,
+    widget: bool = True,
+    grade: str = "either",
+    standalone: bool = False,
+):
     """The notebook view of ``a`` (or of ``a`` against ``b``); display it as a cell's last
     expression. ``selected`` is the node it opens on (a step id such as ``step:0:3``). Two datasets
     of the store (names, or ``o3viz.analysis.paired.Side``), or a ``PairedResult``, show the paired
-    comparison by question (``o3viz.notebook.paired``), graded by ``grade``."""
+    comparison by question (``o3viz.notebook.paired``), graded by ``grade``. ``standalone``: the
+    output carries its own plotly.js instead of borrowing the first view's."""
     if not isinstance(a, Trace):
         from o3viz.notebook.paired import HEIGHT, paired_html
 
@@ -64,8 +84,8 @@ def show(a, b=None, *, selected: str | None = None, widget: bool = True, grade: 
         data, height = trace_view_data(a, selected), TRACE_HEIGHT
     else:
         data, height = compare_view_data(a, b), COMPARE_HEIGHT
-    page = page_html(data)
-    return _live(page, height, data["selected"]) if widget else StaticView(page, height, data["selected"])
+    sel = data["selected"]
+    return _live(data, height, sel, standalone) if widget else StaticView(data, height, sel, standalone)
 
 
 def save_view(view, path: str | os.PathLike, overwrite: bool = False) -> Path:
@@ -82,4 +102,4 @@ def trace_bundle(trace: Trace) -> dict:
     return bundle or {"text/html": view._repr_html_(), "text/plain": repr(view)}
 
 
-__all__ = ["StaticView", "save_view", "show", "trace_bundle"]
+__all__ = ["StaticView", "reset_shared_plotly", "save_view", "show", "trace_bundle"]

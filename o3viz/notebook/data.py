@@ -9,8 +9,9 @@ import json
 import plotly.graph_objects as go
 
 from o3viz.analysis.compare import compare_traces, shown_delta
-from o3viz.analysis.episodes import OVERVIEW_FROM, find_episodes
+from o3viz.analysis.episodes import OVERVIEW_FROM, Episode, find_episodes
 from o3viz.analysis.outline import Outline, OutlineCheck, OutlineRound, OutlineStep, build_outline
+from o3viz.analysis.verdicts import step_verdicts
 from o3viz.analysis.wrong_step import first_wrong_step
 from o3viz.figures import (
     compare_maps,
@@ -23,6 +24,10 @@ from o3viz.figures import (
     token_facts,
 )
 from o3viz.figures._style import VERDICT_COLORS, clip_label, readable
+from o3viz.figures.episode_map import _span
+from o3viz.figures.map_layout import map_layout
+from o3viz.figures.outline import _check_row as _outline_check
+from o3viz.figures.outline import _episode_row, _round_rows, _step_row
 from o3viz.trace import Round, Step, Trace
 from o3viz.trace.ids import make_id, parse_id
 
@@ -101,18 +106,98 @@ def node_table(trace: Trace, outline: Outline) -> dict[str, dict]:
                 "text": c.message,
             }
         rnd, steps = rounds[r.index]
+        at = {x.index: k for k, x in enumerate(rnd.steps)}  # verdicts[k] belongs to rnd.steps[k]
         for s in r.steps:
             out[s.id] = _step_details(rnd, steps[s.index], s, wrong)
+            if rnd.verdicts:
+                out[s.id]["checks"] += _verifier_rows(rnd, at[s.index])
     return out
 
 
+_VERIFIER_COLOR = {"ok": "pass", "wrong": "fail", "unsure": "unverifiable"}
+
+
+def _verifier_rows(rnd: Round, k: int) -> list[dict]:
+    """Every verifier's verdict on ``rnd.steps[k]`` (``o3viz verify``), as rows of the step's checks
+    (``verifier`` names it; ``not judged`` where it said nothing)."""
+    rows = []
+    for v in step_verdicts(rnd, k):
+        word = v.verdict or "not judged"
+        rows.append(
+            {
+                "name": v.verifier + (f" · {v.kind}" if v.kind else ""),
+                "verdict": word,
+                "message": f"score {v.score:.2f}" if v.score is not None else "",
+                "color": VERDICT_COLORS.get(_VERIFIER_COLOR.get(word, ""), "#9ca3af"),
+                "verifier": v.verifier,
+            }
+        )
+    return rows
+
+
+STRIP_HEIGHT = 96  # px: the whole-trace strip above an open episode
+
+
+def episode_data(
+    outline: Outline,
+    episodes: list[Episode],
+    first_wrong: str | None,
+    *,
+    height: int = MAP_HEIGHT,
+    lane=None,
+) -> dict:
+    """A long trace's episodes as the view's script (``static/view.js``) opens them in the browser:
+    the overview (one bar per episode, drawn first), the whole-trace strip, each episode's span on
+    the map's x axis (opening one zooms the map to it), the outline's rows (rounds → episodes →
+    their steps and checks, each tagged ``ep``: shown while that episode is open) and which episode
+    holds each node. ``lane``: one verifier's verdicts for the checks lane."""
+    lay = map_layout(outline)
+    n = len(outline.steps)
+    eps, node_ep, rows = [], {}, []
+    for ep in episodes:
+        x0, x1 = _span(lay, outline, ep)
+        eps.append(
+            {
+                "id": ep.id,
+                "index": ep.index,
+                "x0": x0,
+                "x1": x1,
+                "title": f"Episode {ep.index}: steps {ep.start}–{ep.end} of {n}",
+                "caption": f"Episode {ep.index} of {len(episodes)} · steps {ep.start}–{ep.end} ({ep.length}) · "
+                f"opens with {ep.opens_with.replace('_', '-')}",
+            }
+        )
+        r = next(x for x in outline.rounds if x.index == ep.round)
+        for s in r.steps[ep.lo : ep.hi]:
+            node_ep[s.id] = ep.index
+            node_ep.update({c.id: ep.index for c in s.checks})
+        if ep.hi == len(r.steps):  # the round's answer and whole-round checks sit after its last step
+            if r.answer is not None:
+                node_ep[r.answer_id] = ep.index
+            node_ep.update({c.id: ep.index for c in r.checks})
+    for r in outline.rounds:
+        body: list[dict] = []
+        for ep in (e for e in episodes if e.round == r.index):
+            body.append(_episode_row(ep, r.steps[ep.lo], False))
+            for s in r.steps[ep.lo : ep.hi]:
+                body.append({**_step_row(s, 2, first_wrong), "ep": ep.index})
+                body += [{**_outline_check(c, 3), "ep": ep.index} for c in s.checks]
+        body += [_outline_check(c, 1) for c in r.checks]
+        rows += _round_rows(r, body)
+    overview = episode_map_figure(outline, episodes, first_wrong=first_wrong, height=height, verdicts=lane)
+    strip = episode_map_figure(outline, episodes, first_wrong=first_wrong, strip=True, height=STRIP_HEIGHT)
+    return {
+        "episodes": eps,
+        "node_ep": node_ep,
+        "overview": figure_json(overview),
+        "strip": figure_json(strip),
+        "outline": rows,
+    }
+
+
 def _tabs(trace: Trace, outline: Outline, selected: int | None) -> list[dict]:
-    """The tabs beyond the map, only those the trace has data for (an empty tab is hidden); a
-    long trace adds the app's episode overview (runs of steps between turns)."""
+    """The tabs beyond the map, only those the trace has data for (an empty tab is hidden)."""
     rnd, tabs = trace.final, []
-    if len(outline.steps) > OVERVIEW_FROM:
-        fig = episode_map_figure(outline, find_episodes(outline), height=MAP_HEIGHT, plot_px=800)
-        tabs.append({"title": "Episodes", "figure": figure_json(fig)})
     att = rnd.attention
     if att is not None and att.step_alloc is not None and rnd.steps:
         fig = step_attention_heatmap(rnd, selected=selected)
@@ -128,16 +213,29 @@ def _tabs(trace: Trace, outline: Outline, selected: int | None) -> list[dict]:
 
 
 def trace_view_data(trace: Trace, selected: str | None = None) -> dict:
-    """The single-trace view: map + outline + details, and the attention / importance tabs."""
+    """The single-trace view: map + outline + details, and the attention / importance tabs. A
+    trace longer than ``OVERVIEW_FROM`` steps opens, as the app does, on its episodes
+    (``episode_data``): the overview is drawn first (about fifty marks, not one per step), and an
+    episode opens in the browser, on the map zoomed to its steps."""
     outline = build_outline(trace)
     wrong = first_wrong_step(trace)
     first_wrong = wrong.node if wrong else None
-    fig = reasoning_map_figure(outline, selected=None, first_wrong=first_wrong, height=MAP_HEIGHT)
+    long = len(outline.steps) > OVERVIEW_FROM
+    episodes = find_episodes(outline) if long else []
+    widths = sorted(e.hi - e.lo for e in episodes)
+    fig = reasoning_map_figure(
+        outline,
+        selected=None,
+        first_wrong=first_wrong,
+        # a long trace's map opens zoomed on one episode: its markers are sized for an episode's width
+        x_range=(0, widths[len(widths) // 2] + 1) if widths else None,
+        height=max(MAP_HEIGHT - STRIP_HEIGHT - 30, 260) if long else MAP_HEIGHT,
+    )
     nodes = node_table(trace, outline)
-    if selected not in nodes:
-        selected = outline.steps[0].id if outline.steps else None
+    if selected not in nodes:  # a long trace opens on its overview, nothing selected
+        selected = None if long else (outline.steps[0].id if outline.steps else None)
     step = parse_id(selected).index if selected and selected.startswith("step:") else None
-    return {
+    data = {
         "kind": "trace",
         "question": clip_label(readable(trace.task.question or ""), 200),
         "answer": f"answer {clip_label(readable(outline.answer or '—'), 60)} · {outline.verdict or 'no verdict'}",
@@ -147,6 +245,11 @@ def trace_view_data(trace: Trace, selected: str | None = None) -> dict:
         "tabs": _tabs(trace, outline, step),
         "selected": selected,
     }
+    if long:
+        data.update(episode_data(outline, episodes, first_wrong))
+        if selected is not None and selected in data["node_ep"]:
+            data["episode"] = data["node_ep"][selected]  # a step asked for opens its episode
+    return data
 
 
 def _metric_rows(comp) -> list[list[str]]:

@@ -2,6 +2,13 @@
 package (nothing loads from the network), the view's data as JSON, and a small script that lays
 out the outline, the map and the details panel and keeps one selection among them.
 
+In a notebook, plotly.js travels once: the first view a kernel displays carries it (in a
+``<script id="o3-plotly">``) and the views after it carry only ``SHARED_PLOTLY``, a loader that
+reads that script out of the first view's iframe (``srcdoc`` iframes are same-origin with the
+notebook) and runs it in their own frame; the text is kept on the notebook's window
+(``__o3vizPlotlyJs``) for the views after. A shared page that finds no carrier on its page says so
+instead of drawing. A saved page (``save_view``) always carries its own copy.
+
 The page talks to whatever embeds it through ``postMessage``: it posts ``{o3viz: "select", id}``
 when the user picks a node and selects a node it is sent the same message for (the widget keeps
 ``view.selected`` in Python that way). Text from the trace is only ever set as ``textContent``.
@@ -11,190 +18,40 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
 from o3viz.figures._style import VERDICT_COLORS
 
-CSS = """
-body { margin: 0; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2937; }
-.o3 { padding: 8px 10px; box-sizing: border-box; }
-header { display: flex; gap: 14px; align-items: baseline; margin-bottom: 4px; }
-header .q { font-weight: 600; flex: 1; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-header .ans { color: #334155; white-space: nowrap; }
-nav button { border: 1px solid #cbd5e1; background: #f8fafc; padding: 3px 12px; border-radius: 6px 6px 0 0;
-  cursor: pointer; font: inherit; }
-nav button.on { background: #fff; border-bottom-color: #fff; font-weight: 600; }
-.panel { display: none; border-top: 1px solid #cbd5e1; padding-top: 6px; }
-.panel.on { display: block; }
-.grid { display: grid; grid-template-columns: 25% 1fr 25%; gap: 8px; height: 480px; }
-.grid > div { min-width: 0; overflow: auto; }
-#outline .row { display: flex; gap: 5px; align-items: baseline; padding: 2px 4px; cursor: pointer;
-  border-radius: 4px; white-space: nowrap; }
-#outline .row:hover { background: #f1f5f9; }
-#outline .row.sel { background: #e0e7ff; outline: 1px solid #111827; }
-.sw { width: 9px; height: 9px; border-radius: 2px; flex: none; }
-.txt { overflow: hidden; text-overflow: ellipsis; flex: 1; }
-.chip { font-size: 11px; padding: 0 5px; border-radius: 8px; color: #fff; background: #64748b; flex: none; }
-.idx { color: #64748b; min-width: 1.6em; text-align: right; }
-#details { border-left: 1px solid #e2e8f0; padding-left: 8px; }
-.dtitle { font-weight: 600; margin-bottom: 4px; }
-.fact { color: #475569; font-size: 12px; }
-.dtext { white-space: pre-wrap; font: 12px/1.4 ui-monospace, monospace; background: #f8fafc; padding: 6px;
-  border-radius: 4px; max-height: 170px; overflow: auto; }
-.sub { font-weight: 600; margin-top: 8px; }
-.bar { display: flex; gap: 6px; align-items: center; font-size: 12px; }
-.bar i { display: block; height: 8px; background: #0072B2; border-radius: 2px; }
-.muted { color: #64748b; }
-table.metrics { border-collapse: collapse; font-size: 12px; margin: 4px 0 8px; }
-table.metrics td, table.metrics th { padding: 1px 10px; border-bottom: 1px solid #e2e8f0; text-align: left; }
-.cgrid { display: grid; grid-template-columns: 1fr 30%; gap: 8px; }
-.cgrid #details { border: 0; padding: 0; }
-"""
-
-SCRIPT = r"""
+STATIC = Path(__file__).parent / "static"  # shared with Inspect's component (pages/common/o3view)
+CSS = (STATIC / "view.css").read_text(encoding="utf-8")
+VIEW_JS = (STATIC / "view.js").read_text(encoding="utf-8")  # defines window.o3view(D, opts)
+SCRIPT = (
+    VIEW_JS
+    + """
 (function () {
   const D = JSON.parse(document.getElementById('o3-data').textContent);
-  const COLORS = D.colors || {};
-  const CFG = {displaylogo: false, responsive: true};
-  const maps = [];
-  let selected = null;
-  const q = (s) => document.querySelector(s);
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function chip(text, color) {
-    const c = el('span', 'chip', text);
-    if (color) c.style.background = color;
-    return c;
-  }
-  function details(id) {
-    const box = q('#details');
-    box.replaceChildren();
-    const d = D.nodes[id];
-    if (!d) { box.append(el('p', 'muted', 'Click a step on the map or in the outline.')); return; }
-    const h = el('div', 'dtitle', d.title);
-    if (d.verdict) { h.append(' '); h.append(chip(d.verdict, COLORS[d.verdict])); }
-    box.append(h);
-    (d.facts || []).forEach((f) => box.append(el('div', 'fact', f)));
-    if (d.text) box.append(el('pre', 'dtext', d.text));
-    if (d.checks && d.checks.length) {
-      box.append(el('div', 'sub', 'Checks'));
-      d.checks.forEach((c) => {
-        const r = el('div', 'fact');
-        r.append(chip(c.verdict, c.color || COLORS[c.verdict]), ' ' + c.name + (c.message ? ': ' + c.message : ''));
-        box.append(r);
-      });
-    }
-    if (d.attention && d.attention.length) {
-      box.append(el('div', 'sub', 'Where its attention went'));
-      d.attention.forEach(([k, v]) => {
-        const r = el('div', 'bar'), i = el('i');
-        i.style.width = Math.max(2, Math.round(v * 120)) + 'px';
-        r.append(i, el('span', '', k + ' ' + Math.round(v * 100) + '%'));
-        box.append(r);
-      });
-    }
-  }
-  function ring(m, id) {
-    let at = null;
-    if (id !== null) {
-      m.gd._fullData.forEach((t) => {
-        if (at || !t.customdata || t.meta === 'o3-ring') return;
-        const i = Array.from(t.customdata).indexOf(id);
-        if (i >= 0) at = [t.x[i], t.y[i]];
-      });
-    }
-    Plotly.restyle(m.gd, {x: [at ? [at[0]] : []], y: [at ? [at[1]] : []]}, [m.ring]);
-  }
-  function select(id, quiet) {
-    selected = id;
-    document.querySelectorAll('.row.sel').forEach((r) => r.classList.remove('sel'));
-    const row = Array.from(document.querySelectorAll('.row')).find((r) => r.dataset.id === id);
-    if (row) {
-      row.classList.add('sel');
-      const box = row.parentElement;
-      if (row.offsetTop < box.scrollTop || row.offsetTop > box.scrollTop + box.clientHeight - 20)
-        box.scrollTop = row.offsetTop - box.clientHeight / 2;
-    }
-    maps.forEach((m) => ring(m, id.startsWith(m.prefix) ? id.slice(m.prefix.length) : null));
-    details(id);
-    document.body.dataset.selected = id;
-    if (!quiet && window.parent !== window) window.parent.postMessage({o3viz: 'select', id: id}, '*');
-  }
+  const view = window.o3view(D, {onChange: (s) => {
+    if (window.parent !== window && s.id !== null) window.parent.postMessage({o3viz: 'select', id: s.id}, '*');
+  }});
   window.addEventListener('message', (e) => {
     const m = e.data;
-    if (m && m.o3viz === 'select' && typeof m.id === 'string' && m.id !== selected && D.nodes[m.id]) select(m.id, true);
+    if (m && m.o3viz === 'select' && typeof m.id === 'string' && m.id !== view.state().id && D.nodes[m.id])
+      view.select(m.id);
   });
-  function plotMap(div, fig, prefix) {
-    const data = fig.data.concat([{type: 'scatter', x: [], y: [], mode: 'markers', hoverinfo: 'skip',
-      showlegend: false, meta: 'o3-ring',
-      marker: {size: 26, color: 'rgba(0,0,0,0)', line: {width: 3, color: '#111827'}}}]);
-    // a click selects through our ring; plotly's own selection would fade every other point
-    Plotly.newPlot(div, data, Object.assign({}, fig.layout, {clickmode: 'event'}), CFG);
-    const m = {gd: div, prefix: prefix, ring: data.length - 1};
-    maps.push(m);
-    div.on('plotly_click', (ev) => {
-      const p = ev.points && ev.points[0];
-      if (p && typeof p.customdata === 'string') select(prefix + p.customdata);
-    });
-  }
-  function outline(box, rows) {
-    rows.forEach((r) => {
-      const row = el('div', 'row');
-      row.dataset.id = r.id;
-      row.title = r.title || '';
-      row.style.paddingLeft = (4 + 14 * r.depth) + 'px';
-      const sw = el('span', 'sw');
-      sw.style.background = r.color || '#bbb';
-      row.append(sw);
-      if (r.kind === 'step') row.append(el('span', 'idx', r.index));
-      row.append(el('span', 'txt', (r.mark ? r.mark + ' ' : '') + r.text));
-      if (r.chip) row.append(chip(r.chip, r.kind === 'step' ? '#475569' : r.color));
-      row.addEventListener('click', () => select(r.id));
-      box.append(row);
-    });
-  }
-  function tabs(list) {
-    const nav = q('nav');
-    list.forEach((t, k) => {
-      const b = el('button', k === 0 ? 'on' : '', t.title);
-      b.dataset.tab = 'tab' + k;
-      nav.append(b);
-      b.addEventListener('click', () => {
-        document.querySelectorAll('nav button').forEach((x) => x.classList.toggle('on', x === b));
-        document.querySelectorAll('.panel').forEach((p) => p.classList.toggle('on', p.id === b.dataset.tab));
-        const p = document.getElementById(b.dataset.tab);
-        if (t.figure && !p.dataset.drawn) { p.dataset.drawn = '1'; Plotly.newPlot(p.firstChild, t.figure.data, t.figure.layout, CFG); }
-      });
-    });
-  }
-  if (D.kind === 'trace') {
-    outline(q('#outline'), D.outline);
-    plotMap(q('#map'), D.map, '');
-    tabs([{title: 'Map'}].concat(D.tabs));
-  } else {
-    const s = q('#summary');
-    s.append(el('b', '', 'What changed · '), D.summary.join(' · '));
-    const t = q('table.metrics');
-    const head = el('tr');
-    ['', 'A', 'B', 'B − A'].forEach((h) => head.append(el('th', '', h)));
-    t.append(head);
-    D.metrics.forEach((row) => { const tr = el('tr'); row.forEach((c) => tr.append(el('td', '', c))); t.append(tr); });
-    plotMap(q('#mapA'), D.maps[0], 'A/');
-    plotMap(q('#mapB'), D.maps[1], 'B/');
-  }
-  if (D.selected) select(D.selected, true); else details(null);
-  document.body.dataset.ready = '1';
 })();
 """
+)
 
 _TRACE_BODY = """<header><div class="q"></div><div class="ans"></div></header><nav></nav>
 <section id="tab0" class="panel on"><div class="grid"><div id="outline"></div><div id="map"></div>
 <div id="details"></div></div></section>"""
+
+# a long trace's centre: the overview, or an open episode (its bar, the whole-trace strip, the map)
+_EPISODE_CENTRE = """<div><div id="overview"></div><div id="epview" style="display:none"><div id="epbar">
+<button id="epover">Overview</button><button id="epprev">◀ Prev</button><button id="epnext">Next ▶</button>
+<span id="epcap"></span></div><div id="strip"></div><div id="map"></div></div></div>"""
 
 _COMPARE_BODY = """<header><div class="q"></div></header><div id="summary"></div>
 <div class="cgrid"><div><div id="mapA"></div><div id="mapB"></div></div>
@@ -216,12 +73,46 @@ def script_json(data: dict) -> str:
     return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def page_html(data: dict) -> str:
-    """The whole view as one HTML page (about 5 MB, most of it plotly.js)."""
+PLOTLY_MARK = '<script id="o3-plotly">'  # opens the carried copy of plotly.js
+
+# In a page without plotly.js: find the carried copy in the notebook (its window, or the srcdoc of
+# an o3viz view's iframe) and run it here. The mark is built in two parts so this text never
+# matches it.
+SHARED_PLOTLY = r"""
+(function () {
+  var src = null, P = window.parent, mark = '<script id="o3-' + 'plotly">', end = '</' + 'script>';
+  try {
+    if (P && P !== window) {
+      src = P.__o3vizPlotlyJs || null;
+      var frames = src ? [] : P.document.querySelectorAll('iframe.o3viz-view');
+      for (var k = 0; k < frames.length && !src; k++) {
+        var doc = frames[k].getAttribute('srcdoc') || '', a = doc.indexOf(mark);
+        if (a >= 0) src = doc.slice(a + mark.length, doc.indexOf(end, a));
+      }
+      if (src) P.__o3vizPlotlyJs = src;
+    }
+  } catch (e) { src = null; }
+  if (src) { var s = document.createElement('script'); s.text = src; document.head.appendChild(s); }
+})();
+"""
+
+NO_PLOTLY = r"""
+document.querySelector('.o3').replaceChildren(Object.assign(document.createElement('p'), {className: 'muted',
+  textContent: 'This view draws with the plotly.js carried by the first o3viz view shown in this kernel, ' +
+    'and that view is not on this page. Show it with o3viz.show(..., standalone=True), or restart ' +
+    'the kernel and run all.'}));
+"""
+
+
+def page_html(data: dict, *, shared: bool = False) -> str:
+    """The whole view as one HTML page (about 5 MB, most of it plotly.js). ``shared``: the page
+    without plotly.js, which borrows the copy the notebook's first view carries (see above)."""
     data = {**data, "colors": VERDICT_COLORS}
     payload = script_json(data)
     if data["kind"] == "trace":
         body = _TRACE_BODY + _tab_panels(len(data["tabs"]))
+        if data.get("episodes"):  # a long trace opens on its episodes (the same markup as Inspect's)
+            body = body.replace('<div id="map"></div>', _EPISODE_CENTRE, 1)
     else:
         body = _COMPARE_BODY
     head = html.escape(data.get("question", ""))
@@ -229,12 +120,36 @@ def page_html(data: dict) -> str:
     body = body.replace(
         '<div class="ans"></div>', f'<div class="ans">{html.escape(data.get("answer", ""))}</div>', 1
     )
+    if shared:
+        plotly, script = (
+            f"<script>{SHARED_PLOTLY}</script>",
+            f"if (window.Plotly) {{{SCRIPT}}} else {{{NO_PLOTLY}}}",
+        )
+    else:
+        plotly, script = f"{PLOTLY_MARK}{get_plotlyjs()}</script>", SCRIPT
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>o3viz</title>'
-        f"<style>{CSS}</style><script>{get_plotlyjs()}</script></head>"
+        f"<style>{CSS}</style>{plotly}</head>"
         f'<body><div class="o3">{body}</div>'
-        f'<script type="application/json" id="o3-data">{payload}</script><script>{SCRIPT}</script></body></html>'
+        f'<script type="application/json" id="o3-data">{payload}</script><script>{script}</script></body></html>'
     )
+
+
+_CARRIED = [False]  # whether a view this kernel displayed carries plotly.js
+
+
+def reset_shared_plotly() -> None:
+    """Make the next view displayed carry plotly.js again (after clearing the notebook's outputs)."""
+    _CARRIED[0] = False
+
+
+def notebook_page(data: dict, standalone: bool = False) -> str:
+    """The page a notebook output holds: the whole page for the first view this kernel displays
+    (or a ``standalone`` one), then pages that borrow its plotly.js."""
+    if standalone or not _CARRIED[0]:
+        _CARRIED[0] = True
+        return page_html(data)
+    return page_html(data, shared=True)
 
 
 def iframe_html(page: str, height: int) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
+from o3viz.notebook.page import iframe_html, notebook_page, page_html
+
 ESM = r"""
 function render({ model, el }) {
   const f = document.createElement('iframe');
@@ -32,20 +34,23 @@ class TraceView(anywidget.AnyWidget):
     """One trace (or a pair) shown live; ``selected`` is the node id picked on either side."""
 
     _esm = traitlets.Unicode(ESM).tag(sync=True)
-    page = traitlets.Unicode("").tag(sync=True)  # the whole HTML page (plotly.js inlined)
+    page = traitlets.Unicode("").tag(sync=True)  # the HTML page (set when first displayed)
     height = traitlets.Int(620).tag(sync=True)
     selected = traitlets.Unicode(None, allow_none=True).tag(sync=True)
 
-    def __init__(self, page: str, height: int, selected: str | None, fallback: str):
-        super().__init__(page=page, height=height, selected=selected)
-        self._fallback = fallback
+    def __init__(self, data: dict, height: int, selected: str | None, standalone: bool = False):
+        super().__init__(page="", height=height, selected=selected)
+        self._data, self._standalone, self._fallback = data, standalone, ""
 
     def _repr_mimebundle_(self, **kwargs):
+        if not self.page:  # decided when first displayed: the kernel's first view carries plotly.js
+            page = notebook_page(self._data, self._standalone)
+            self.page, self._fallback = page, iframe_html(page, self.height)
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
         data = {**(data or {}), "text/html": self._fallback}
         return data, meta
 
     def html(self) -> str:
-        """The self-contained page (what ``save`` writes)."""
-        return self.page
+        """The self-contained page (what ``save_view`` writes), plotly.js inlined."""
+        return page_html(self._data)

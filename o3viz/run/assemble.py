@@ -112,7 +112,16 @@ def attention_record(
     g = min(num_generated, len(rec.steps_mean))
     width = spec.prompt_len + g
     mean = dense_rows(rec.steps_mean[:g], width, dtype)
-    per_head = dense_rows(rec.steps_heads[:g], width, dtype) if spec.keep_layers and g else None
+    per_head = (
+        dense_rows(rec.steps_heads[:g], width, dtype) if spec.keep_layers and g and rec.steps_heads else None
+    )
+    per_head_top = None
+    if spec.keep_layers and g and rec.steps_heads_top:  # long generations: top-k pairs, never dense
+        top = rec.steps_heads_top[:g]
+        values = np.stack([v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy() for v, _ in top])
+        index = np.stack([i.numpy() for _, i in top])
+        # fewer keys than k in the whole run: every row is all its keys, in order (recorder padding)
+        per_head_top = (values[..., :width].astype(dtype), index[..., :width])
     layer_head = np.stack([t.numpy() for t in rec.steps_layer_head[:g]]) if g else None
     prefill = None
     if spec.keep_layers and all(layer in rec.prefill for layer in spec.keep_layers):
@@ -124,7 +133,7 @@ def attention_record(
         "heads": keep_heads,
         "prefill_layers": list(spec.keep_layers) if prefill is not None else [],
     }
-    return AttentionRecord(
+    record = AttentionRecord(
         spec.num_layers,
         spec.num_heads,
         spec.prompt_len,
@@ -135,3 +144,5 @@ def attention_record(
         prefill,
         info=info,
     )
+    record.per_head_top = per_head_top
+    return record

@@ -17,8 +17,10 @@ per layer for that run, so pick one or two).
 
 At long lengths the storage plan (``o3viz.run.sizing``) decides, before the model generates, what
 fits in a trace: above 2k prompt tokens the prefill keeps each row's top 64 keys
-(``attention.info["prefill_top_k"]``) instead of the (P, P) map, and larger runs step down further
-or are refused in one line. What it changed is said in ``attention.info["storage"]["note"]``.
+(``attention.info["prefill_top_k"]``) instead of the (P, P) map; above 2k new tokens each generated
+token's mean and per-head rows keep their top 64 keys (``AttentionRecord.rows_top_k``,
+``per_head_top``; the step allocation is computed from the full rows first); larger runs step down
+further or are refused in one line. What it changed is said in ``attention.info["storage"]["note"]``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from o3viz.run.sizing import plan_request
 from o3viz.run.steer import SteerTrack
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
+from o3viz.trace.attention import scatter_pairs, top_k_pairs
 from o3viz.trace.codec import encode_array
 from o3viz.trace.core import TASK_KINDS, Round, Task, Trace, timestamp
 from o3viz.verify.trace_checks import claim_checks
@@ -101,11 +104,12 @@ def _recorder(model, layout: PromptLayout, req: RunRequest) -> Recorder:
         keep,
         heads,
         plan.head_average if plan else cfg.head_average,
-        cfg.top_k,
+        plan.top_k if plan else cfg.top_k,
         plan is not None and plan.prefill != "none",
         getattr(torch, cfg.dtype),
         keep_steps=cfg.enabled,  # without attention capture only release reads the rows
         prefill_top_k=plan.prefill_top_k if plan else None,
+        sparse_rows=plan is not None and plan.rows == "top_k",
     )
     rec = Recorder(spec)
     rec.storage = plan.to_dict() if plan else None
@@ -264,6 +268,10 @@ def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConf
     if rnd.steps:
         alloc, labels = step_allocation(att.mean.astype(np.float32), len(layout.ids), rnd.segments, rnd.steps)
         att.step_alloc, att.alloc_labels = alloc.astype(dtype), labels
+    storage = rec.storage or {}
+    if storage.get("rows") == "top_k" and att.num_generated:  # after the allocation, from the full rows
+        att.rows_top_k = int(storage["rows_top_k"])
+        att.mean = scatter_pairs(*top_k_pairs(att.mean, att.rows_top_k), att.mean.shape[1])
     if track is not None:
         before = None
         if rec.steps_before:

@@ -7,6 +7,10 @@ what was asked and steps down, one knob at a time, until the estimate fits with 
 
 1. prefill attention above ``PREFILL_DENSE_MAX`` prompt tokens: each row's top ``PREFILL_TOP_K``
    keys instead of the dense (P, P) map (which grows with P²);
+   generated-token rows above ``ROWS_DENSE_MAX`` new tokens (or whenever the dense rows alone
+   would not fit): each generated token's mean row and per-head rows keep their top
+   ``ROWS_TOP_K`` keys as (value, key) pairs instead of a row as long as the context (which
+   grows with G²), so a long generation grows linearly too;
 2. the dense prefill map whenever it alone would not fit;
 3. per-head rows as the head mean;
 4. no per-head rows (and so no prefill) at all;
@@ -33,6 +37,8 @@ from o3viz.trace.jsonfile import MAX_FILE_BYTES, MAX_JSON_BYTES
 
 PREFILL_DENSE_MAX = 2048  # prompt tokens up to which the dense (P, P) prefill map is kept
 PREFILL_TOP_K = 64  # keys kept per prefill row above that
+ROWS_DENSE_MAX = 2048  # new tokens up to which generated-token rows are kept as long as the context
+ROWS_TOP_K = 64  # keys kept per generated-token row (mean and per-head) above that
 MARGIN = 0.8  # a plan must fit in this share of each limit (the estimate is an approximation)
 # Bytes per element in the JSON: base64 makes 4 characters of every 3 bytes.
 B64 = 4 / 3
@@ -47,6 +53,7 @@ GZ_PER_ZERO = 0.02
 GZ_PER_TEXT = 0.35  # gzip ratio of the token JSON
 
 PrefillKeep = Literal["dense", "top_k", "none"]
+RowsKeep = Literal["dense", "top_k"]
 
 
 @dataclass
@@ -73,6 +80,8 @@ class StoragePlan:
     prefill: PrefillKeep
     prefill_top_k: int | None  # keys kept per prefill row when prefill == "top_k"
     dtype_bytes: int  # 2 (float16) or 4 (float32)
+    rows: RowsKeep = "dense"  # generated-token rows: as long as the context, or top-k (value, key) pairs
+    rows_top_k: int | None = None  # keys kept per generated-token row when rows == "top_k"
     size: TraceSize = field(default_factory=lambda: TraceSize(0, 0))
     changes: list[str] = field(default_factory=list)  # one sentence per step down from the request
 
@@ -100,14 +109,22 @@ def estimate_trace_size(
     nonzero_mean = (1 + extra_rows) * g * (p + g / 2)
     per_head = g * nl * hk * c
     per_head_nz = g * nl * hk * min(plan.top_k or c, c)
+    mean_pairs = head_pairs = 0
+    if plan.rows == "top_k":  # (value, int32 key) pairs; only the DAA/steer rows stay dense
+        mean_pairs = g * min(plan.rows_top_k or c, c)
+        head_pairs = g * nl * hk * min(plan.top_k or plan.rows_top_k or c, c)
+        mean = extra_rows * g * c
+        nonzero_mean = extra_rows * g * (p + g / 2)
+        per_head = per_head_nz = 0
     layer_head = g * num_layers * num_heads
     dense_prefill = nl * p * p if plan.prefill == "dense" else 0
     pairs = nl * p * (plan.prefill_top_k or 0) if plan.prefill == "top_k" else 0
     text = p * JSON_PER_PROMPT_TOKEN + g * JSON_PER_TOKEN
     parts = {
         "mean": B64 * b * mean,
-        "per_head": B64 * b * per_head,
+        "per_head": B64 * (b * per_head + (b + 4) * head_pairs),
         "prefill": B64 * (b * dense_prefill + (b + 4) * pairs),
+        "mean_pairs": B64 * (b + 4) * mean_pairs,
     }
     json_bytes = sum(parts.values()) + B64 * b * layer_head + text + JSON_FIXED
     zeros = (mean - nonzero_mean) + (per_head - per_head_nz) + dense_prefill / 2
@@ -118,7 +135,7 @@ def estimate_trace_size(
         * GZ_PER_VALUE
         * (nonzero_mean + layer_head + dense_prefill / 2 + (0 if sparse else per_head_nz))
         + b / 2 * (GZ_PER_SPARSE * per_head_nz if sparse else 0)
-        + GZ_PER_PAIR * pairs
+        + GZ_PER_PAIR * (pairs + mean_pairs + head_pairs)
         + GZ_PER_ZERO * zeros
         + GZ_PER_TEXT * text
     )
@@ -138,10 +155,12 @@ def plan_storage(
     dtype_bytes: int = 2,
     extra_rows: int = 0,
     can_average: bool = True,
+    can_sparsify: bool = True,
 ) -> StoragePlan:
     """What to keep so the trace fits (module docstring); ``UsageError`` when nothing does.
     ``layers`` default: first, middle and last (``CaptureConfig(layers="auto")``); without
-    ``can_average`` (enrichment) per-head rows are never replaced by the head mean."""
+    ``can_average`` (enrichment) per-head rows are never replaced by the head mean; without
+    ``can_sparsify`` generated-token rows are never cut to top-k."""
     if layers is None:
         layers = sorted({0, num_layers // 2, num_layers - 1})
     plan = StoragePlan(
@@ -154,7 +173,11 @@ def plan_storage(
             f"prefill attention kept as top-{PREFILL_TOP_K} rows above {_k(PREFILL_DENSE_MAX)} tokens "
             f"(this prompt: {prompt_len:,})"
         )
+    if max_new_tokens > ROWS_DENSE_MAX and can_sparsify:
+        _rows_top_k(plan, f"above {_k(ROWS_DENSE_MAX)} new tokens (this run: up to {max_new_tokens:,})")
     steps = (_prefill_top_k, _head_mean, _no_per_head) if can_average else (_prefill_top_k, _no_per_head)
+    if can_sparsify:
+        steps = (_prefill_top_k, _rows_when_large, *steps[1:])
     for step in steps:
         plan.size = estimate_trace_size(plan, num_layers, num_heads, extra_rows=extra_rows)
         if plan.size.fits():
@@ -181,6 +204,20 @@ def _prefill_top_k(plan: StoragePlan, size: TraceSize) -> None:
         plan.changes.append(
             f"prefill attention kept as top-{PREFILL_TOP_K} rows: the dense map alone would be "
             f"{_mb(size.parts['prefill'])} of the trace"
+        )
+
+
+def _rows_top_k(plan: StoragePlan, why: str) -> None:
+    plan.rows, plan.rows_top_k = "top_k", ROWS_TOP_K
+    if plan.top_k is None or plan.top_k > ROWS_TOP_K:
+        plan.top_k = ROWS_TOP_K
+    plan.changes.append(f"generated-token attention kept as top-{ROWS_TOP_K} keys per row {why}")
+
+
+def _rows_when_large(plan: StoragePlan, size: TraceSize) -> None:
+    if plan.rows == "dense" and size.parts["mean"] + size.parts["per_head"] > MARGIN * MAX_JSON_BYTES / 4:
+        _rows_top_k(
+            plan, f"(dense rows would be {_mb(size.parts['mean'] + size.parts['per_head'])} of the trace)"
         )
 
 

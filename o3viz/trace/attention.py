@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from o3viz.trace.codec import (
+    MAX_ARRAY_ELEMENTS,
     arrays_equal,
     check_json_value,
     decode_array,
@@ -149,6 +150,12 @@ class AttentionRecord:
     # Optional: DAA's steer mode. Last, so that records built positionally (info after daa) keep
     # their meaning.
     steer: SteerRecord | None = None
+    # Long generations (o3viz.run.sizing, ``rows == "top_k"``): each mean row holds at most
+    # ``rows_top_k`` nonzero keys and is stored in the file as (value, key) pairs, not as a row as
+    # long as the context; ``per_head_top`` replaces ``per_head`` with the rows' top-k values
+    # (G, len(layers), H', k) and int32 key positions (same shape). Both keep the file linear in G.
+    rows_top_k: int | None = None
+    per_head_top: tuple[np.ndarray, np.ndarray] | None = None
 
     _ARRAYS = (("mean", 2), ("per_head", 4), ("layer_head", 3), ("prefill", 3), ("step_alloc", 2))
 
@@ -156,13 +163,31 @@ class AttentionRecord:
     def num_generated(self) -> int:
         return int(self.mean.shape[0])
 
+    @property
+    def has_per_head(self) -> bool:
+        return self.per_head is not None or self.per_head_top is not None
+
+    def head_block(self, layer: int, g0: int = 0, g1: int | None = None, c1: int | None = None) -> np.ndarray:
+        """(g1-g0, H', c1) float32 per-head rows of one kept layer for generated tokens ``[g0, g1)``
+        and keys ``[0, c1)``, from the dense rows or the top-k pairs (only the window is built)."""
+        if not self.has_per_head or layer not in self.layers:
+            raise KeyError(f"layer {layer} was not kept per head; kept: {self.layers}")
+        li = self.layers.index(layer)
+        c1 = self.mean.shape[1] if c1 is None else c1
+        if self.per_head is not None:
+            return self.per_head[g0:g1, li, :, :c1].astype(np.float32)
+        values, index = self.per_head_top
+        vals, idx = values[g0:g1, li].astype(np.float32), index[g0:g1, li]  # (g, H', k)
+        out = np.zeros((*vals.shape[:2], c1), dtype=np.float32)
+        keep = idx < c1
+        np.put_along_axis(out, np.where(keep, idx, 0), np.where(keep, vals, 0), axis=-1)
+        return out
+
     def token_matrix(self, layer: int | None = None, head: int | None = None) -> np.ndarray:
         """(G, C) float32 attention rows: the all-layer mean, or one kept layer (head-mean or one head)."""
         if layer is None:
             return self.mean.astype(np.float32)
-        if self.per_head is None or layer not in self.layers:
-            raise KeyError(f"layer {layer} was not kept per head; kept: {self.layers}")
-        block = self.per_head[:, self.layers.index(layer)].astype(np.float32)  # (G, H', C)
+        block = self.head_block(layer)  # (G, H', C)
         if head is None:
             return block.mean(axis=1)
         if self.heads is None:
@@ -181,8 +206,17 @@ class AttentionRecord:
             "info": self.info,
         }
         for k, _ in self._ARRAYS:
-            if getattr(self, k) is not None:
+            if getattr(self, k) is not None and not (k == "mean" and self.rows_top_k is not None):
                 d[k] = encode_array(getattr(self, k))
+        if self.rows_top_k is not None:  # the mean rows as pairs (o3viz.run.sizing: rows == "top_k")
+            values, index = top_k_pairs(self.mean, self.rows_top_k)
+            d["mean"] = {"top_k": self.rows_top_k, "width": int(self.mean.shape[1]),
+                         "values": encode_array(values), "index": encode_array(index)}  # fmt: skip
+        if self.per_head_top is not None:
+            d["per_head_top"] = {
+                "values": encode_array(self.per_head_top[0]),
+                "index": encode_array(self.per_head_top[1]),
+            }
         if self.daa is not None:
             d["daa"] = self.daa.to_dict()
         if self.steer is not None:
@@ -197,7 +231,7 @@ class AttentionRecord:
             num_layers=req(d, "num_layers", int, path),
             num_heads=req(d, "num_heads", int, path),
             prompt_len=req(d, "prompt_len", int, path),
-            mean=decode_array(req(d, "mean", dict, path), f"{path}.mean", ndim=2),
+            mean=_mean_rows(req(d, "mean", dict, path), f"{path}.mean"),
             layers=req_list(d, "layers", path, int),
             alloc_labels=req_list(d, "alloc_labels", path, str),
             info=check_json_value(opt(d, "info", dict, path, {}), f"{path}.info"),
@@ -210,6 +244,17 @@ class AttentionRecord:
             rec.steer = SteerRecord.from_dict(req(d, "steer", dict, path), f"{path}.steer")
         if d.get("heads") is not None:
             rec.heads = req_list(d, "heads", path, int)
+        if "top_k" in d["mean"]:
+            rec.rows_top_k = req(d["mean"], "top_k", int, f"{path}.mean")
+        if d.get("per_head_top") is not None:
+            rec.per_head_top = _pairs(
+                req(d, "per_head_top", dict, path), f"{path}.per_head_top", 4, rec.mean.shape[1]
+            )
+            if rec.per_head_top[0].shape[:2] != (rec.mean.shape[0], len(rec.layers)):
+                raise fail(
+                    f"{path}.per_head_top.values",
+                    f"must have {rec.mean.shape[0]} rows of {len(rec.layers)} layers",
+                )
         return rec
 
     def __eq__(self, other: object) -> bool:
@@ -218,6 +263,53 @@ class AttentionRecord:
         steer = (self.steer is None) == (other.steer is None) and (
             self.steer is None or arrays_equal(self.steer.before, other.steer.before)
         )
-        return all(arrays_equal(getattr(self, k), getattr(other, k)) for k, _ in self._ARRAYS) and (
-            steer and self.to_dict().keys() == other.to_dict().keys()
+        pairs = (self.per_head_top is None) == (other.per_head_top is None) and (
+            self.per_head_top is None
+            or all(arrays_equal(a, b) for a, b in zip(self.per_head_top, other.per_head_top, strict=True))
         )
+        return all(arrays_equal(getattr(self, k), getattr(other, k)) for k, _ in self._ARRAYS) and (
+            steer
+            and pairs
+            and self.rows_top_k == other.rows_top_k
+            and self.to_dict().keys() == other.to_dict().keys()
+        )
+
+
+def top_k_pairs(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``k`` largest entries (last axis) as values and int32 positions, positions
+    ascending (ties and zeros included when a row has fewer than ``k`` nonzeros)."""
+    k = min(k, rows.shape[-1])
+    idx = np.sort(np.argpartition(rows, rows.shape[-1] - k, axis=-1)[..., rows.shape[-1] - k :], axis=-1)
+    return np.take_along_axis(rows, idx, axis=-1), idx.astype(np.int32)
+
+
+def scatter_pairs(values: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
+    """Rows of ``width`` with ``values`` at ``index`` (last axis) and zeros elsewhere."""
+    out = np.zeros((*values.shape[:-1], width), dtype=values.dtype)
+    np.put_along_axis(out, index.astype(np.int64), values, axis=-1)
+    return out
+
+
+def _pairs(d: dict, path: str, ndim: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    values = decode_array(req(d, "values", dict, path), f"{path}.values", ndim=ndim)
+    index = decode_array(req(d, "index", dict, path), f"{path}.index", ndim=ndim, dtypes=("int32",))
+    if index.shape != values.shape:
+        raise fail(f"{path}.index", f"has shape {list(index.shape)}, values {list(values.shape)}")
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= width):
+        raise fail(f"{path}.index", f"key positions must lie in 0..{width - 1}")
+    return values, index
+
+
+def _mean_rows(d: dict, path: str) -> np.ndarray:
+    """The (G, C) mean rows: a dense array, or top-k (value, key) pairs with the row ``width``."""
+    if "top_k" not in d:
+        return decode_array(d, path, ndim=2)
+    width = req(d, "width", int, path)
+    if not 0 <= width <= MAX_ARRAY_ELEMENTS:
+        raise fail(f"{path}.width", f"must lie in 0..{MAX_ARRAY_ELEMENTS}")
+    values, index = _pairs(d, path, 2, width)
+    if values.shape[0] * width > MAX_ARRAY_ELEMENTS:
+        raise fail(
+            f"{path}.width", f"{values.shape[0]} rows of {width} are over the limit {MAX_ARRAY_ELEMENTS}"
+        )
+    return scatter_pairs(values, index, width)

@@ -24,7 +24,8 @@ STATE: dict[str, object] = {
     "inspect_view": None,  # the open Inspect tab (its title; None = the first view)
     "inspect_episode": None,  # the episode open on a long trace's map ("N", as in ?episode=N; None = overview)
     "inspect_verifier": None,  # whose verdicts mark the first wrong step on Inspect (None = the checks)
-    "map_focus": None,  # the node a search moved the map to
+    "inspect_push": 0,  # raised when the server moves Inspect's view selection (pages/common/trace_view.py)
+    "inspect_reported": None,  # (node, episode) the view last showed, as it reported or was pushed
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
     "compare_mode": "traces",  # Compare shows two traces ("traces") or two datasets paired ("datasets")
@@ -43,6 +44,8 @@ STATE: dict[str, object] = {
     "steer_job_off": None,  # the unsteered run of a "Run with and without steering" pair (RunJob)
     "steer_job_on": None,  # the steered run of that pair (RunJob)
     "steer_pair": {},  # "off"/"on" -> the stored key of each finished run of the pair
+    "paired_job": None,  # the Run page's "Compare two settings" job in progress (PairedRunJob)
+    "paired_message": None,  # ("ok", summary line, (dataset A, dataset B)) or ("error", line)
     "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
     "importance_message": None,  # ("ok", name) or ("error", line)
     "branch_job": None,  # ((trace key, step "R:I"), BranchJob): the branch being made

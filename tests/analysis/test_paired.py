@@ -151,3 +151,13 @@ def test_question_key_normalises():
 def test_request_validation(req, words):
     with pytest.raises(UsageError, match=words):
         req.validate()
+
+
+def test_the_printed_result_says_nothing_is_graded_once():
+    """With no question graded on both sides, ``o3viz compare --dataset`` printed the same sentence
+    twice (the headline falls back to it, and it was printed again as the too-small note)."""
+    from o3viz.cli.compare import format_result
+
+    a, b = _frames([(None, None)] * 4)
+    text = "\n".join(format_result(paired_compare(a, b, REQ)))
+    assert text.count("No question is graded on both sides") == 1

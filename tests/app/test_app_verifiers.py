@@ -58,3 +58,21 @@ def test_two_verifiers_show_side_by_side_and_the_switch_moves_the_first_wrong_st
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert escape_markdown(f"{prm.verifier} judged it wrong") in _markdown(at)
+
+
+def test_the_headers_first_wrong_step_button_follows_the_switch(judged):
+    """The header's "First wrong step" button names the step of the verifier the switch picks (it
+    stayed on the checks' step while the map's ring moved to the verifier's)."""
+    prm = judged.final.verdicts[1]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/inspect.py")
+    at.run()
+    key = next(k for k, e in at.session_state["library"].items() if e.name.startswith("v_judged"))
+    at.session_state["inspect_key"] = key
+    at.session_state[f"verifier_{key}"] = prm.verifier
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    button = next(b for b in at.button if b.key == "go_first_wrong")
+    assert button.label == f"First wrong step: {prm.first_wrong}"
+    assert button.help.startswith(f"{prm.verifier} judged it wrong")  # (the label stays short)

@@ -119,14 +119,27 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
+# Issue 39: Inspect's map, outline and details live in its view component (a same-origin frame).
+VIEW = "iframe[src*='o3view']"
+
+
+def _view(page):
+    return page.frame(url=lambda u: "o3view" in u)
+
+
+def _details(page):
+    return page.frame_locator(VIEW).locator("#details .dtitle")
+
+
 def _wait_map(page) -> None:
-    page.get_by_text("What happened").first.wait_for(timeout=LOAD_MS)
-    page.locator(".js-plotly-plot g.textpoint text").first.wait_for(timeout=LOAD_MS)
+    frame = page.frame_locator(VIEW)
+    frame.get_by_text("What happened").first.wait_for(timeout=LOAD_MS)
+    frame.locator(".js-plotly-plot g.textpoint text").first.wait_for(timeout=LOAD_MS)
 
 
 def _answer_label_inside_plot(page) -> bool:
     """The final answer's label (SVG text) lies within the map's plotted area (its drag layer)."""
-    return page.evaluate(
+    return _view(page).evaluate(
         """() => {
         const gd = document.querySelector('.js-plotly-plot');
         const area = gd.querySelector('.nsewdrag').getBoundingClientRect();
@@ -139,7 +152,7 @@ def _answer_label_inside_plot(page) -> bool:
 
 def _click_step(page, nth: int) -> None:
     """Click the ``nth`` step marker on the map (SVG points, clicked at their pixel position)."""
-    xy = page.evaluate(
+    xy = _view(page).evaluate(
         """(nth) => {
         const gd = document.querySelector('.js-plotly-plot');
         const L = gd._fullLayout, r = gd.getBoundingClientRect();
@@ -152,14 +165,24 @@ def _click_step(page, nth: int) -> None:
     }""",
         nth,
     )
-    page.mouse.move(xy[0], xy[1])
+    box = page.locator(VIEW).bounding_box()
+    x, y = box["x"] + xy[0], box["y"] + xy[1]
+    page.mouse.move(x, y)
     page.wait_for_timeout(300)
-    page.mouse.click(xy[0], xy[1])
+    page.mouse.click(x, y)
 
 
 def _details_in_viewport(page, height: int) -> bool:
-    box = page.locator(".st-key-details_panel").bounding_box()
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height + 1
+    frame = page.locator(VIEW).bounding_box()
+    box = _view(page).evaluate(
+        "() => { const r = document.querySelector('#details').getBoundingClientRect();"
+        " return {y: r.top, height: r.height}; }"
+    )
+    return (
+        frame is not None
+        and frame["y"] + box["y"] >= 0
+        and frame["y"] + box["y"] + box["height"] <= height + 1
+    )
 
 
 def _nav(page, name: str, wait_text: str) -> None:
@@ -184,11 +207,11 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
     # A shared link opens that trace at that node, with its details beside the map.
     page.goto(f"{url}/inspect?trace={keys['r1']}&node=step:0:3")
     _wait_map(page)
-    page.locator(".st-key-details_panel").get_by_text("Step 3 ·").first.wait_for(timeout=LOAD_MS)
+    _details(page).get_by_text("Step 3 of round").first.wait_for(timeout=LOAD_MS)
 
     # Clicking a step opens its details, in view.
     _click_step(page, 5)
-    page.locator(".st-key-details_panel").get_by_text("Step 5 ·").first.wait_for(timeout=LOAD_MS)
+    _details(page).get_by_text("Step 5 of round").first.wait_for(timeout=LOAD_MS)
     assert _details_in_viewport(page, height), "the details panel is not inside the viewport"
     page.wait_for_function(
         "() => decodeURIComponent(location.search).includes('node=step:0:5')", timeout=30_000
@@ -199,8 +222,8 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
     _nav(page, "Compare", "What changed")
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=LOAD_MS)
     _no_errors(page, "compare")
-    _nav(page, "Inspect", "What happened")
-    page.locator(".st-key-details_panel").get_by_text("Step 5 ·").first.wait_for(timeout=LOAD_MS)
+    page.get_by_role("link", name="Inspect").first.click()
+    _details(page).get_by_text("Step 5 of round").first.wait_for(timeout=LOAD_MS)
 
     # A Compare link opens that pair: the same prompt with DAA off (A) and allocating (B).
     page.goto(f"{url}/compare?trace={keys['gsm8k']}&b={keys['gsm8k_daa']}")
@@ -244,7 +267,9 @@ def test_upload_then_hostile_text_renders_as_text(server, browser):
     page.goto(f"{url}/inspect?trace={keys['hostile']}&node=step:0:0")
     _wait_map(page)
     # The hostile sample's first step holds a <script> tag: it must show as text.
-    page.locator(".st-key-details_panel").get_by_text(HOSTILE[0], exact=False).first.wait_for(timeout=LOAD_MS)
+    page.frame_locator(VIEW).locator("#details").get_by_text(HOSTILE[0], exact=False).first.wait_for(
+        timeout=LOAD_MS
+    )
     page.goto(f"{url}/inspect?trace={keys['hostile']}&view=Tokens")
     page.locator("span.tok").first.wait_for(timeout=LOAD_MS)
     assert page.locator("span.tok", has_text=HOSTILE[0]).count() > 0

@@ -119,9 +119,14 @@ def test_the_map_has_a_threshold_slider_for_its_dependency_arcs(samples):
 
 
 def _trace_names(at: AppTest) -> set[str]:
+    """The names of the map's traces (issue 39: the map is drawn by Inspect's view component, from
+    the view data its args name)."""
     import json
 
-    return {d.get("name") for d in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    from pages.common.trace_view import published
+
+    args = json.loads(at.get("component_instance")[0].proto.json_args)
+    return {d.get("name") for d in published(args["url"])["map"]["data"]}
 
 
 def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(samples):

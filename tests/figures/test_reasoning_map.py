@@ -250,3 +250,16 @@ def test_the_outline_row_of_the_first_wrong_step_says_so():
     marked = [r["id"] for r in rows if r.get("kind") == "step" and "first wrong" in r["chip"]]
     assert marked == ["step:0:2"]
     assert not [r for r in outline_items(outline) if "first wrong" in str(r.get("chip"))]
+
+
+def test_a_long_step_hover_is_wrapped_so_the_plot_edge_cannot_cut_it():
+    """A step's hover label was one line of up to 160 characters: wider than the map in Inspect's
+    middle column, so plotly cut its start off ("5 of round 0" for "step 5 of round 0")."""
+    from o3viz.figures.reasoning_map import HOVER_WIDTH, _step_hover
+
+    trace = make_trace(3, seed=0)
+    trace.rounds[0].steps[1].text = "word " * 60
+    step = build_outline(trace).rounds[0].steps[1]
+    lines = _step_hover(step).split("<br>")
+    assert len(lines) >= 4
+    assert all(len(line) <= HOVER_WIDTH + 40 for line in lines[1:])  # (the first carries tags)

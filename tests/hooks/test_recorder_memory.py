@@ -58,3 +58,40 @@ def test_release_free_heap_gives_freed_pages_back_and_is_safe_for_live_data():
     assert recorder.release_free_heap() is None
     assert before - _rss() >= freed // 2
     assert all(len(b) == 4000 and b[0] == i % 256 for i, b in enumerate(kept))
+
+
+def _kept_head_bytes(rec: Recorder) -> int:
+    dense = sum(t.numel() * t.element_size() for t in rec.steps_heads)
+    return dense + sum(
+        v.numel() * v.element_size() + i.numel() * i.element_size() for v, i in rec.steps_heads_top
+    )
+
+
+def _generate(g: int, sparse: bool) -> int:
+    """Per-head bytes a recorder keeps after ``g`` decode steps over a growing context."""
+    spec = RecorderSpec(
+        num_layers=2, num_heads=3, prompt_len=4, keep_layers=[0, 1], top_k=8, sparse_rows=sparse
+    )
+    rec = Recorder(spec)
+    for step in range(g):
+        _step(rec, 5 + step)
+    return _kept_head_bytes(rec)
+
+
+def test_a_long_generation_keeps_per_head_rows_linear_in_the_generated_tokens():
+    # dense rows as long as the context grow with G² (4x for twice the tokens); top-k pairs with G
+    assert 3.5 < _generate(256, sparse=False) / _generate(128, sparse=False) < 4.5
+    assert _generate(256, sparse=True) / _generate(128, sparse=True) == 2
+
+
+def test_top_k_pairs_keep_each_rows_largest_keys_and_pad_short_rows():
+    spec = RecorderSpec(num_layers=2, num_heads=3, prompt_len=2, keep_layers=[1], top_k=4, sparse_rows=True)
+    rec = Recorder(spec)
+    for keys in (2, 6):
+        for layer in range(2):
+            rows = torch.arange(keys, dtype=torch.float32).expand(3, keys) / keys
+            rec.add_decode(layer, rows, None)
+        rec.end_step()
+    (v0, i0), (v1, i1) = rec.steps_heads_top
+    assert i0[0, 0].tolist() == [0, 1, 2, 3] and v0[0, 0, 2:].tolist() == [0, 0]  # all keys, then padding
+    assert sorted(i1[0, 0].tolist()) == [2, 3, 4, 5] and rec.steps_heads == []

@@ -4,10 +4,12 @@ itself, and the view falls back to static HTML where anywidget is missing."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import o3viz
@@ -39,7 +41,46 @@ def test_tabs_appear_only_for_data_the_trace_has():
     from o3viz.testing.long_r1 import long_r1_trace
 
     if Path(R1_FILE).is_file():  # (../shared/data) a long trace opens an episode overview too
-        assert [t["title"] for t in trace_view_data(long_r1_trace(300))["tabs"]] == ["Episodes"]
+        assert [t["title"] for t in trace_view_data(long_r1_trace(300))["tabs"]] == []  # episodes: the map
+
+
+def _marks(fig: dict) -> int:
+    """Points, bars and labels a figure draws (plotly's JSON packs numeric arrays as base64)."""
+
+    def n(x) -> int:
+        if isinstance(x, dict):
+            return np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"])).size
+        return len(x or [])
+
+    shown = [
+        t
+        for t in fig["data"]
+        if t.get("type") == "bar" or {"markers", "text"} & set(t.get("mode", "").split("+"))
+    ]
+    return sum(n(t.get("x")) for t in shown)
+
+
+def test_a_long_trace_opens_on_its_episodes_and_keeps_every_step_one_click_away():
+    t = make_trace(675, seed=0)  # the issue's length: 716 marks on the first map at 675 steps
+    data = trace_view_data(t)
+    steps = [s.id for s in build_outline(t).steps]
+    assert _marks(data["overview"]) <= 150 < len(steps) <= _marks(data["map"])  # drawn first: the overview
+    assert data["selected"] is None and "episode" not in data  # nothing open, as in the app
+    rows = data["outline"]
+    kinds = [r["kind"] for r in rows]
+    assert kinds[:3] == ["round", "episode", "step"] and [r["depth"] for r in rows[:3]] == [0, 1, 2]
+    assert (
+        {r["id"] for r in rows if r["kind"] == "step"}
+        == set(steps)
+        <= set(data["nodes"])
+        <= {*data["node_ep"], *(r["id"] for r in rows if r["kind"] == "round")}
+    )
+    assert kinds.count("episode") == len(data["episodes"]) > 5
+    spans = [(e["x0"], e["x1"]) for e in data["episodes"]]
+    assert all(a < b for a, b in spans) and spans == sorted(spans)  # each episode zooms the map to its steps
+    picked = trace_view_data(t, selected="step:0:300")  # a step asked for opens its episode
+    assert picked["selected"] == "step:0:300" and picked["episode"] == picked["node_ep"]["step:0:300"]
+    assert 'id="overview"' in page_html(data) and 'id="epnext"' in page_html(data)
 
 
 def test_page_is_self_contained_and_step_text_cannot_close_its_script():

@@ -41,7 +41,7 @@ def test_a_click_in_the_widget_sets_selected_and_python_moves_the_view(tmp_path)
 
     view = o3viz.show(make_trace(8, seed=0))
     page_file = tmp_path / "widget.html"
-    page_file.write_text(HARNESS % {"esm": ESM, "page": json.dumps(view.page).replace("</", "<\\/")})
+    page_file.write_text(HARNESS % {"esm": ESM, "page": json.dumps(view.html()).replace("</", "<\\/")})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 720})

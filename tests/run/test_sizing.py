@@ -10,10 +10,19 @@ import numpy as np
 import pytest
 
 from o3viz.errors import UsageError
+from o3viz.run import sizing
 from o3viz.run.capture import capture
 from o3viz.run.config import CaptureConfig
 from o3viz.run.request import RunRequest
-from o3viz.run.sizing import PREFILL_DENSE_MAX, TraceSize, estimate_trace_size, plan_storage, storage_note
+from o3viz.run.sizing import (
+    PREFILL_DENSE_MAX,
+    ROWS_DENSE_MAX,
+    ROWS_TOP_K,
+    TraceSize,
+    estimate_trace_size,
+    plan_storage,
+    storage_note,
+)
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace import load_trace, trace_bytes
 from o3viz.trace.codec import decode_array
@@ -38,12 +47,25 @@ def test_the_trace_grows_linearly_with_the_prompt_above_the_dense_limit():
     assert 1.8 < sizes[1] / sizes[0] < 2.2 and 1.8 < sizes[2] / sizes[1] < 2.2
 
 
-def test_a_long_generation_steps_down_one_knob_at_a_time_then_refuses_in_one_line():
-    plan = plan_storage(200, 4096, num_layers=30, num_heads=9)
-    assert plan.layers == [] and plan.prefill == "none"
-    assert plan.note.startswith("per-head rows kept as the head mean")
-    with pytest.raises(UsageError, match=r"^a 200-token prompt with up to 8,192 new tokens .*MiB") as e:
-        plan_storage(200, 8192, num_layers=30, num_heads=9)
+def test_a_long_generation_keeps_top_k_rows_and_grows_linearly():
+    # before: 8,192 new tokens were refused (dense (G, C) rows grow with G²); now the rows are pairs
+    plan = plan_storage(200, 8192, num_layers=30, num_heads=9)
+    assert (plan.rows, plan.rows_top_k, plan.top_k) == ("top_k", ROWS_TOP_K, ROWS_TOP_K)
+    assert plan.note.startswith(
+        "generated-token attention kept as top-64 keys per row above 2k new tokens (this run: up to 8,192)"
+    )
+    assert plan.layers == [0, 15, 29] and plan.size.fits()
+    sizes = [
+        plan_storage(200, g, num_layers=30, num_heads=9, layers=[]).size.json_bytes
+        for g in (4096, 8192, 16384)
+    ]
+    assert 1.8 < sizes[1] / sizes[0] < 2.2 and 1.8 < sizes[2] / sizes[1] < 2.2
+    assert plan_storage(200, ROWS_DENSE_MAX // 2, num_layers=30, num_heads=9, layers=[]).rows == "dense"
+
+
+def test_a_generation_too_long_even_for_top_k_rows_is_refused_in_one_line():
+    with pytest.raises(UsageError, match=r"^a 200-token prompt with up to 400,000 new tokens .*MiB") as e:
+        plan_storage(200, 400_000, num_layers=30, num_heads=9)
     assert "\n" not in str(e.value)
 
 
@@ -96,3 +118,59 @@ def test_estimate_counts_a_dense_prefill_map_quadratically():
     big = plan_storage(2000, 8, num_layers=30, num_heads=9)
     assert big.size.parts["prefill"] == 4 * small.size.parts["prefill"]
     assert estimate_trace_size(big, 30, 9).json_bytes == big.size.json_bytes
+
+
+def test_a_long_generation_keeps_its_rows_as_top_k_pairs_in_memory_and_in_the_file(
+    tiny, tmp_path, monkeypatch
+):
+    # the same plan as above 2k new tokens, at a tiny length: rows past 16 new tokens keep 8 keys
+    monkeypatch.setattr(sizing, "ROWS_DENSE_MAX", 16)
+    monkeypatch.setattr(sizing, "ROWS_TOP_K", 8)
+    model, tok = tiny
+    req = RunRequest(prompt=_prompt(tok, 40), max_new_tokens=48, min_new_tokens=48)
+    trace = capture(model, tok, req)
+    att = trace.final.attention
+    g, c = att.num_generated, att.mean.shape[1]
+    assert g == 48 and att.rows_top_k == 8 and att.per_head is None
+    assert storage_note(att.info).startswith(
+        "generated-token attention kept as top-8 keys per row above 16 new"
+    )
+    assert att.info["storage"]["rows"] == "top_k"
+    assert int((att.mean != 0).sum(1).max()) <= 8  # the mean rows hold their top 8 keys
+    values, index = att.per_head_top
+    assert values.shape == index.shape == (g, 2, model.config.num_attention_heads, 8)
+    # per-head windows are rebuilt from the pairs: each row's kept keys, zeros elsewhere
+    block = att.head_block(1, 40, 48)
+    assert block.shape[0] == 8 and block.shape[2] == c and int((block != 0).sum(-1).max()) <= 8
+    assert att.step_alloc is not None  # computed from the full rows before they were cut
+    # the file holds pairs, not rows as long as the context: its JSON grows with G, not G²
+    d = att.to_dict()
+    assert "data" not in d["mean"] and d["mean"]["top_k"] == 8 and "per_head" not in d
+    got, size = _measured(trace), att.info["storage"]["size"]
+    assert (
+        size["json_bytes_estimate"] >= got.json_bytes * 0.9
+        and size["file_bytes_estimate"] >= got.file_bytes * 0.9
+    )
+    back = load_trace(trace.save(tmp_path / "t.o3trace.json.gz")).final.attention
+    assert back == att and back.rows_top_k == 8
+    import jsonschema
+
+    from o3viz.paths import REPO_ROOT
+
+    jsonschema.validate(trace.to_dict(), json.loads((REPO_ROOT / "docs" / "trace.schema.json").read_text()))
+    np.testing.assert_array_equal(back.mean, att.mean)
+    np.testing.assert_array_equal(back.token_matrix(1, 0), att.token_matrix(1, 0))
+
+
+def test_a_bad_key_position_in_the_pairs_is_one_clear_error(tiny, monkeypatch):
+    from o3viz.errors import TraceError
+
+    monkeypatch.setattr(sizing, "ROWS_DENSE_MAX", 4)
+    model, tok = tiny
+    trace = capture(model, tok, RunRequest(prompt="Add 2 and 3.", max_new_tokens=8, min_new_tokens=8))
+    d = json.loads(trace_bytes(trace))
+    width = d["rounds"][0]["attention"]["mean"]["width"]
+    d["rounds"][0]["attention"]["mean"]["width"] = 2
+    with pytest.raises(TraceError, match=r"mean\.index.*0\.\.1"):
+        load_trace(json.dumps(d).encode())
+    assert width > 2

@@ -1,0 +1,117 @@
+"""What Inspect's view component draws for one trace, as plain JSON-ready data (the notebook view's
+data, ``o3viz.notebook.data``, plus a long trace's episodes): the reasoning map, the outline rows
+and every node's details, so a click, a hover, an episode or Prev/Next is answered in the browser
+(``o3viz/notebook/static/view.js``) without asking the server.
+
+A long trace (more than ``OVERVIEW_FROM`` steps) also carries the episode overview, the
+whole-trace strip, each episode's span on the map's x axis (opening one zooms the whole map to it),
+the outline's step rows tagged with their episode (shown when it is open), and which episode holds
+each node.
+
+>>> from o3viz.testing.synthetic import make_trace
+>>> d = inspect_view_data(make_trace(4, seed=0))
+>>> sorted(d["nodes"])[:2], "episodes" in d
+(['answer:0', 'check:0:0'], False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import plotly
+
+from o3viz.analysis.episodes import OVERVIEW_FROM, Episode, find_episodes
+from o3viz.analysis.outline import Outline, build_outline
+from o3viz.analysis.verdicts import first_wrong_by, lane_verdicts
+from o3viz.figures import outline_items, reasoning_map_figure
+from o3viz.figures._style import clip_label, readable
+from o3viz.figures.labels import label_rows, mark_labels
+from o3viz.notebook.data import STRIP_HEIGHT, episode_data, figure_json, node_table
+from o3viz.notebook.page import STATIC as VIEW_STATIC
+from o3viz.trace import Trace
+
+MAP_HEIGHT = 410  # px: the map beside the outline and the details, in a 1280×720 first screen
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"  # served, never fetched
+__all__ = ["MAP_HEIGHT", "PLOTLY_JS", "VIEW_STATIC", "inspect_view_data"]
+
+
+def _find(outline: Outline) -> list[list[str]]:
+    """What the view's search looks in, as ``o3viz.analysis.outline.search_outline`` does: each
+    step's, check's and answer's id and its text (lower case), in reading order."""
+    items: list[list[str]] = []
+    for r in outline.rounds:
+        items += [[s.id, s.text.lower()] for s in r.steps]
+        items += [[c.id, f"{c.name} {c.message}".lower()] for s in r.steps for c in s.checks]
+        items += [[c.id, f"{c.name} {c.message}".lower()] for c in r.checks]
+        items += [[r.answer_id, (r.answer or "").lower()]] if r.answer is not None else []
+    return items
+
+
+def _intro(trace: Trace, outline: Outline, wrong) -> dict:
+    """What the details panel says before anything is selected: the final answer and the first
+    wrong step."""
+    final = outline.rounds[-1] if outline.rounds else None
+    lines = []
+    if final is not None:
+        lines.append(
+            f"Final answer: {clip_label(readable(final.answer or '(no answer)'), 200)} · {final.verdict or 'no verdict'}"
+        )
+    if wrong is not None:
+        lines.append(f"First wrong step: step {wrong.step} · {wrong.reason}")
+    return {"title": "Details", "lines": lines}
+
+
+def inspect_view_data(
+    trace: Trace,
+    outline: Outline | None = None,
+    *,
+    verifier: str | None = None,
+    episodes: list[Episode] | None = None,
+    dep_min: float = 0.0,
+    forks: Sequence = (),
+    labels: dict[str, str] | None = None,
+    height: int = MAP_HEIGHT,
+) -> dict:
+    """The component's data for ``trace``: ``verifier`` marks the first wrong step (None: the
+    checks), ``forks`` are its branches, ``labels`` (node id → verdict) people's labels."""
+    outline = outline if outline is not None else build_outline(trace)
+    wrong = first_wrong_by(trace, verifier)
+    first_wrong = wrong.node if wrong else None
+    long = len(outline.steps) > OVERVIEW_FROM
+    episodes = (episodes if episodes is not None else find_episodes(outline)) if long else []
+    widths = sorted(e.hi - e.lo for e in episodes)
+    lane = lane_verdicts(trace, verifier)  # the checks lane shows the chosen verifier's verdicts
+    fig = reasoning_map_figure(
+        outline,
+        # a long trace's map opens zoomed on one episode: its markers are sized for an episode's width
+        x_range=(0, widths[len(widths) // 2] + 1) if widths else None,
+        first_wrong=first_wrong,
+        verdicts=lane,
+        dep_min=dep_min,
+        forks=list(forks),
+        height=max(height - STRIP_HEIGHT - 30, 260) if long else height,
+    )
+    if labels:
+        fig = mark_labels(fig, labels)
+    nodes = node_table(trace, outline)
+    if verifier is not None:  # the chosen verifier's first wrong step, not the checks'
+        for nid, d in nodes.items():
+            facts = [f for f in d.get("facts", []) if not f.startswith("first wrong step:")]
+            if wrong is not None and nid == wrong.node:
+                facts.append(f"first wrong step by {verifier}: {wrong.reason}")
+            nodes[nid] = {**d, "facts": facts}
+    data = {
+        "find": _find(outline),
+        "kind": "trace",
+        "map": figure_json(fig),
+        "outline": outline_items(outline, first_wrong),
+        "nodes": nodes,
+        "intro": _intro(trace, outline, wrong),
+        "selected": None,
+    }
+    if long:
+        data.update(episode_data(outline, episodes, first_wrong, height=height, lane=lane))
+    if labels:
+        data["outline"] = label_rows(data["outline"], labels)
+    return data

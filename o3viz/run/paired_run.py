@@ -1,0 +1,324 @@
+"""Runs that make pairs: one task list (the first N GSM8K items, MBPP+ tasks, ...) run under two
+settings, A and B (DAA off and allocate, with and without steering, two models), landing in the
+store as two datasets that ``o3viz.store.paired.compare_datasets`` pairs question by question.
+
+The two sides run interleaved, task by task, and a task's two traces enter the store together once
+both finished: a Stop (or a crash) leaves both datasets holding the same questions, and what
+finished stays. Each trace carries its task's stable id (``task``) and its position in the source
+(``record``); a rerun of the same request skips the tasks whose trace is already in the store, so
+a stopped job resumes where it stopped.
+
+>>> parse_setting("daa=allocate,strength=2").label
+'daa=allocate strength=2'
+>>> task_ids("gsm8k", 3, start=10)
+['gsm8k:10', 'gsm8k:11', 'gsm8k:12']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from o3viz.errors import UsageError
+from o3viz.hooks.steer import parse_steer_heads
+from o3viz.run.config import DAA_MODES, DAAConfig, SteerSpan
+from o3viz.run.request import RunRequest
+
+TASK_SOURCES = ("gsm8k", "humaneval", "mbppplus")
+SETTING_KEYS = ("daa", "strength", "model", "steer", "alpha", "heads")
+MAX_TASKS = 5000  # one job; GSM8K's test set is 1,319
+SideName = Literal["A", "B"]
+Loader = Callable[[str | None], tuple[Any, Any]]  # model name (None: embedded) -> (model, tokenizer)
+OnProgress = Callable[[int, int, str], None]  # (runs done, runs in all, what is running now)
+
+
+class PairSink(Protocol):
+    """Where the traces go (``o3viz.app.paired_run.StoreSink``: the library's store)."""
+
+    def tasks_in(self, dataset: str) -> dict[str, str]:
+        """Task id -> key of the trace of each task already in ``dataset``."""
+        ...
+
+    def add(self, trace: Any, **meta: Any) -> str:
+        """Store ``trace`` with ``meta`` (source, name, dataset, record); returns its key."""
+        ...
+
+
+def task_ids(source: str, limit: int, start: int = 0) -> list[str]:
+    """The ids of ``limit`` tasks of ``source`` from position ``start`` (0-based), as ``load_task``
+    reads them: ``gsm8k:N``, ``humaneval:HumanEval/N``, ``mbppplus:Mbpp/N``."""
+    source = source.lower()
+    if source not in TASK_SOURCES:
+        raise UsageError(f"task list {source!r}: one of {', '.join(TASK_SOURCES)}")
+    if not 1 <= limit <= MAX_TASKS:
+        raise UsageError(f"--limit: between 1 and {MAX_TASKS} tasks, not {limit}")
+    if start < 0:
+        raise UsageError(f"--start: 0 or more, not {start}")
+    if source == "gsm8k":
+        from o3viz.tasks.spec import _gsm8k_lines
+
+        total = len(_gsm8k_lines())
+        ids = [f"gsm8k:{i}" for i in range(start, min(start + limit, total))]
+    else:
+        from o3viz.tasks import code
+
+        tasks = code.load_humaneval() if source == "humaneval" else code.load_mbppplus()
+        total = len(tasks)
+        ids = [f"{source}:{t.task_id}" for t in tasks[start : start + limit]]
+    if not ids:
+        raise UsageError(f"{source} has {total} tasks: --start {start} is past the end")
+    return ids
+
+
+@dataclass(frozen=True)
+class PairSetting:
+    """One side's settings: what it changes from the shared ``RunRequest`` (its DAA mode, steering
+    and model); ``label`` names it in the dataset's name."""
+
+    daa: DAAConfig = field(default_factory=DAAConfig)
+    model: str | None = None  # None: the shared request's model
+    label: str = "daa=off"
+
+    def apply(self, req: RunRequest) -> RunRequest:
+        return dataclasses.replace(req, daa=self.daa, model=self.model or req.model)
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """``k=v`` items separated by commas; an item without ``=`` continues the previous value (so
+    ``heads=3.1,5.0`` keeps its comma)."""
+    out: list[tuple[str, str]] = []
+    for item in text.split(","):
+        if "=" in item:
+            k, _, v = item.partition("=")
+            out.append((k.strip().lower(), v.strip()))
+        elif out and item.strip():
+            out[-1] = (out[-1][0], f"{out[-1][1]},{item.strip()}")
+        elif item.strip():
+            raise UsageError(f"setting {text!r}: write key=value items, e.g. daa=allocate,strength=2")
+    return out
+
+
+def parse_setting(text: str) -> PairSetting:
+    """A side's settings from ``key=value`` items separated by commas: ``daa`` (off, observe,
+    allocate, steer), ``strength`` (allocate's λ), ``model`` (a hub id or path), ``steer`` (a prompt
+    segment to steer towards: question, instruction or 'sentence N'; sets daa=steer), ``alpha`` and
+    ``heads`` (steering's). An empty text is the shared settings with DAA off.
+
+    >>> parse_setting("steer=question,alpha=0.05").daa.mode
+    'steer'
+    >>> parse_setting("model=/m/qwen").label
+    'model=qwen'
+    """
+    found = dict.fromkeys(SETTING_KEYS, None)
+    for k, v in _pairs(text or ""):
+        if k not in found:
+            raise UsageError(f"setting {text!r}: unknown key {k!r}; the keys are {', '.join(SETTING_KEYS)}")
+        if not v:
+            raise UsageError(f"setting {text!r}: {k}= has no value")
+        found[k] = v
+    mode = (found["daa"] or ("steer" if found["steer"] else "off")).lower()
+    if mode not in DAA_MODES:
+        raise UsageError(f"setting {text!r}: daa must be one of {', '.join(DAA_MODES)}, not {mode!r}")
+    if (mode == "steer") != bool(found["steer"]):
+        raise UsageError(
+            f"setting {text!r}: steering needs steer=SEGMENT (question, instruction, sentence N)"
+        )
+    kw: dict[str, Any] = {"mode": mode}
+    try:
+        if found["strength"] is not None:
+            kw["strength"] = float(found["strength"])
+        if mode == "steer":
+            kw["spans"] = [SteerSpan(segment=found["steer"])]
+            if found["alpha"] is not None:
+                kw["steer_alpha"] = float(found["alpha"])
+            if found["heads"] is not None:
+                kw["steer_heads"] = parse_steer_heads(found["heads"])
+    except ValueError as exc:
+        raise UsageError(f"setting {text!r}: {exc}") from None
+    daa = DAAConfig(**kw)
+    daa.validate()
+    parts = [f"{k}={found[k]}" for k in ("strength", "steer", "alpha", "heads") if found[k]]
+    if found["model"]:
+        parts.append(f"model={found['model'].rstrip('/').rsplit('/', 1)[-1]}")
+    if mode != "off" or not parts:
+        parts.insert(0, f"daa={mode}")
+    return PairSetting(daa=daa, model=found["model"], label=" ".join(parts))
+
+
+@dataclass
+class PairedRunRequest:
+    """A task list run under two settings. ``run`` holds what both sides share (token limit,
+    capture, rounds, seed, ...; its prompt and task are ignored); ``a`` and ``b`` what differs.
+    The traces land in the datasets ``dataset("A")`` and ``dataset("B")``."""
+
+    run: RunRequest
+    tasks: list[str]
+    a: PairSetting
+    b: PairSetting
+    name: str = ""  # the datasets' common name (default: the task list, e.g. "gsm8k 0-4")
+
+    def __post_init__(self) -> None:
+        if not self.name and self.tasks:
+            first, last = self.tasks[0], self.tasks[-1].rpartition(":")[2]
+            self.name = first if len(self.tasks) == 1 else f"{first}…{last}"
+
+    def validate(self) -> PairedRunRequest:
+        """Itself, or a one-line ``UsageError`` (before any model loads)."""
+        if not self.tasks:
+            raise UsageError("the task list is empty")
+        if len(set(self.tasks)) != len(self.tasks):
+            raise UsageError("the task list repeats a task")
+        if self.a == self.b:
+            raise UsageError(f"A and B are the same settings ({self.a.label}): change one side")
+        if self.a.label == self.b.label:
+            raise UsageError(f"A and B have the same label ({self.a.label})")
+        if not self.name.strip():
+            raise UsageError("name the datasets (--dataset NAME)")
+        for side in "AB":
+            self.request(side, self.tasks[0]).validate()
+        return self
+
+    def setting(self, side: SideName) -> PairSetting:
+        return self.a if side == "A" else self.b
+
+    def dataset(self, side: SideName) -> str:
+        """The dataset that side's traces land in, e.g. ``gsm8k:0…4 · A: daa=off``."""
+        return f"{self.name} · {side}: {self.setting(side).label}"
+
+    def request(self, side: SideName, task_id: str) -> RunRequest:
+        """The one run of ``task_id`` under ``side``'s settings."""
+        base = dataclasses.replace(self.run, task_id=task_id, prompt=None)
+        return self.setting(side).apply(base)
+
+
+@dataclass
+class PairedRunResult:
+    """What a paired run left in the store: per side, the keys of the tasks' traces in task order
+    (those that were already there included), and what did not run."""
+
+    request: PairedRunRequest
+    keys_a: list[str] = field(default_factory=list)
+    keys_b: list[str] = field(default_factory=list)
+    ran: int = 0  # tasks run now (both sides, or the one side that was missing)
+    resumed: int = 0  # tasks whose two traces were already in the store
+    failed: list[str] = field(default_factory=list)  # "task: error" for a task that could not run
+    stopped: bool = False  # a Stop ended the job before the last task
+
+    @property
+    def pairs(self) -> int:
+        return len(self.keys_a)
+
+    @property
+    def datasets(self) -> tuple[str, str]:
+        return self.request.dataset("A"), self.request.dataset("B")
+
+    def summary(self) -> str:
+        """One line for people."""
+        n = len(self.request.tasks)
+        line = f"{self.pairs} of {n} tasks paired in {self.datasets[0]!r} and {self.datasets[1]!r}"
+        if self.resumed:
+            line += f" ({self.resumed} already there)"
+        if self.failed:
+            line += f"; {len(self.failed)} failed (first: {self.failed[0]})"
+        return line + ("; stopped early" if self.stopped else "")
+
+
+def _record(task_id: str, index: int) -> int:
+    """The task's 1-based position in its source: GSM8K's line, else its place in the list."""
+    source, _, ident = task_id.partition(":")
+    return int(ident) + 1 if source == "gsm8k" and ident.isdigit() else index + 1
+
+
+def run_pairs(
+    req: PairedRunRequest,
+    load: Loader,
+    sink: PairSink,
+    *,
+    on_progress: OnProgress | None = None,
+    on_token: Callable[[int, str, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> PairedRunResult:
+    """Run every task of ``req`` under A, then under B, and store each task's two traces together
+        (``sink.add``, source ``run``). ``load(model)`` is called once per distinct model. A Stop ends
+        the job after the current generation and drops that unfinished task, so both datasets keep the
+        same questions; a task whose run raises is listed in ``failed`` and the job goes on (a model that
+    fails to load ends the job with its error)."""
+    req.validate()
+    stop = should_stop or (lambda: False)
+    report = on_progress or (lambda done, total, label: None)
+    have = {side: sink.tasks_in(req.dataset(side)) for side in ("A", "B")}
+    models: dict[str | None, tuple[Any, Any]] = {}
+    result = PairedRunResult(req)
+    total, done = 2 * len(req.tasks), 0
+    for i, task_id in enumerate(req.tasks):
+        if stop():
+            result.stopped = True
+            break
+        keys = {s: have[s].get(task_id) for s in ("A", "B")}
+        try:
+            traces = _run_task(req, i, task_id, keys, load, models, on_token, stop, report, done)
+        except TaskFailed as exc:  # one task's failure (a prompt too long, a sandbox error) is reported
+            result.failed.append(str(exc))
+            done += 2
+            continue
+        if traces is None:  # stopped inside this task: it is dropped, so both sides keep the same questions
+            result.stopped = True
+            break
+        done += 2
+        for side, trace in traces.items():
+            keys[side] = sink.add(
+                trace,
+                source="run",
+                name=f"{task_id} · {side}: {req.setting(side).label}",
+                dataset=req.dataset(side),
+                record=_record(task_id, i),
+            )
+        result.ran += bool(traces)
+        result.resumed += not traces
+        result.keys_a.append(keys["A"])
+        result.keys_b.append(keys["B"])
+    report(done, total, result.summary())
+    return result
+
+
+class TaskFailed(Exception):
+    """One task could not run; the job goes on with the next."""
+
+
+def _run_task(req, i, task_id, keys, load, models, on_token, stop, report, done) -> dict | None:
+    """The task's missing sides run, A before B: side -> trace, or None when a Stop cut one short."""
+    from o3viz.run.dispatch import execute
+
+    traces = {}
+    for side in ("A", "B"):
+        if keys[side] is not None:
+            continue
+        sub = req.request(side, task_id)
+        label = f"task {i + 1} of {len(req.tasks)} ({task_id}) · {side}: {req.setting(side).label}"
+        report(done + (side == "B"), 2 * len(req.tasks), label)
+        model, tok = _loaded(models, sub.model, load, sub)
+        if stop():
+            return None
+        try:
+            trace = execute(model, tok, sub, on_token=on_token, should_stop=stop)
+        except Exception as exc:  # this task only; a model that fails to load ends the job (above)
+            raise TaskFailed(f"{task_id}: {type(exc).__name__}: {exc}".splitlines()[0][:300]) from exc
+        if any(r.info.get("stop_reason") == "stopped" for r in trace.rounds):
+            return None
+        traces[side] = trace
+    return traces
+
+
+def _loaded(models: dict, name: str | None, load: Loader, sub: RunRequest) -> tuple[Any, Any]:
+    """The model ``name`` (loaded once per job), checked once against the capture settings."""
+    if name not in models:
+        from o3viz.run.config import resolve_layers
+        from o3viz.run.internals import check_internals_for
+
+        model, tok = load(name)
+        resolve_layers(sub.capture.layers, model.config.num_hidden_layers)
+        check_internals_for(model, sub.capture)
+        models[name] = (model, tok)
+    return models[name]

@@ -1,0 +1,85 @@
+// Inspect's view component: speaks Streamlit's component protocol (postMessage, API version 1) and
+// hosts the shared trace view (view.js). The view's data is fetched once from ``args.url`` (a file
+// named by its content hash); a click, Prev/Next or an episode is answered here, the page's URL is
+// kept in step (the frame is same-origin), and the selection is reported to the server only so its
+// panels (branch, labels) know it. The server moves the selection itself (search, the first wrong
+// step, a link) by raising ``args.push.n``.
+(function () {
+  const send = (type, data) => window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data), '*');
+  let view = null, url = null, pushed = null, latest = null, loading = false, height = 0, seq = 0;
+
+  function syncUrl(s) {
+    try {
+      const w = window.parent, u = new URL(w.location.href);
+      if (s.id) u.searchParams.set('node', s.id); else u.searchParams.delete('node');
+      if (s.episode !== null && s.episode !== undefined) u.searchParams.set('episode', String(s.episode));
+      else u.searchParams.delete('episode');
+      if (u.toString() !== w.location.href) w.history.replaceState(w.history.state, '', u.toString());
+    } catch (e) { /* a frame of another origin: the server keeps the URL */ }
+  }
+  function report(s) {
+    syncUrl(s);
+    seq += 1;
+    document.body.dataset.reported = String(seq);
+    send('streamlit:setComponentValue', {value: {id: s.id, episode: s.episode, seq: seq}, dataType: 'json'});
+  }
+  function layout(D) {
+    const root = document.getElementById('root');
+    root.replaceChildren();
+    const grid = document.createElement('div');
+    grid.className = 'grid';
+    const centre = D.episodes
+      ? '<div id="overview"></div><div id="epview" style="display:none"><div id="epbar">' +
+        '<button id="epover">Overview</button><button id="epprev">◀ Prev</button>' +
+        '<button id="epnext">Next ▶</button><span id="epcap"></span></div><div id="strip"></div>' +
+        '<div id="map"></div></div>'
+      : '<div id="map"></div>';
+    grid.innerHTML = '<div id="left"><input id="find" type="search" placeholder="Find a step: text or id (wait, step:0:3)"' +
+      ' aria-label="Find a step"><div id="found"></div><div id="outline"></div></div>' +
+      '<div id="centre">' + centre + '</div><div id="details"></div>';
+    root.append(grid);
+  }
+  function apply(a) {
+    if (!view) return;
+    const p = a.push || {};
+    if (p.n !== pushed) {
+      pushed = p.n;
+      const ep = p.episode === null || p.episode === undefined ? null : Number(p.episode);
+      if (p.id) view.select(p.id);
+      else { view.select(null); }
+      if (!p.id || (view.state().episode !== ep && ep !== null)) view.openEpisode(ep);
+      const s = view.state();
+      // the node opened its episode (the first wrong step on a long trace): tell the server
+      if (p.id && s.id === p.id && s.episode !== ep) report(s); else syncUrl(s);
+    }
+  }
+  function load(a) {
+    loading = true;
+    fetch(a.url).then((r) => r.json()).then((D) => {
+      const keep = view ? view.state() : null;
+      document.querySelectorAll('.js-plotly-plot').forEach((gd) => Plotly.purge(gd));
+      layout(D);
+      if (keep) { D.selected = keep.id; D.episode = keep.episode; }
+      view = window.o3view(D, {onChange: report});
+      loading = false;
+      document.body.dataset.url = a.url;
+      apply(latest);
+    }).catch((e) => {
+      loading = false;
+      document.getElementById('root').textContent = 'The view could not be loaded: ' + e;
+    });
+  }
+  window.addEventListener('message', (e) => {
+    const m = e.data;
+    if (!m || m.type !== 'streamlit:render') return;
+    const a = m.args || {};
+    latest = a;
+    if (a.height && a.height !== height) {
+      height = a.height;
+      document.documentElement.style.setProperty('--h', height + 'px');
+      send('streamlit:setFrameHeight', {height: height + 4});
+    }
+    if (a.url !== url) { url = a.url; load(a); } else if (!loading) apply(a);
+  });
+  send('streamlit:componentReady', {apiVersion: 1});
+})();

@@ -1,0 +1,93 @@
+"""Inspect's view component (``pages/common/o3view/``): the outline, the reasoning map and the
+details of one trace in one Streamlit custom component, so a click, a hover, an episode and
+Prev/Next are answered in the browser, not after a rerun. Its script is the notebook view's
+(``o3viz/notebook/static/view.js``); plotly.js is the plotly package's own file, loaded once per
+frame from the component's folder (nothing from the network).
+
+The folder Streamlit serves is assembled once per version of those files, in the temp folder
+(index.html, bridge.js and the styles, view.js, plotly.min.js), and each trace's view data is a
+JSON file in it named by its content hash: the component's args stay small (the file's name and
+the server's selection push), so a rerun sends almost nothing and never redraws
+the view."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import streamlit.components.v1 as components
+
+from o3viz.app import PLOTLY_JS, VIEW_STATIC
+
+HERE = Path(__file__).parent / "o3view"
+_FILES = {
+    "index.html": HERE / "index.html",
+    "bridge.js": HERE / "bridge.js",
+    "o3view.css": HERE / "o3view.css",
+    "view.js": VIEW_STATIC / "view.js",
+    "view.css": VIEW_STATIC / "view.css",
+}
+
+
+def _served() -> Path:
+    """The folder the component is served from, assembled once per version of its files."""
+    h = hashlib.sha256(PLOTLY_JS.read_bytes()[:4096])
+    for name, path in sorted(_FILES.items()):
+        h.update(name.encode() + b"\0" + path.read_bytes())
+    root = Path(tempfile.gettempdir()) / f"o3viz-view-{h.hexdigest()[:16]}"
+    if not (root / "plotly.min.js").exists():
+        tmp = Path(tempfile.mkdtemp(prefix="o3viz-view-", dir=tempfile.gettempdir()))
+        for name, path in _FILES.items():
+            shutil.copyfile(path, tmp / name)
+        shutil.copyfile(PLOTLY_JS, tmp / "plotly.min.js")
+        (tmp / "data").mkdir()
+        try:
+            os.replace(tmp, root)  # atomic: another process may have assembled it first
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    (root / "data").mkdir(exist_ok=True)
+    return root
+
+
+SERVED = _served()
+_component = components.declare_component("o3view", path=str(SERVED))
+
+
+def publish(data: dict) -> str:
+    """Write ``data`` (a view's data, ``o3viz.app.inspect_view``) into the served folder, once per
+    content, and return its URL relative to the component's page."""
+    text = json.dumps(data, separators=(",", ":"))
+    name = hashlib.sha256(text.encode()).hexdigest()[:24] + ".json"
+    path = SERVED / "data" / name
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return f"data/{name}"
+
+
+def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
+    """Draw the component on ``url``'s data. ``push`` ({n, id, episode}) moves the view's selection
+    when ``n`` changes (the server selected something); the view reports the user's selection as
+    ``{id, episode, seq}`` in ``st.session_state[key]`` (``on_change`` runs first)."""
+    return _component(
+        url=url,
+        push=push,
+        height=height,
+        key=key,
+        default=None,
+        on_change=on_change,
+    )
+
+
+def published(url: str) -> dict:
+    """The view data behind a ``url`` that ``publish`` returned (the tests read what the view got)."""
+    name = url.removeprefix("data/")
+    if "/" in name or not name.endswith(".json"):
+        raise ValueError(f"not a view data url: {url[:60]}")
+    return json.loads((SERVED / "data" / name).read_text(encoding="utf-8"))

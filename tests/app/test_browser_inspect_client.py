@@ -1,0 +1,176 @@
+"""Issue 39: Inspect answers clicks in the browser. In Debian Chromium at 1280×720, with the
+websocket to the server cut after the first render (``page.route_web_socket`` stops forwarding
+both ways, and the test checks the clicks' messages to the server were held back), a click on a
+step on the map and on an outline row still changes the details; on a long trace, rapid Next,
+Next, Prev ends on the right episode and the page's URL says so. Screenshots go to
+``test-artifacts/``."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from o3viz.paths import REPO_ROOT
+from o3viz.store.store import content_key
+from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
+]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from o3viz.testing.long_r1 import long_r1_trace
+    from o3viz.testing.synthetic import make_trace
+
+    samples = tmp_path_factory.mktemp("client_samples")
+    keys = {}
+    for name, trace in {"short": make_trace(12, seed=3), "long": long_r1_trace(400)}.items():
+        path = samples / f"{name}.o3trace.json.gz"
+        trace.save(path)
+        keys[name] = content_key(path.read_bytes())
+    home = tmp_path_factory.mktemp("client_home")
+    with serve_app({"O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(home)}) as url:
+        yield url, keys
+
+
+class Wire:
+    """The page's websocket to the server, forwarded until ``cut``; then nothing passes either way,
+    and what the page tried to send is counted."""
+
+    def __init__(self):
+        self.cut, self.held = False, 0
+
+    def route(self, ws):
+        server = ws.connect_to_server()
+
+        def up(msg):
+            if self.cut:
+                self.held += 1
+            else:
+                server.send(msg)
+
+        def down(msg):
+            if not self.cut:
+                ws.send(msg)
+
+        ws.on_message(up)
+        server.on_message(down)
+
+
+@pytest.fixture
+def browser(app):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser, url: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    wire = Wire()
+    page.route_web_socket("**/_stcore/stream", wire.route)
+    page.goto(url)
+    frame = page.frame_locator("iframe[src*='o3view']")
+    frame.locator("body[data-ready='1']").wait_for(timeout=LOAD_MS)
+    return page, frame, wire
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def _click_point(page, frame_sel: str, node: str) -> None:
+    """Click the map's marker of ``node`` (plotly draws it; its pixel comes from the figure)."""
+    fr = page.frame(url=lambda u: "o3view" in u)
+    xy = fr.evaluate(
+        """([sel, id]) => {
+          const gd = document.querySelector(sel), fl = gd._fullLayout, r = gd.getBoundingClientRect();
+          for (const t of gd._fullData) {
+            const i = t.customdata ? Array.from(t.customdata).indexOf(id) : -1;
+            if (i >= 0 && !(t.meta || '').startsWith('o3-'))
+              return [r.left + fl._size.l + fl.xaxis.l2p(t.x[i]), r.top + fl._size.t + fl.yaxis.l2p(t.y[i])];
+          }
+          return null;
+        }""",
+        [frame_sel, node],
+    )
+    assert xy is not None, node
+    box = page.locator("iframe[src*='o3view']").bounding_box()
+    page.mouse.click(box["x"] + xy[0], box["y"] + xy[1])
+
+
+def test_a_click_changes_the_details_with_the_server_cut_off(app, browser):
+    url, keys = app
+    page, frame, wire = _open(browser, f"{url}/inspect?trace={keys['short']}")
+    frame.locator("#map .scatterlayer .point").first.wait_for(timeout=LOAD_MS)
+    _shot(page, "inspect_client_short")
+    page.wait_for_timeout(1500)  # the first render's messages have settled
+    wire.cut = True
+    held = wire.held
+    _click_point(page, "#map", "step:0:4")
+    frame.locator("#details .dtitle", has_text="Step 4").wait_for(timeout=5_000)
+    assert frame.locator("#outline .row.sel").get_attribute("data-id") == "step:0:4"
+    frame.locator("#outline .row[data-id='step:0:7']").click()
+    frame.locator("#details .dtitle", has_text="Step 7").wait_for(timeout=5_000)
+    assert "node=step%3A0%3A7" in page.url or "node=step:0:7" in page.url  # the URL follows, client-side
+    page.wait_for_timeout(300)
+    assert wire.held > held  # the clicks did try to tell the server, and nothing got through
+    # search, in the browser too: the first match is selected, the others ringed
+    frame.locator("#find").fill("weekly")
+    frame.locator("#found", has_text="match").wait_for(timeout=5_000)
+    first = frame.locator("#outline .row.match").first.get_attribute("data-id")
+    frame.locator("#details .dtitle").wait_for(timeout=5_000)
+    assert frame.locator("#outline .row.sel").get_attribute("data-id") == first
+    _shot(page, "inspect_client_short_cut")
+    page.close()
+
+
+def test_rapid_next_next_prev_ends_on_the_right_episode(app, browser):
+    url, keys = app
+    page, frame, wire = _open(browser, f"{url}/inspect?trace={keys['long']}&episode=2")
+    frame.locator("#map .scatterlayer .point").first.wait_for(timeout=LOAD_MS)
+    assert "Episode 2 of" in frame.locator("#epcap").inner_text()
+    _shot(page, "inspect_client_episode")
+    fr = page.frame(url=lambda u: "o3view" in u)
+    fr.evaluate("window.__o3mark = 1; document.querySelector('#map').__o3mark = 1")
+    start = time.monotonic()
+    for button in ("#epnext", "#epnext", "#epprev"):
+        frame.locator(button).click()
+    assert "Episode 3 of" in frame.locator("#epcap").inner_text()
+    assert page.frame(url=lambda u: "o3view" in u).evaluate("document.body.dataset.episode") == "3"
+    page.wait_for_function("location.search.includes('episode=3')", timeout=5_000)
+    page.wait_for_timeout(3000)  # the server's reruns for each click have come and gone
+    assert "Episode 3 of" in frame.locator("#epcap").inner_text()  # no rerun moved it back
+    assert "episode=3" in page.url
+    # the server's reruns neither reloaded the frame nor redrew the map
+    assert fr.evaluate("[window.__o3mark, document.querySelector('#map').__o3mark]") == [1, 1]
+    _shot(page, "inspect_client_episode_3")
+    # an episode bar on the overview opens that episode, also with the server cut off
+    wire.cut = True
+    frame.locator("#epover").click()
+    frame.locator("#overview .scatterlayer").first.wait_for(timeout=5_000)
+    frame.locator("#outline .row[data-id='episode:5']").click()
+    assert "Episode 5 of" in frame.locator("#epcap").inner_text()
+    assert "episode=5" in page.url
+    # search runs in the browser too: a step id opens the episode that holds it
+    frame.locator("#find").fill("step:0:300")
+    frame.locator("#details .dtitle", has_text="Step 300").wait_for(timeout=5_000)
+    assert fr.evaluate("document.body.dataset.episode") == fr.evaluate(
+        "String(document.querySelector('#outline .row.sel').dataset.ep)"
+    )
+    frame.locator("#find").fill("**zq_nowhere**")
+    frame.locator("#found", has_text="no match for “**zq_nowhere**”").wait_for(timeout=5_000)
+    assert fr.evaluate("document.body.dataset.selected") == "step:0:300"  # the selection stays
+    assert time.monotonic() - start < 600
+    page.close()
