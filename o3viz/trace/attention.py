@@ -277,10 +277,21 @@ class AttentionRecord:
 
 def top_k_pairs(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``k`` largest entries (last axis) as values and int32 positions, positions
-    ascending (ties and zeros included when a row has fewer than ``k`` nonzeros)."""
-    k = min(k, rows.shape[-1])
-    idx = np.sort(np.argpartition(rows, rows.shape[-1] - k, axis=-1)[..., rows.shape[-1] - k :], axis=-1)
-    return np.take_along_axis(rows, idx, axis=-1), idx.astype(np.int32)
+    ascending (ties and zeros included when a row has fewer than ``k`` nonzeros).
+
+    >>> v, i = top_k_pairs(np.array([0.1, 0.5, 0.2, 0.9]), 2)
+    >>> v.tolist(), i.tolist()
+    ([0.5, 0.9], [1, 3])
+    """
+    if rows.ndim == 1:  # one row: the blocks below run over the leading axis
+        values, index = top_k_pairs(rows[None], k)
+        return values[0], index[0]
+    n, k = rows.shape[-1], min(k, rows.shape[-1])
+    idx = np.empty((*rows.shape[:-1], k), dtype=np.int32)
+    for a in range(0, max(rows.shape[0], 1), 256):  # in blocks of rows: argpartition's int64 is (.., n)
+        part = np.argpartition(rows[a : a + 256], n - k, axis=-1)[..., n - k :]
+        idx[a : a + 256] = np.sort(part, axis=-1)
+    return np.take_along_axis(rows, idx, axis=-1), idx
 
 
 def scatter_pairs(values: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
