@@ -17,11 +17,24 @@
       if (u.toString() !== w.location.href) w.history.replaceState(w.history.state, '', u.toString());
     } catch (e) { /* a frame of another origin: the server keeps the URL */ }
   }
-  function report(s) {
-    syncUrl(s);
+  // The server hears of a selection after the browser has painted it, and only of the latest one
+  // in a burst of clicks: each report costs a rerun, and a rerun's redraw of the page shares this
+  // frame's thread, so reporting at once made the click's own paint wait for it.
+  const REPORT_MS = 250;
+  let timer = null, pending = null;
+  function flush() {
+    timer = null;
+    const s = pending;
+    pending = null;
     seq += 1;
     document.body.dataset.reported = String(seq);
     send('streamlit:setComponentValue', {value: {id: s.id, episode: s.episode, seq: seq}, dataType: 'json'});
+  }
+  function report(s) {
+    syncUrl(s);
+    pending = s;
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(flush, REPORT_MS);
   }
   function layout(D) {
     const root = document.getElementById('root');
