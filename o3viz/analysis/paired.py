@@ -128,7 +128,8 @@ class PairedResult:
             return "No question is graded on both sides, so accuracy cannot be compared."
         if self.graded < need:
             return (
-                f"Only {self.graded} questions are graded on both sides (fewer than {need}): the "
+                f"Only {self.graded} question{'s are' if self.graded != 1 else ' is'} graded on both sides "
+                f"(fewer than {need}): the "
                 "interval is wide, and only a large difference could show."
             )
         if t.discordant < 6:

@@ -161,3 +161,8 @@ def test_the_printed_result_says_nothing_is_graded_once():
     a, b = _frames([(None, None)] * 4)
     text = "\n".join(format_result(paired_compare(a, b, REQ)))
     assert text.count("No question is graded on both sides") == 1
+
+
+def test_one_graded_question_is_said_in_the_singular():
+    a, b = _frames([(1, 0)] + [(None, None)] * 3)
+    assert paired_compare(a, b, REQ).too_small().startswith("Only 1 question is graded on both sides")
