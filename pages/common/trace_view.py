@@ -63,12 +63,40 @@ def publish(data: dict) -> str:
     text = json.dumps(data, separators=(",", ":"))
     name = hashlib.sha256(text.encode()).hexdigest()[:24] + ".json"
     path = SERVED / "data" / name
-    if not path.exists():
+    if path.exists():
+        os.utime(path)  # in use again: the newest to keep when the folder is pruned
+    else:
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
+        prune(path.parent, keep=path)
     return f"data/{name}"
+
+
+MAX_VIEW_FILES = 300  # view data files kept in the served folder (the least recently used go first)
+MAX_VIEW_BYTES = 512 * 2**20
+
+
+def prune(folder: Path, keep: Path, max_files: int = MAX_VIEW_FILES, max_bytes: int = MAX_VIEW_BYTES) -> int:
+    """Delete the least recently used view data files in ``folder`` until at most ``max_files``
+    files and ``max_bytes`` remain (``keep``, the file just written, stays); the number deleted.
+    Without it every trace and option ever opened left a file in the temp folder for good."""
+    files = []
+    for f in folder.glob("*.json"):
+        try:
+            info = f.stat()
+        except OSError:  # another server pruned it first
+            continue
+        files.append((info.st_mtime, info.st_size, f))
+    files.sort(key=lambda x: x[0], reverse=True)  # newest first
+    total, n, gone = 0, 0, 0
+    for _, size, f in files:
+        total, n = total + size, n + 1
+        if f != keep and (n > max_files or total > max_bytes):
+            f.unlink(missing_ok=True)
+            gone += 1
+    return gone
 
 
 def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
