@@ -1,13 +1,13 @@
 """What only the server can do for the node selected on Inspect, under the view component (which
-shows the node's text, checks and attention itself, in the browser): for a step, its labels, a
-branch from it, every verifier's verdict and its decision points (the token-level detail, only for
+shows the node's text, checks, every verifier's verdict and attention itself, in the browser): for
+a step, its labels, a branch from it and its decision points (the token-level detail, only for
 the opened step) with where that token's attention went."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Trace, first_wrong_by, parse_id, reference_last_held, step_verdicts
+from o3viz.app import Trace, first_wrong_by, parse_id, reference_last_held
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -25,21 +25,6 @@ from pages.inspect_views.labels import label_controls
 
 def _round(trace: Trace, r: int):
     return next((x for x in trace.rounds if x.index == r), None)
-
-
-_VERDICT_COLOR = {"ok": "green", "wrong": "red"}
-
-
-def _verdicts(rnd, step: int) -> None:
-    """Every verifier's verdict on the step (``o3viz verify``), side by side."""
-    rows = step_verdicts(rnd, step)
-    if rows:
-        st.markdown("**Verifiers**")
-    for v in rows:
-        word = v.verdict or "not judged"
-        badge = f":{_VERDICT_COLOR.get(v.verdict or '', 'gray')}-badge[{word}]"
-        score = f" · score {v.score:.2f}" if v.score is not None else ""
-        st.markdown(f"{badge} **{escape_markdown(v.verifier)}** · {escape_markdown(v.kind)}{score}")
 
 
 def _step(trace: Trace, s) -> None:
@@ -68,7 +53,6 @@ def _step(trace: Trace, s) -> None:
         facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
     st.caption(escape_markdown(" · ".join(facts)))
     branch_panel(st.session_state.inspect_key, trace, f"{s.round}:{s.index}", step.text)
-    _verdicts(rnd, s.index)
     decisions = step_decisions(rnd, step)
     target = None
     if decisions:
