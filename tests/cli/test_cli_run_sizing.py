@@ -15,7 +15,8 @@ def test_a_run_whose_trace_cannot_fit_is_refused_before_the_model_loads(tmp_path
     prompt.write_text("Count the apples in every crate. " * 100, encoding="utf-8")
     out = tmp_path / "t.o3trace.json.gz"
     capsys.readouterr()  # the tiny model's save progress
-    argv = ["run", "--model", str(folder), "--prompt-file", str(prompt), "--max-new-tokens", "8192"]
+    # (8,192 new tokens fit since generated rows keep their top-64 keys above 2k: 131,072 do not)
+    argv = ["run", "--model", str(folder), "--prompt-file", str(prompt), "--max-new-tokens", "131072"]
     code = main([*argv, "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and not out.exists()
