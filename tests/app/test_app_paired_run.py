@@ -51,7 +51,7 @@ def _wait(at: AppTest) -> None:
     assert at.session_state.paired_job is None and not at.exception
 
 
-def test_two_settings_run_as_one_job_and_open_in_compare(tmp_path, monkeypatch, tiny_dir):
+def test_two_settings_run_as_one_job_and_open_in_compare(tmp_path, monkeypatch, tiny_dir, shared_data):
     at = _paired_mode(tmp_path, monkeypatch, tiny_dir)
     a, b = escape_markdown("page · A: daa=off"), escape_markdown("page · B: daa=allocate")
     assert any(a in c.value and b in c.value for c in at.caption), [c.value for c in at.caption]
@@ -77,7 +77,7 @@ def test_two_settings_run_as_one_job_and_open_in_compare(tmp_path, monkeypatch, 
     assert at.session_state.compare_sets["da"] == "page · A: daa=off"
 
 
-def test_stop_keeps_both_sides_on_the_same_questions(tmp_path, monkeypatch, tiny_dir):
+def test_stop_keeps_both_sides_on_the_same_questions(tmp_path, monkeypatch, tiny_dir, shared_data):
     at = _paired_mode(tmp_path, monkeypatch, tiny_dir, n=3)
     _start(at)
     stop = [b for b in at.button if b.label == "Stop"]
@@ -96,7 +96,9 @@ def test_stop_keeps_both_sides_on_the_same_questions(tmp_path, monkeypatch, tiny
         assert "stopped early" in said[0] or len(a) == 3, said
 
 
-def test_the_same_setting_on_both_sides_is_said_and_blocks_start(tmp_path, monkeypatch, tiny_dir):
+def test_the_same_setting_on_both_sides_is_said_and_blocks_start(
+    tmp_path, monkeypatch, tiny_dir, shared_data
+):
     at = _paired_mode(tmp_path, monkeypatch, tiny_dir)
     at.selectbox(key="pr_b_daa").set_value("off").run()
     assert any("same settings" in e.value for e in at.error)

@@ -17,7 +17,7 @@ def tiny_dir(tmp_path_factory):
     return save_tiny_llama(tmp_path_factory.mktemp("tiny"), num_layers=2, max_positions=512)
 
 
-def test_a_paired_run_lands_as_two_paired_datasets_and_prints_the_table(tiny_dir, capsys):
+def test_a_paired_run_lands_as_two_paired_datasets_and_prints_the_table(tiny_dir, capsys, shared_data):
     argv = ["run", "--tasks", "gsm8k", "--limit", "2", "--start", "5", "--model", str(tiny_dir)]
     argv += ["--max-new-tokens", "4", "--rounds", "1", "--pair-b", "daa=allocate", "--dataset", "t"]
     assert main(argv) == 0
@@ -61,7 +61,7 @@ def test_a_paired_run_lands_as_two_paired_datasets_and_prints_the_table(tiny_dir
         (["--prompt", "hi"], "--out is required"),
     ],
 )
-def test_bad_paired_options_exit_2_with_one_line(capsys, extra, message):
+def test_bad_paired_options_exit_2_with_one_line(capsys, extra, message, shared_data):
     assert main(["run", *extra]) == 2
     err = capsys.readouterr().err.strip()
     errors = [line for line in err.splitlines() if "o3viz: error:" in line]

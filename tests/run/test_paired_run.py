@@ -29,7 +29,7 @@ def _request(n: int = 3, name: str = "tiny") -> PairedRunRequest:
     )
 
 
-def test_two_settings_land_as_two_datasets_that_pair_fully(tiny, tmp_path):
+def test_two_settings_land_as_two_datasets_that_pair_fully(tiny, tmp_path, shared_data):
     store, loads = Store(tmp_path / "s"), []
     seen = []
 
@@ -58,7 +58,9 @@ def test_two_settings_land_as_two_datasets_that_pair_fully(tiny, tmp_path):
     assert sorted(r.rows["key_a"]) == sorted(res.keys_a) and sorted(r.rows["key_b"]) == sorted(res.keys_b)
 
 
-def test_a_stop_midway_keeps_both_sides_on_the_same_questions_and_a_rerun_resumes(tiny, tmp_path):
+def test_a_stop_midway_keeps_both_sides_on_the_same_questions_and_a_rerun_resumes(
+    tiny, tmp_path, shared_data
+):
     store = Store(tmp_path / "s")
     req = _request()
     runs = []
@@ -78,7 +80,7 @@ def test_a_stop_midway_keeps_both_sides_on_the_same_questions_and_a_rerun_resume
     assert len(store.select(Query(), ("key",))) == 6
 
 
-def test_one_side_missing_runs_only_that_side(tiny, tmp_path):
+def test_one_side_missing_runs_only_that_side(tiny, tmp_path, shared_data):
     store = Store(tmp_path / "s")
     req = _request(n=1)
     first = run_pairs(req, lambda name: tiny, StoreSink(store))
@@ -90,7 +92,7 @@ def test_one_side_missing_runs_only_that_side(tiny, tmp_path):
     assert len(store.select(Query(), ("key",))) == 2
 
 
-def test_settings_and_requests_are_checked_before_any_model():
+def test_settings_and_requests_are_checked_before_any_model(shared_data):
     assert parse_setting("daa=allocate,strength=2").daa.strength == 2.0
     s = parse_setting("steer=question,alpha=0.05,heads=0.1,1.0")
     assert s.daa.mode == "steer" and s.daa.steer_heads == [(0, 1), (1, 0)] and s.daa.steer_alpha == 0.05
@@ -117,7 +119,7 @@ def test_settings_and_requests_are_checked_before_any_model():
 
 
 def test_a_failing_task_is_listed_and_the_job_goes_on_but_a_model_that_fails_to_load_ends_it(
-    tiny, tmp_path, monkeypatch
+    tiny, tmp_path, monkeypatch, shared_data
 ):
     import o3viz.run.dispatch as dispatch
 
