@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from o3viz.paths import REPO_ROOT
+from o3viz.paths import REPO_ROOT, data_dir
 from o3viz.store.store import content_key
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
@@ -21,6 +21,8 @@ LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing ass
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
+    # the long trace is built from real DeepSeek-R1 sentences (o3viz.testing.long_r1)
+    pytest.mark.skipif(not (data_dir() / "traces").is_dir(), reason="../shared/data is absent"),
 ]
 
 
