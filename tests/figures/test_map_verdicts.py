@@ -113,7 +113,7 @@ def test_steps_a_verifier_did_not_judge_have_no_mark(trace):
     assert list(_lane_marks(fig, "sparse")) == ["step:0:1"]
 
 
-def test_a_2000_step_trace_draws_the_lane_as_three_traces():
+def test_a_2000_step_trace_draws_the_lane_as_three_traces(shared_data):  # (real R1 sentences)
     from o3viz.testing.long_r1 import long_r1_trace
 
     trace = long_r1_trace(2000)
@@ -125,7 +125,7 @@ def test_a_2000_step_trace_draws_the_lane_as_three_traces():
     assert len(lane) == 3 and sum(len(t.x) for t in lane) == n - n // 4
 
 
-def test_the_episode_overview_counts_the_chosen_verifiers_verdicts():
+def test_the_episode_overview_counts_the_chosen_verifiers_verdicts(shared_data):
     from o3viz.testing.long_r1 import long_r1_trace
 
     trace = long_r1_trace(600)
