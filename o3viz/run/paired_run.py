@@ -10,7 +10,7 @@ a stopped job resumes where it stopped.
 
 >>> parse_setting("daa=allocate,strength=2").label
 'daa=allocate strength=2'
->>> task_ids("gsm8k", 3, start=10)
+>>> task_ids("gsm8k", 3, start=10)  # doctest: +SKIP
 ['gsm8k:10', 'gsm8k:11', 'gsm8k:12']
 """
 
