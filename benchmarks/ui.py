@@ -13,7 +13,9 @@ iframe, so every frame is searched), the marks it draws, opening episode 3 from 
 the map shows its steps (a long trace), Next ▶ until the next one shows, whether Next, Next, Prev
 clicked 100 ms apart end where they lead (``no_click_lost``), a click on a step in the outline
 until the details panel shows it (median of 3), a switch to the Attention tab until it shows (where
-both have one), and the Library's first table rows (beside the standalone view's first outline
+both have one: right after those clicks, and again on a fresh load after reading the map for
+``READ_MS``, ``tab_switch_after_reading``), the map again after going to the Library and back by the app's own navigation
+(``first_map_in_app``: no page load, the way a reader returns to a trace), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
 (``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
 fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
@@ -45,7 +47,8 @@ _MAP_MARKS = """(titles) => {
     && g.querySelector('.scatterlayer .point, .barlayer .point'));
   return gd ? gd.querySelectorAll('.point, .textpoint, .js-line').length : 0;
 }"""
-COUNTS = ("marks", "no_click_lost")  # printed as whole numbers
+COUNTS = ("marks", "no_click_lost")
+READ_MS = 3000  # ``tab_switch_after_reading``: the map is read this long before the tab is switched  # printed as whole numbers
 GOALS = {
     "r1_2000_episode_next_vs_standalone": "≤ 1.5×",
     "r1_2000_app_no_click_lost": "1 (Next, Next, Prev 100 ms apart end one episode on)",
@@ -229,7 +232,29 @@ def _actions(page, url: str, tab_click, repeat: int = 3) -> dict[str, float]:
     tab = tab_click(page, frame, "Attention")
     if tab is not None:
         out["tab_switch"] = tab
+        # a reader's pace: the page opened afresh, the map read for a few seconds, then the tab
+        frame = _first_map(page, url)[1]
+        page.wait_for_timeout(READ_MS)
+        out["tab_switch_after_reading"] = tab_click(page, frame, "Attention")
     return out
+
+
+def _in_app_map(page, repeat: int = 3) -> float:
+    """Back to Inspect from the Library inside the running app, by its navigation link (no page
+    load: Streamlit's scripts are up, the session keeps the trace), until the map is drawn; the
+    median of ``repeat``. The way a reader comes back to a trace, beside the cold ``first_map``."""
+    page.locator("[role='tab']", has_text="Reasoning map").first.click()  # the session keeps the open tab
+    _view_frame(page)
+    times = []
+    for _ in range(repeat):
+        page.get_by_role("link", name="Library").first.click()
+        page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=300_000)
+        page.wait_for_timeout(500)  # the Library settled
+        t0 = time.perf_counter()
+        page.get_by_role("link", name="Inspect").first.click()
+        _view_frame(page)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _library_rows(page, url: str) -> float:
@@ -316,6 +341,9 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             app[name] = _actions(page, f"{url}/inspect?trace={key}", lambda pg, _f, t: _app_tab(pg, t))
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
+            app[name]["first_map_in_app"] = _in_app_map(page)
+            if f"{steps} steps" not in page.locator("body").inner_text():
+                raise RuntimeError(f"Chromium: back on Inspect, it did not show trace {key} ({steps} steps)")
             page.close()
             page = fresh(browser)
             alone[name] = _actions(page, pages[name].as_uri(), lambda _p, f, t: _standalone_tab(f, t))
@@ -335,12 +363,16 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
                 "first_map",
                 "step_click",
                 "tab_switch",
+                "tab_switch_after_reading",
                 "episode_zoom",
                 "episode_next",
                 "library_rows",
             ):
                 if k in app[name] and k in alone[name]:
                     print(f"{name}_{k}_vs_standalone: {app[name][k] / alone[name][k]:.2f}")
+            print(
+                f"{name}_first_map_in_app_vs_standalone: {app[name]['first_map_in_app'] / alone[name]['first_map']:.2f}"
+            )
         for name in traces:
             if name != base:
                 print(f"{name}_first_map_vs_{base}: {app[name]['first_map'] / app[base]['first_map']:.2f}")

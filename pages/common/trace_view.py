@@ -53,7 +53,25 @@ def _served() -> Path:
     return root
 
 
+# Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not:
+# the plotly chart (4.7 MB, plotly.js inside) and the Attention tab's widgets
+WARM = ("PlotlyChart", "NumberInput", "Slider", "Checkbox", "Radio", "DownloadButton")
+
+
+def _warm_chunks() -> list[str]:
+    """The file names of Streamlit's bundles in ``WARM`` (``static/js/<Name>.<hash>.js``), those this
+    Streamlit has exactly one of. The view asks the page to load them once the map is drawn and the
+    browser is idle: without it the first switch to the Attention tab waited about 1.5 s (on this
+    2-core machine) for them before anything showed."""
+    import streamlit
+
+    js = Path(streamlit.__file__).parent / "static" / "static" / "js"
+    found = [sorted(js.glob(f"{name}.*.js")) for name in WARM]
+    return [f[0].name for f in found if len(f) == 1]
+
+
 SERVED = _served()
+WARM_CHUNKS = _warm_chunks()
 _component = components.declare_component("o3view", path=str(SERVED))
 
 
@@ -106,6 +124,7 @@ def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
     return _component(
         url=url,
         push=push,
+        warm=WARM_CHUNKS,
         height=height,
         key=key,
         default=None,

@@ -36,6 +36,28 @@
     if (timer !== null) clearTimeout(timer);
     timer = setTimeout(flush, REPORT_MS);
   }
+  // Inspect's other tabs draw with Streamlit's own plotly chart and widgets, whose bundles (4.7 MB
+  // for the chart) the page loads only when one first appears: the first switch to the Attention
+  // tab waited ~1.5 s for them. Once the map is drawn and the browser is idle, the page imports
+  // them (the URLs Streamlit imports, so each module is evaluated once), once per page.
+  function warm(names) {
+    try {
+      const w = window.parent, d = w.document;
+      if (!names || !names.length || w.__o3vizWarm) return;
+      const main = d.querySelector('script[src*="/static/js/index."]');
+      if (!main) return;
+      w.__o3vizWarm = true;
+      const srcs = names.map((n) => new URL(n, main.src).toString());
+      const go = () => {
+        const s = d.createElement('script');
+        s.type = 'module';
+        s.textContent = srcs.map((u) => 'import(' + JSON.stringify(u) + ').catch(() => {});').join('\n');
+        d.head.append(s);
+      };
+      setTimeout(() => (w.requestIdleCallback ? w.requestIdleCallback(go, {timeout: 3000}) : go()), WARM_MS);
+    } catch (e) { /* another origin: Streamlit loads its bundles when it needs them */ }
+  }
+  const WARM_MS = 1000;
   function layout(D) {
     const root = document.getElementById('root');
     root.replaceChildren();
@@ -68,7 +90,9 @@
   }
   function load(a) {
     loading = true;
-    fetch(a.url).then((r) => r.json()).then((D) => {
+    // plotly.js and the view script load deferred: the handshake and this fetch overlap their parse
+    const scripts = new Promise((r) => (window.Plotly && window.o3view ? r() : document.addEventListener('DOMContentLoaded', r)));
+    Promise.all([fetch(a.url).then((r) => r.json()), scripts]).then(([D]) => {
       const keep = view ? view.state() : null;
       document.querySelectorAll('.js-plotly-plot').forEach((gd) => Plotly.purge(gd));
       layout(D);
@@ -77,6 +101,7 @@
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
+      warm(a.warm);
     }).catch((e) => {
       loading = false;
       document.getElementById('root').textContent = 'The view could not be loaded: ' + e;
