@@ -75,7 +75,7 @@ def _served(plotly_src: str | None) -> Path:
         if plotly_src:
             page = (tmp / "index.html").read_text(encoding="utf-8")
             (tmp / "index.html").write_text(
-                page.replace('src="plotly.min.js"', f'src="{plotly_src}"'), encoding="utf-8"
+                page.replace('content="plotly.min.js"', f'content="{plotly_src}"'), encoding="utf-8"
             )
         shutil.copyfile(PLOTLY_JS, tmp / "plotly.min.js")
         (tmp / "data").mkdir()

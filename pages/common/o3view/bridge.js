@@ -51,7 +51,15 @@
       const go = () => {
         const s = d.createElement('script');
         s.type = 'module';
-        s.textContent = srcs.map((u) => 'import(' + JSON.stringify(u) + ').catch(() => {});').join('\n');
+        // then one tiny heatmap drawn off screen and removed: plotly's first draw in the page sets
+        // up what every later one reuses
+        s.textContent = 'Promise.all(' + JSON.stringify(srcs) + '.map((u) => import(u))).then(() => {' +
+          ' const P = window.Plotly; if (!P || !P.newPlot) return;' +
+          ' const d = document.createElement("div");' +
+          ' d.style.cssText = "position:absolute;left:-10000px;top:0;width:300px;height:200px";' +
+          ' document.body.append(d);' +
+          ' P.newPlot(d, [{type: "heatmap", z: [[0, 1], [1, 0]]}], {}).then(() => { P.purge(d); d.remove(); });' +
+          '}).catch(() => {});';
         d.head.append(s);
       };
       setTimeout(() => (w.requestIdleCallback ? w.requestIdleCallback(go, {timeout: 3000}) : go()), WARM_MS);
@@ -88,11 +96,37 @@
       if (p.id && s.id === p.id && s.episode !== ep) report(s); else syncUrl(s);
     }
   }
+  // The frame stays hidden while Streamlit swaps the tab it sits in for another (it is removed
+  // when that run ends): only a shown frame loads plotly.js and the data, so switching away from
+  // the map no longer parses 4.6 MB for nothing while the other tab draws.
+  function shown() {
+    const f = window.frameElement;
+    return !f || f.getClientRects().length > 0;
+  }
+  const whenShown = () => new Promise((r) => {
+    const check = () => (shown() ? r() : setTimeout(check, 100));
+    check();
+  });
+  let plotly = null;
+  function plotlyJs() {
+    if (window.Plotly) return Promise.resolve();
+    if (!plotly) {
+      plotly = new Promise((r, fail) => {
+        const s = document.createElement('script');
+        s.src = document.querySelector('meta[name="o3-plotly"]').content;
+        s.onload = r;
+        s.onerror = () => fail(new Error('plotly.js did not load from ' + s.src));
+        document.head.append(s);
+      });
+    }
+    return plotly;
+  }
   function load(a) {
     loading = true;
-    // plotly.js and the view script load deferred: the handshake and this fetch overlap their parse
-    const scripts = new Promise((r) => (window.Plotly && window.o3view ? r() : document.addEventListener('DOMContentLoaded', r)));
-    Promise.all([fetch(a.url).then((r) => r.json()), scripts]).then(([D]) => {
+    // the handshake, this fetch and plotly's parse overlap; the view script is deferred
+    const view_js = new Promise((r) => (window.o3view ? r() : document.addEventListener('DOMContentLoaded', r)));
+    const scripts = whenShown().then(() => Promise.all([plotlyJs(), view_js]));
+    Promise.all([whenShown().then(() => fetch(a.url)).then((r) => r.json()), scripts]).then(([D]) => {
       const keep = view ? view.state() : null;
       document.querySelectorAll('.js-plotly-plot').forEach((gd) => Plotly.purge(gd));
       layout(D);
