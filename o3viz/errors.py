@@ -60,3 +60,12 @@ def printable(text: str, *, lines: bool = False) -> str:
     'two\\nlines\\\\u0007'
     """
     return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(_escape, text)
+
+
+def parse_option(parse, flag: str, text: str):
+    """``parse(text)``, with the option's name in front of its one-line ``UsageError``
+    (``--pair-a: unknown setting 'x'``)."""
+    try:
+        return parse(text)
+    except UsageError as exc:
+        raise UsageError(f"{flag}: {exc}") from None

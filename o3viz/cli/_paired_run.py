@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from o3viz.errors import UsageError
+from o3viz.errors import UsageError, parse_option
 
 PAIR_ONLY = ("limit", "start", "pair_a", "pair_b", "dataset")
 
@@ -63,16 +63,9 @@ def request_from(args: argparse.Namespace, request_from_args):
         raise UsageError("--tasks: give --pair-b (and --pair-a, default daa=off), e.g. --pair-b daa=allocate")
     ids = task_ids(args.tasks, args.limit, args.start)
     shared = request_from_args(argparse.Namespace(**{**vars(args), "task": ids[0]}))
-    a = _setting(parse_setting, "--pair-a", args.pair_a)
-    b = _setting(parse_setting, "--pair-b", args.pair_b)
+    a = parse_option(parse_setting, "--pair-a", args.pair_a)
+    b = parse_option(parse_setting, "--pair-b", args.pair_b)
     return PairedRunRequest(shared, ids, a, b, args.dataset.strip()).validate()
-
-
-def _setting(parse, flag: str, text: str):
-    try:
-        return parse(text)
-    except UsageError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
 
 
 def check_single(args: argparse.Namespace) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from o3viz.cli._internals import add_internals_arguments, internals_settings
 from o3viz.compress.context import CompressionConfig
-from o3viz.errors import UsageError
+from o3viz.errors import UsageError, parse_option
 from o3viz.hooks.steer import STEER_ALPHA, parse_steer_heads
 from o3viz.run.config import (
     DAA_MODES,
@@ -125,7 +125,7 @@ def _daa(args: argparse.Namespace) -> DAAConfig:
         raise UsageError(f"--steer is DAA's steer mode; it does not combine with --daa {mode}")
     if not spans:
         return DAAConfig(mode=mode, strength=args.daa_strength)
-    heads = _option(parse_steer_heads, "--steer-heads", args.steer_heads)
+    heads = parse_option(parse_steer_heads, "--steer-heads", args.steer_heads)
     return DAAConfig(
         mode=mode, strength=args.daa_strength, spans=spans, steer_alpha=args.steer_alpha, steer_heads=heads
     )
@@ -253,8 +253,8 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
         model=args.model,
         max_new_tokens=args.max_new_tokens,
         capture=CaptureConfig(
-            layers=_option(parse_layers, "--layers", args.layers),
-            top_k=_option(parse_top_k, "--top-k", str(args.top_k)),
+            layers=parse_option(parse_layers, "--layers", args.layers),
+            top_k=parse_option(parse_top_k, "--top-k", str(args.top_k)),
             **internals_settings(args),
         ),
         daa=_daa(args),
@@ -279,14 +279,6 @@ def _compression(args: argparse.Namespace) -> CompressionConfig | None:
     return CompressionConfig(
         compress_threshold=args.compress_threshold, expand_threshold=args.expand_threshold
     )
-
-
-def _option(parse, flag: str, text: str):
-    """``parse(text)`` with the option's name in its error."""
-    try:
-        return parse(text)
-    except UsageError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
