@@ -18,9 +18,10 @@ time and its trace's size (figures ``*_gen_N``; not timed against ``generate``).
 
 ``--receiver N`` times the receiver-head analysis's forward (``o3viz.analysis.importance.receiver
 .step_attention``: blockwise, each block reduced to step × step sums) against the enrichment
-forward of the same N tokens (the same blockwise kernel reducing to the mean rows an enriched trace
-keeps), in ``--pairs`` interleaved pairs on a text cut into steps of ``RECEIVER_STEP`` tokens, with
-the peak memory above the model of each.
+of the same N tokens (``o3viz.importers.enrich``'s own path on those ids: one window forwarded in
+chunks of query rows with a KV cache, each chunk reduced to the mean rows or their top-k pairs,
+prompt shares, step allocation and token statistics), in ``--pairs`` interleaved pairs on a text
+cut into steps of ``RECEIVER_STEP`` tokens, with the peak memory above the model of each.
 
 ``--views`` times building Inspect's attention and tokens figures (token heatmap of the mean and of
 one layer's top-k pairs, step view, layer × head grid, relevance, tokens HTML) on capture-shaped
@@ -79,6 +80,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--receiver", type=int, default=0, help="instead: receiver-head analysis vs enrichment at N tokens"
     )
     p.add_argument("--views", action="store_true", help="instead: figure builds at 16k/32k against 1k")
+    p.add_argument(
+        "--threads", type=int, default=0, help="torch threads in the measuring process (0: torch's default)"
+    )
     p.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
 
 
@@ -167,10 +171,8 @@ def _child(n: int, args: argparse.Namespace) -> int:
 def _receiver_child(n: int, args: argparse.Namespace) -> int:
     """Interleaved (enrichment forward, receiver forward) pairs on one n-token sequence."""
     import psutil
-    import torch
 
     from o3viz.analysis.importance.receiver import step_attention
-    from o3viz.hooks.blockwise import WindowRecorder, recording
     from o3viz.model import load_model
     from o3viz.run.prompt import layout_prompt
 
@@ -180,12 +182,9 @@ def _receiver_child(n: int, args: argparse.Namespace) -> int:
     seq = argparse.Namespace(
         ids=ids, steps=[(a, min(a + RECEIVER_STEP, len(ids))) for a in range(p, len(ids), RECEIVER_STEP)]
     )
-    cfg = model.config
 
     def enrich():
-        rec = WindowRecorder(p, len(ids), len(ids), p, cfg.num_hidden_layers, cfg.num_attention_heads, [])
-        with torch.inference_mode(), recording(model, rec):
-            model.get_decoder()(input_ids=torch.tensor([ids]))
+        _enrich_ids(model, ids[:p], ids[p:], [(a - p, b - p) for a, b in seq.steps])
 
     warm = argparse.Namespace(ids=ids[:256], steps=seq.steps[:2])
     step_attention(model, warm)  # warm-up
@@ -207,6 +206,28 @@ def _receiver_child(n: int, args: argparse.Namespace) -> int:
                        receiver_peak_mb=(peak_r - base) / 2**20)  # fmt: skip
     print(json.dumps(out))
     return 0
+
+
+def _enrich_ids(model, prompt_ids: list[int], ids: list[int], steps: list[tuple[int, int]]) -> None:
+    """The enrichment of ``ids`` after ``prompt_ids`` as ``enrich_trace`` runs it (its storage plan,
+    one window, chunks of ``chunk_rows`` query rows with a KV cache, each reduced to the mean rows
+    or their top-k pairs, the prompt shares, the streamed step allocation and the token
+    statistics), on these exact ids: no tokenizing, no trace to fill."""
+    from o3viz.importers.enrich import _run_windows, plan_windows
+    from o3viz.importers.enrich_rows import EnrichRows, StepAllocation, chunk_rows
+    from o3viz.run.sizing import plan_storage
+    from o3viz.trace.parts import Segment, Step
+
+    cfg = model.config
+    n_layers, n_heads = cfg.num_hidden_layers, cfg.num_attention_heads
+    p, g = len(prompt_ids), len(ids)
+    plan = plan_storage(p, g, num_layers=n_layers, num_heads=n_heads, layers=[], top_k=None, prefill=False, can_average=False)  # fmt: skip
+    alloc = StepAllocation(
+        p, [Segment(0, 0, 0, 0, p)], [Step(i, "", 0, 0, a, b) for i, (a, b) in enumerate(steps)]
+    )
+    rows_k = plan.rows_top_k if plan.rows == "top_k" else None
+    out = EnrichRows(p, g, n_layers, n_heads, [], None, rows_k, alloc)
+    _run_windows(model, prompt_ids, ids, plan_windows(g, g, 0), out, chunk_rows(p + g), top_k=5)
 
 
 def _view_seconds(n: int) -> float:
@@ -274,6 +295,8 @@ def _run_child(n: int, args: argparse.Namespace) -> dict:
         str(args.pairs),
         "--time-max",
         str(args.time_max),
+        "--threads",
+        str(args.threads),
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
     if out.returncode != 0:
@@ -301,6 +324,10 @@ def _fmt(xs: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.child:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
         return _receiver_child(args.child, args) if args.receiver else _child(args.child, args)
     if args.views:
         return _views()

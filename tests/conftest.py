@@ -123,6 +123,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tests/run/test_sizing.py": ("model",),
     "tests/cli/test_cli_run_sizing.py": ("model",),
     "tests/importers/test_enrich_sizing.py": ("model",),
+    "tests/importers/test_long_enrich*.py": ("model",),
     "tests/cli/test_app_command.py": ("server", "subprocess"),
     "tests/test_gpu_check.py": ("model", "subprocess"),
     "tests/benchmarks/test_long_capture.py": ("model",),

@@ -10,9 +10,17 @@ fp32 (70 GB); here one block is (9 × 512 × 8k fp32, 150 MB).
 
 Masks: with the o3viz mask function (``o3viz.hooks.instrument.causal_skip_mask``) a plain causal
 forward gets ``None`` instead of a (B, 1, Q, K) float mask, exactly when transformers' sdpa would
-rely on ``is_causal``; the kernel then applies the same top-left causal rule per block (key j is
-visible to query row i iff j <= i; with one query row every key is visible), so no Q × K mask
-is ever built either.
+rely on ``is_causal``; the kernel then applies the same causal rule per block, so no Q × K mask
+is ever built either. The rule is key j visible to query row i iff ``j <= i + q_offset``:
+``q_offset`` is the caller's (a KV-cache chunk whose first row sits at position K - Q passes
+``K - Q``, bottom-right); by default it is transformers' convention for a None mask, top-left
+(0) for several rows (Q == K, or an empty static cache whose later keys are padding) and every
+key for one row.
+
+Causal trimming: under that rule, rows ``s .. e`` see no key at or beyond ``e + q_offset``, so a
+block computes only keys ``[0, K_b)``, ``K_b = min(K, e + q_offset)``: a whole-sequence causal
+forward does about half the score work of the full (Q, K) rectangle. With a float mask every key
+is computed (the mask may allow any of them).
 """
 
 from __future__ import annotations
@@ -35,6 +43,18 @@ def block_rows(batch_heads: int, k_len: int) -> int:
     return max(16, min(BLOCK_ROWS, BLOCK_BYTES // (4 * batch_heads * max(k_len, 1))))
 
 
+def causal_offset(q_len: int, k_len: int, q_offset: int | None = None) -> int:
+    """The causal rule's offset for a None mask: key j is visible to row i iff ``j <= i + offset``
+    (the module docstring); ``q_offset`` None is transformers' convention.
+
+    >>> causal_offset(5, 5), causal_offset(1, 9), causal_offset(3, 9, q_offset=6)
+    (0, 8, 6)
+    """
+    if q_offset is not None:
+        return q_offset
+    return k_len - 1 if q_len == 1 else 0
+
+
 def probability_blocks(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -42,29 +62,34 @@ def probability_blocks(
     scaling: float,
     bias: torch.Tensor | None = None,
     block: int | None = None,
+    q_offset: int | None = None,
 ) -> Iterator[tuple[int, torch.Tensor]]:
-    """Yield ``(s, probs)``: probs (B, H, b, K) fp32 are the attention probabilities of query rows
-    ``s .. s+b``, blocks in order. Shapes: query (B, H, Q, D), key (B, Hkv, K, D), mask (B, 1, Q, K)
-    float or None (causal, see the module docstring), bias (H, K) added to every row or None;
-    ``block`` rows per block (None: ``block_rows``)."""
+    """Yield ``(s, probs)``: probs (B, H, b, K_b) fp32 are the attention probabilities of query rows
+    ``s .. s+b``, blocks in order; keys beyond K_b are zero / invisible (K_b = K with a float mask,
+    else trimmed to the causal horizon of the block's last row, see the module docstring).
+    Shapes: query (B, H, Q, D), key (B, Hkv, K, D), mask (B, 1, Q, K) float or None (causal, with
+    ``q_offset``), bias (H, K) added to every row or None; ``block`` rows per block (None:
+    ``block_rows``)."""
     h, q_len = query.shape[1], query.shape[2]
     n_rep = h // key.shape[1]
     keys_t = key.float().transpose(-1, -2)  # (B, Hkv, D, K), converted once for all blocks
     if n_rep > 1:
         keys_t = keys_t.repeat_interleave(n_rep, dim=1)  # (B, H, D, K)
     k_len = keys_t.shape[-1]
+    offset = causal_offset(q_len, k_len, q_offset) if mask is None else 0
     cols = torch.arange(k_len, device=query.device)
     block = block or block_rows(query.shape[0] * h, k_len)
     for s in range(0, q_len, block):
         e = min(q_len, s + block)
-        # scale the small query block, not the (B, H, b, K) scores: one fewer large temporary
-        scores = torch.matmul(query[:, :, s:e].float() * scaling, keys_t)  # (B, H, b, K)
+        kb = k_len if mask is not None else max(1, min(k_len, e + offset))  # keys this block can see
+        # scale the small query block, not the (B, H, b, K_b) scores: one fewer large temporary
+        scores = torch.matmul(query[:, :, s:e].float() * scaling, keys_t[..., :kb])  # (B, H, b, K_b)
         if mask is not None:
             scores += mask[:, :, s:e, :k_len]
-        elif q_len > 1:
-            rows = torch.arange(s, e, device=query.device)[:, None]
-            scores.masked_fill_(cols[None, :] > rows, float("-inf"))  # (b, K) bool, top-left causal
+        elif s + offset < kb - 1:  # some row of the block has keys after its horizon
+            rows = torch.arange(s, e, device=query.device)[:, None] + offset
+            scores.masked_fill_(cols[None, :kb] > rows, float("-inf"))  # (b, K_b) bool
         if bias is not None:
-            scores += bias[:, None, :]
+            scores += bias[:, None, :kb]
         yield s, torch.softmax(scores, dim=-1)
         del scores

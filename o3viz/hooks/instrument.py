@@ -158,7 +158,8 @@ def _biased_rows(rec: Recorder | None, layer: int, query, key, value, mask, scal
     out = torch.empty(b, h, q_len, d, dtype=query.dtype, device=query.device)
     block = rec.spec.block_rows if rec is not None else None
     for s, probs in probability_blocks(query, key, mask, scaling, bias, block):
-        out[:, :, s : s + probs.shape[2]] = torch.matmul(probs.to(values.dtype), values)
+        kb = probs.shape[-1]  # (B, H, b, K_b): keys from K_b on are invisible to the block
+        out[:, :, s : s + probs.shape[2]] = torch.matmul(probs.to(values.dtype), values[:, :, :kb])
         if rec is not None:
             rec.add_prefill_rows(layer, s, probs[0].mean(0), q_len)
         del probs

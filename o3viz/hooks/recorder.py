@@ -192,17 +192,22 @@ class Recorder(StepHook):
         return view
 
     def add_prefill_rows(self, layer: int, s: int, rows: torch.Tensor, total: int) -> None:
-        """Rows ``s .. s+b`` of a kept layer's head-averaged prefill attention, ``rows`` (b, P) fp32
-        of ``total`` = P; stored on the CPU in the spec's dtype, dense or as top-k."""
+        """Rows ``s .. s+b`` of a kept layer's head-averaged prefill attention, ``rows`` (b, K_b)
+        fp32 of ``total`` = P rows over P keys, keys from K_b on invisible to these rows (causally
+        trimmed blocks, ``o3viz.hooks.blocks``); stored on the CPU in the spec's dtype, dense
+        (P, P) or as top-k."""
         if not self.record:
             return
-        dt, e, k = self.spec.dtype, s + rows.shape[0], self.spec.prefill_top_k
+        dt, e, k, kb = self.spec.dtype, s + rows.shape[0], self.spec.prefill_top_k, rows.shape[-1]
+        width = max(total, kb)  # a prefill's keys are its rows
         if k is None:
             if s == 0:
-                self.prefill[layer] = torch.zeros(total, rows.shape[-1], dtype=dt)
-            self.prefill[layer][s:e] = rows.detach().to("cpu", dt)
+                self.prefill[layer] = torch.zeros(total, width, dtype=dt)
+            self.prefill[layer][s:e, :kb] = rows.detach().to("cpu", dt)
             return
-        k = min(k, rows.shape[-1])
+        k = min(k, width)
+        if kb < k:  # fewer visible keys than k: the zeros after them fill the rest
+            rows = torch.nn.functional.pad(rows, (0, k - kb))
         if s == 0:
             self.prefill_top[layer] = (
                 torch.zeros(total, k, dtype=dt),

@@ -5,13 +5,32 @@ The question is rendered with the model's chat template (``o3viz.run.prompt.layo
 the same layout a local ``capture`` uses, so the two can be compared), the imported
 ``round.text`` follows it, and the whole sequence goes through the model without sampling.
 
-Windows: the model sees at most ``window`` tokens (default: its context length). When the prompt
-plus the text is longer, the text goes through overlapping windows: every window holds the full
-prompt and a span of the text, consecutive spans share ``overlap`` tokens, and each text token's
-attention row is taken from the window in which it has the most earlier text in view (the first
-window for the opening tokens; later windows skip their first ``overlap`` tokens). Positions are
-window-local. Keys outside a row's window are zero in ``mean``. ``attention.info["windows"]``
-lists each window's text-token span and the rows it supplied.
+Memory linear in length: each window goes through the model in chunks of query rows with a KV
+cache (``chunk`` rows; default ``chunk_rows``: one chunk's (rows, keys) fp32 sums within
+``CHUNK_BYTES``, 2,048 rows at 8k keys, 512 at 32k). A chunk's rows are complete after its own
+forward through all layers, so they are reduced right away to what the trace keeps: the mean rows
+(dense, or with the storage plan's ``rows == "top_k"`` only each row's top-k (value, key) pairs),
+the per-head rows of the kept layers (dense or top-k pairs), the prompt shares and the step
+allocation, accumulated step by step from the full rows before any cut (``StepAllocation``,
+``o3viz.run.allocation`` semantics). Nothing of size tokens² is alive in torch: one chunk's sums,
+one block of probabilities (``o3viz.hooks.blocks``; the recorder tells the kernel the forward is
+an unpadded causal chunk, so each block computes only the keys it can see) and the (rows, keys)
+mask transformers builds for the chunk (not read). The KV cache is linear: 2 × layers × KV heads
+× head size values per token (46 KB per token for the fp32 embedded model). What stays
+quadratic is the record itself when its rows are dense (``AttentionRecord.mean`` a (G, C) fp16
+array, short texts only): when the storage plan cuts them to top-k, ``mean`` holds the pairs
+(``o3viz.trace.attention.PairRows``), in memory as in the file.
+
+Windows: the model sees at most ``window`` tokens (default: its context length,
+``max_position_embeddings``, the length it was trained to read). When the prompt plus the text
+is longer, the text goes through overlapping windows: every window holds the full prompt and a
+span of the text, consecutive spans share ``overlap`` tokens, and each text token's attention row
+is taken from the window in which it has the most earlier text in view (the first window for the
+opening tokens; later windows skip their first ``overlap`` tokens). Positions are window-local.
+Keys outside a row's window are zero in ``mean``. ``attention.info["windows"]`` lists each
+window's text-token span and the rows it supplied. A ``window`` above the context is allowed (the
+whole text in one chunked pass, positions past the context extrapolated by the model's position
+encoding, said in ``info["positions"]``): memory stays linear, fidelity is the model's.
 """
 
 from __future__ import annotations
@@ -25,12 +44,12 @@ import torch
 
 from o3viz.errors import UsageError
 from o3viz.hooks.blockwise import ATTN_NAME, WindowRecorder, recording
-from o3viz.run.allocation import step_allocation
+from o3viz.importers.enrich_rows import EnrichRows, StepAllocation, chunk_rows
 from o3viz.run.loop import token_stats_rows
 from o3viz.run.sizing import plan_storage
 from o3viz.text.spans import token_ranges
 from o3viz.trace import Alt, AttentionRecord, Token, Trace
-from o3viz.trace.attention import scatter_pairs, top_k_pairs
+from o3viz.trace.attention import top_k_pairs
 
 MAX_PER_HEAD_BYTES = 1 << 30  # per-head rows of the kept layers, fp16
 LOGIT_ROWS = 256  # rows of logits alive at a time (vocab 49k × 256 fp32 = 50 MB)
@@ -74,12 +93,14 @@ def enrich_trace(
     window: int | None = None,
     overlap: int = 512,
     top_k: int = 5,
+    chunk: int | None = None,
 ) -> Trace:
     """Fill ``trace.final`` with prompt tokens, tokens, step token ranges and ``attention``.
 
     ``model``/``tokenizer`` default to ``o3viz.model.load_model()``; ``model`` may also be a name or
     path for ``load_model``. ``layers`` are the layers whose per-head rows are kept ("auto", "all",
-    "none" or indices).
+    "none" or indices). ``window``: tokens the model sees at once (default its context; may exceed
+    it, see the module docstring); ``chunk``: query rows per forward (default ``chunk_rows``).
     """
     from o3viz.run.capture import resolve_layers
     from o3viz.run.prompt import layout_prompt, tokenize_with_offsets
@@ -97,9 +118,12 @@ def enrich_trace(
     p, g = len(layout.ids), len(ids)
     if g == 0:
         raise UsageError("the imported text has no tokens to enrich")
-    window = window or int(getattr(cfg, "max_position_embeddings", 8192))
+    context = int(getattr(cfg, "max_position_embeddings", 8192))
+    window = window or context
     if p > window // 2:
         raise UsageError(f"the question is {p} tokens; enrichment needs it under half the window ({window})")
+    if chunk is not None and chunk < 1:
+        raise UsageError(f"chunk must be at least 1 query row, not {chunk}")
     # what fits in a trace, decided before the forward (one line when even the mean rows do not)
     plan = plan_storage(p, g, num_layers=n_layers, num_heads=n_heads, layers=keep, top_k=None, prefill=False, can_average=False)  # fmt: skip
     keep = plan.layers
@@ -112,128 +136,138 @@ def enrich_trace(
             f"per-head rows for layers {keep} would take more than {MAX_PER_HEAD_BYTES >> 20} MiB "
             "for this trace; pick fewer layers (--layers none keeps only the mean)"
         )
-    arrays = _run_windows(model, layout.ids, ids, windows, keep, n_layers, n_heads, top_k, head_k)
-    _fill_round(rnd, layout, ids, offsets, arrays, tokenizer)
-    rnd.attention = _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model)
+    _fill_round(rnd, layout, offsets)  # step token ranges: the allocation needs them
+    rows_k = plan.rows_top_k if plan.rows == "top_k" else None
+    out = EnrichRows(
+        p, g, n_layers, n_heads, keep, head_k, rows_k, StepAllocation(p, rnd.segments, rnd.steps)
+    )
+    chunk = chunk or chunk_rows(p + g)  # a chunk's rows are C = P + G wide once placed
+    stats = _run_windows(model, layout.ids, ids, windows, out, chunk, top_k)
+    _fill_tokens(rnd, ids, offsets, stats, tokenizer)
+    rnd.attention = _attention_record(out, p, n_layers, n_heads, windows, model)
+    rnd.attention.info["forward"] = f"in chunks of {chunk} query rows with a KV cache"
+    if window > context:
+        rnd.attention.info["positions"] += (
+            f"; the window ({window}) exceeds the model's context ({context}): later positions are extrapolated"
+        )
     if plan.rows == "top_k":  # a long text: rows as top-k pairs, as a long capture keeps them
-        if arrays["per_head_top"] is not None:
-            rnd.attention.per_head_top = arrays["per_head_top"]
         _sparse_rows(rnd.attention, plan.rows_top_k, plan.top_k)
     rnd.attention.info["storage"] = plan.to_dict()
     trace.info["enrichment"] = dict(rnd.attention.info)
     return trace
 
 
-def _run_windows(model, prompt_ids, ids, windows, keep, n_layers, n_heads, top_k, head_k=None) -> dict:
-    """Forward every window; returns global (G, C) fp16 ``mean``, (G, L, H) ``layer_head``,
-    optional (G, len(keep), H, C) ``per_head`` (with ``head_k``: ``per_head_top``, (G, len(keep), H, k)
-    values and int32 global key positions), and per-token logprob / entropy / top-k."""
+def _run_windows(model, prompt_ids, ids, windows, out: EnrichRows, chunk: int, top_k: int) -> dict:
+    """Forward every window in chunks of ``chunk`` query rows with a KV cache, each chunk's kept
+    rows handed to ``out`` as soon as its forward ends; returns the per-token logprob / entropy /
+    top-k of the local model."""
+    from transformers import DynamicCache
+
     p, g = len(prompt_ids), len(ids)
-    c = p + g
-    mean = np.zeros((g, c), dtype=np.float16)
-    layer_head = np.zeros((g, n_layers, n_heads), dtype=np.float16)
-    per_head = np.zeros((g, len(keep), n_heads, c), dtype=np.float16) if keep and head_k is None else None
-    head_top = None
-    if keep and head_k is not None:
-        shape = (g, len(keep), n_heads, head_k)
-        head_top = (np.zeros(shape, np.float16), np.zeros(shape, np.int32))
-    lp, ent = np.zeros(g, np.float32), np.zeros(g, np.float32)
-    top_ids, top_p = np.zeros((g, top_k), np.int64), np.zeros((g, top_k), np.float32)
-    device = next(model.parameters()).device
-    for w in windows:
-        seq = torch.tensor([list(prompt_ids) + list(ids[w.start : w.end])], device=device)
-        rows = (p + w.row_start - w.start, p + w.end - w.start)  # window query positions kept
-        rec = WindowRecorder(*rows, seq.shape[1], p, n_layers, n_heads, keep, head_k)
-        with torch.inference_mode():
-            with recording(model, rec):
-                hidden = model.get_decoder()(input_ids=seq).last_hidden_state[0]  # (T, d)
-            _token_scores(model, hidden, seq[0], rows, w.row_start, lp, ent, top_ids, top_p)
-        del hidden
-        # window key k -> global column: prompt keys stay, text key p+j -> p+w.start+j (slices: no temporaries)
-        r0, r1, acc = w.row_start, w.end, rec.acc.div_(n_layers * n_heads).numpy()
-        mean[r0:r1, :p], mean[r0:r1, p + w.start : p + w.end] = acc[:, :p], acc[:, p:]
-        layer_head[r0:r1] = rec.layer_head.numpy()
-        for i, layer in enumerate(keep if rec.per_head_top else []):
-            vals, idx = (t.numpy() for t in rec.per_head_top[layer])
-            head_top[0][r0:r1, i] = vals
-            head_top[1][r0:r1, i] = np.where(idx < p, idx, idx + w.start)  # window key -> global column
-        for i, layer in enumerate(keep if rec.per_head else []):
-            block = rec.per_head[layer].numpy()
-            per_head[r0:r1, i, :, :p], per_head[r0:r1, i, :, p + w.start : p + w.end] = (
-                block[..., :p],
-                block[..., p:],
-            )
-        del rec
-    return {
-        "mean": mean,
-        "layer_head": layer_head,
-        "per_head": per_head,
-        "per_head_top": head_top,
-        "logprob": lp,
-        "entropy": ent,
-        "top_ids": top_ids,
-        "top_p": top_p,
+    cfg = model.config
+    n_layers, n_heads = cfg.num_hidden_layers, cfg.num_attention_heads
+    stats = {
+        "logprob": np.zeros(g, np.float32),
+        "entropy": np.zeros(g, np.float32),
+        "top_ids": np.zeros((g, top_k), np.int64),
+        "top_p": np.zeros((g, top_k), np.float32),
     }
+    device = next(model.parameters()).device
+    with torch.inference_mode(), recording(model, None):  # one switch of the implementation
+        for w in windows:
+            seq = torch.tensor([list(prompt_ids) + list(ids[w.start : w.end])], device=device)
+            lo, hi = p + w.row_start - w.start, seq.shape[1]  # window positions of the kept rows
+            cache = DynamicCache(config=cfg)
+            for a in range(0, hi, chunk):
+                b = min(hi, a + chunk)
+                r0, r1 = max(lo, a), max(lo, b)  # kept rows of this chunk (window positions)
+                rec = WindowRecorder(r0 - a, r1 - a, b, p, n_layers, n_heads, out.keep, _head_k(out))
+                rec.causal_chunk = True  # unpadded causal: each block reads only the keys it sees
+                with recording(model, rec):
+                    hidden = model.get_decoder()(
+                        input_ids=seq[:, a:b],
+                        past_key_values=cache,
+                        use_cache=True,
+                        position_ids=torch.arange(a, b, device=device)[None],
+                    ).last_hidden_state[0]  # (b - a, d)
+                # hidden row t - a predicts window token t + 1: kept tokens a+1 .. b
+                t0, t1 = max(lo, a + 1), min(hi, b + 1)
+                _token_scores(model, hidden, a, seq[0], t0, t1, w.row_start + t0 - lo, stats)
+                del hidden
+                if r1 > r0:
+                    out.add(rec, w.row_start + r0 - lo, w.start, n_layers, n_heads)
+                del rec
+            del cache
+    return stats
+
+
+def _head_k(out: EnrichRows) -> int | None:
+    """The per-head top-k of ``out`` (None: dense per-head rows or none kept)."""
+    return None if out.per_head_top is None else out.per_head_top[0].shape[-1]
 
 
 def _sparse_rows(att: AttentionRecord, rows_top_k: int, top_k: int) -> None:
-    """Keep each row's top keys (``o3viz.run.sizing``, ``rows == "top_k"``), after the step
-    allocation was computed from the full rows."""
+    """Keep each row's top keys (``o3viz.run.sizing``, ``rows == "top_k"``; the mean rows were cut
+    chunk by chunk, after the step allocation took their full rows), and per-head rows kept dense
+    (a window shorter than k) as their top-k pairs."""
     att.rows_top_k = rows_top_k
-    att.mean = scatter_pairs(*top_k_pairs(att.mean, rows_top_k), att.mean.shape[1])
     if att.per_head is not None:
         att.per_head_top, att.per_head = top_k_pairs(att.per_head, top_k), None
     att.info["top_k"] = top_k
 
 
-def _token_scores(model, hidden, seq, rows, row_start, lp, ent, top_ids, top_p) -> None:
-    """The local model's logprob, entropy (nats) and top-k for each kept text token, whose
-    prediction comes from the hidden state one position earlier (``token_stats_rows``, the capture
-    loop's statistics); logits in blocks of rows."""
+def _token_scores(model, hidden, h0: int, seq, t0: int, t1: int, g0: int, stats: dict) -> None:
+    """The local model's logprob, entropy (nats) and top-k for window tokens ``t0 .. t1`` (global
+    text tokens ``g0 ..``), whose prediction comes from the hidden state one position earlier
+    (``token_stats_rows``, the capture loop's statistics); ``hidden`` starts at window position
+    ``h0``; logits in blocks of rows."""
     head = model.get_output_embeddings()
-    k = top_ids.shape[1]
-    for s in range(rows[0], rows[1], LOGIT_ROWS):
-        e = min(rows[1], s + LOGIT_ROWS)
-        g0 = row_start + (s - rows[0])
-        stats = token_stats_rows(head(hidden[s - 1 : e - 1]), seq[s:e], k)  # logits (b, V)
-        lp[g0 : g0 + e - s], ent[g0 : g0 + e - s] = stats.logprob.cpu().numpy(), stats.entropy.cpu().numpy()
-        top_ids[g0 : g0 + e - s], top_p[g0 : g0 + e - s] = (
-            stats.top_ids.cpu().numpy(),
-            stats.top_p.cpu().numpy(),
+    k = stats["top_ids"].shape[1]
+    for s in range(t0, t1, LOGIT_ROWS):
+        e, gs = min(t1, s + LOGIT_ROWS), g0 + s - t0
+        res = token_stats_rows(head(hidden[s - 1 - h0 : e - 1 - h0]), seq[s:e], k)  # logits (b, V)
+        ge = gs + e - s
+        stats["logprob"][gs:ge], stats["entropy"][gs:ge] = (
+            res.logprob.cpu().numpy(),
+            res.entropy.cpu().numpy(),
         )
+        stats["top_ids"][gs:ge], stats["top_p"][gs:ge] = res.top_ids.cpu().numpy(), res.top_p.cpu().numpy()
 
 
-def _fill_round(rnd, layout, ids, offsets, arrays, tokenizer) -> None:
+def _fill_round(rnd, layout, offsets) -> None:
+    """The prompt, its segments and each step's token range (known before the forward)."""
     rnd.rendered_prompt, rnd.prompt_tokens, rnd.segments = layout.rendered, layout.tokens, layout.segments
-    piece = {i: tokenizer.decode([i]) for i in {int(i) for i in arrays["top_ids"].ravel()}}
-    rnd.tokens = [
-        Token(
-            int(t),
-            rnd.text[s:e],
-            s,
-            e,
-            _finite(arrays["logprob"][i]),
-            _finite(arrays["entropy"][i]),
-            [
-                Alt(int(a), piece[int(a)], float(pr))
-                for a, pr in zip(arrays["top_ids"][i], arrays["top_p"][i], strict=True)
-            ],
-        )
-        for i, (t, (s, e)) in enumerate(zip(ids, offsets, strict=True))
-    ]
     for st, (a, b) in zip(
         rnd.steps, token_ranges([(st.start, st.end) for st in rnd.steps], offsets), strict=True
     ):
         st.token_start, st.token_end = a, b
 
 
+def _fill_tokens(rnd, ids, offsets, stats: dict, tokenizer) -> None:
+    piece = {i: tokenizer.decode([i]) for i in {int(i) for i in stats["top_ids"].ravel()}}
+    rnd.tokens = [
+        Token(
+            int(t),
+            rnd.text[s:e],
+            s,
+            e,
+            _finite(stats["logprob"][i]),
+            _finite(stats["entropy"][i]),
+            [
+                Alt(int(a), piece[int(a)], float(pr))
+                for a, pr in zip(stats["top_ids"][i], stats["top_p"][i], strict=True)
+            ],
+        )
+        for i, (t, (s, e)) in enumerate(zip(ids, offsets, strict=True))
+    ]
+
+
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(float(x)) else None
 
 
-def _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model) -> AttentionRecord:
-    alloc, labels = step_allocation(arrays["mean"], p, rnd.segments, rnd.steps)
-    alloc = alloc.astype(np.float16)
+def _attention_record(out: EnrichRows, p, n_layers, n_heads, windows, model) -> AttentionRecord:
+    alloc = out.alloc.alloc.astype(np.float16)
     info_model = getattr(model, "o3viz_info", None)
     info = {
         "method": "teacher-forced (forced decoding of the imported text, no sampling)",
@@ -249,12 +283,13 @@ def _attention_record(rnd, arrays, p, keep, n_layers, n_heads, windows, model) -
         n_layers,
         n_heads,
         p,
-        arrays["mean"],
-        list(keep),
-        arrays["per_head"],
-        arrays["layer_head"],
+        out.mean_rows(),
+        list(out.keep),
+        out.per_head,
+        out.layer_head,
         None,
         alloc,
-        labels,
+        out.alloc.labels,
         info=info,
+        per_head_top=out.per_head_top,
     )

@@ -58,7 +58,7 @@ from o3viz.run.sizing import plan_request
 from o3viz.run.steer import SteerTrack
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
-from o3viz.trace.attention import scatter_pairs, top_k_pairs
+from o3viz.trace.attention import PairRows, top_k_pairs
 from o3viz.trace.codec import encode_array
 from o3viz.trace.core import TASK_KINDS, Round, Task, Trace, timestamp
 from o3viz.verify.trace_checks import claim_checks
@@ -266,12 +266,13 @@ def _attention(rec: Recorder, rnd: Round, layout: PromptLayout, cfg: CaptureConf
     )
     _kept_at_length(att, rec)
     if rnd.steps:
-        alloc, labels = step_allocation(att.mean.astype(np.float32), len(layout.ids), rnd.segments, rnd.steps)
+        # (step_allocation converts one step's rows at a time: no (G, C) float32 copy of the rows)
+        alloc, labels = step_allocation(att.mean, len(layout.ids), rnd.segments, rnd.steps)
         att.step_alloc, att.alloc_labels = alloc.astype(dtype), labels
     storage = rec.storage or {}
     if storage.get("rows") == "top_k" and att.num_generated:  # after the allocation, from the full rows
         att.rows_top_k = int(storage["rows_top_k"])
-        att.mean = scatter_pairs(*top_k_pairs(att.mean, att.rows_top_k), att.mean.shape[1])
+        att.mean = PairRows(*top_k_pairs(att.mean, att.rows_top_k), att.mean.shape[1])  # held as pairs
     if track is not None:
         before = None
         if rec.steps_before:

@@ -120,3 +120,22 @@ def test_a_recency_head_has_high_locality_and_is_left_out_of_the_nonlocal_score(
     vert = vertical_scores(mats, 2)
     scores, heads = nonlocal_scores(vert, kurtosis(vert), local, top_k=1)
     assert heads == [(0, 1)] and scores[0] == 1.0
+
+
+def test_the_reader_reads_past_its_context_when_max_tokens_asks():
+    """By default a read stops at the reader's context (``max_position_embeddings``); a larger
+    ``max_tokens`` reads on (a 16k read of an 8k-context model), in the same blocked forward."""
+    model, tok = make_tiny_llama(max_positions=96)
+    sentences = [f"Step {i}: {i} + 1 = {i + 1}." for i in range(24)]
+    text = " ".join(sentences)
+    spans, at = [], 0
+    for s in sentences:
+        spans.append((at, at + len(s)))
+        at += len(s) + 1
+    t = _trace(text, spans)
+    short = read_sequence(t, model, tok, retokenize=True)
+    assert len(short.ids) <= 96 and short.truncated_steps > 0
+    whole = read_sequence(t, model, tok, retokenize=True, max_tokens=10_000)
+    assert whole.truncated_steps == 0 and len(whole.ids) > 192
+    rec = receiver_importance(t, model, tok, retokenize=True, max_tokens=10_000, gap=1, top_k=2)
+    assert rec.params["tokens"] == len(whole.ids) and rec.params["steps_read"] == 24

@@ -71,14 +71,16 @@ def test_top_k_prefill_rows_are_the_k_largest_of_the_unblocked_rows(tiny):
         torch.testing.assert_close(want.gather(1, index.long()), values, atol=1e-6, rtol=1e-5)
 
 
-def _assembled(blocks) -> torch.Tensor:
-    """(H, Q, K) from ``(s, probs)`` blocks of batch 0, each written at the rows it claims."""
+def _assembled(blocks, k: int) -> torch.Tensor:
+    """(H, Q, K) from ``(s, probs)`` blocks of batch 0, each written at the rows it claims; a
+    block's keys from its width K_b on are invisible (zero)."""
     parts = list(blocks)
-    _, h, _, k = parts[0][1].shape
+    h = parts[0][1].shape[1]
     out = torch.full((h, sum(p.shape[2] for _, p in parts), k), float("nan"))
     for s, probs in parts:
         rows = out[:, s : s + probs.shape[2]]
-        rows[:] = probs[0, :, : rows.shape[1]]
+        rows[:] = 0.0
+        rows[..., : probs.shape[-1]] = probs[0, :, : rows.shape[1]]
     return out
 
 
@@ -92,7 +94,7 @@ def _contract(kernel) -> None:
     keys = k.repeat_interleave(2, dim=1)
     want = torch.softmax(q @ keys.transpose(-1, -2) * 0.3 + mask, dim=-1)[0]
     for m in (mask, None):
-        torch.testing.assert_close(_assembled(kernel(q, k, m, 0.3, block=16)), want)
+        torch.testing.assert_close(_assembled(kernel(q, k, m, 0.3, block=16), 50), want)
 
 
 def test_probability_blocks_meet_the_contract():

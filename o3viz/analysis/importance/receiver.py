@@ -11,7 +11,9 @@
 The matrices come from one blockwise forward of a reader model (``o3viz.hooks.blockwise``, the
 enrichment attention function) with a recorder that reduces each block of probabilities to step
 sums on the fly (rows into their steps, then keys into theirs), so nothing of size
-(L, H, T, T) is ever kept.
+(L, H, T, T) is ever kept. The forward is causal with no mask, so each block of rows computes only
+the keys it can see (``o3viz.hooks.blocks``): about half the score work of the (T, T) rectangle.
+A read may run past the reader's context when ``max_tokens`` asks (``read_sequence``).
 """
 
 from __future__ import annotations
