@@ -23,6 +23,15 @@ chunks of query rows with a KV cache, each chunk reduced to the mean rows or the
 prompt shares, step allocation and token statistics), in ``--pairs`` interleaved pairs on a text
 cut into steps of ``RECEIVER_STEP`` tokens, with the peak memory above the model of each.
 
+``--peers`` finds the longest capture each peer finishes on this machine under the same 16 GiB cap,
+with the peers benchmark's own runners (``benchmarks/peers``: each tool in its own environment
+under ``.venv-peers/``, made by ``make bench-peers``; a missing one is said, never skipped
+silently): HF ``generate(output_attentions=True)``, inseq and TransformerLens climb
+``PEER_LADDER`` (inseq and TransformerLens by one forward over the whole sequence, bisected once
+between the last length that fit and the first that did not), each child stopped 1 GiB before
+the cap or after ``--peer-time-limit`` seconds. Figures ``peer_longest_<tool>`` (tokens) and
+``peer_peak_mb_<tool>_<n>``; o3viz's own longest is the 32,768-token run above.
+
 ``--views`` times building Inspect's attention and tokens figures (token heatmap of the mean and of
 one layer's top-k pairs, step view, layer × head grid, relevance, tokens HTML) on capture-shaped
 synthetic traces (``o3viz.testing.long_capture``) of 16k and 32k prompt tokens against the same at
@@ -42,6 +51,8 @@ import time
 from pathlib import Path
 
 LENGTHS = (1024, 4096, 8192, 16384)
+PEER_LADDER = (1024, 2048, 4096)  # --peers: lengths climbed (every peer stops by 4k on 16 GiB here)
+PEER_TOOLS = "hf_output_attentions,inseq_attention,tl_run_with_cache"
 GEN_PROMPT = 256  # prompt tokens of the long-generation run
 RECEIVER_STEP = 48  # tokens per step of the receiver-head run
 VIEW_REPEATS = 5
@@ -64,6 +75,10 @@ GOALS = {
     "receiver_vs_enrichment_8192": "<= 1.2 at 16k (issue 40; measured at 8k)",
     "views_build_16384_vs_1024": "about 1 (issue 40: open as fast as at 1k)",
     "views_build_32768_vs_1024": "about 1 (issue 40: open as fast as at 1k)",
+    **{
+        f"peer_longest_{t}": "o3viz: 32,768 tokens within the same cap (issue 40)"
+        for t in PEER_TOOLS.split(",")
+    },
 }
 
 
@@ -80,6 +95,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--receiver", type=int, default=0, help="instead: receiver-head analysis vs enrichment at N tokens"
     )
     p.add_argument("--views", action="store_true", help="instead: figure builds at 16k/32k against 1k")
+    p.add_argument(
+        "--peers", action="store_true", help="instead: the longest capture each peer finishes under 16 GiB"
+    )
+    p.add_argument(
+        "--peer-time-limit", type=float, default=900.0, help="--peers: seconds before a child is stopped"
+    )
     p.add_argument(
         "--threads", type=int, default=0, help="torch threads in the measuring process (0: torch's default)"
     )
@@ -331,6 +352,8 @@ def run(args: argparse.Namespace) -> int:
         return _receiver_child(args.child, args) if args.receiver else _child(args.child, args)
     if args.views:
         return _views()
+    if args.peers:
+        return _peers(args)
     if args.receiver:
         r = _run_child(args.receiver, args)
         n = args.receiver
@@ -362,5 +385,43 @@ def run(args: argparse.Namespace) -> int:
     a, b = results.get(4096, {}), results.get(16384, {})
     if "peak_above_model_mb" in a and "peak_above_model_mb" in b:
         print(f"peak_growth_4k_to_16k: {b['peak_above_model_mb'] / max(a['peak_above_model_mb'], 1):.2f}x")
+    print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
+    return 0
+
+
+def _peers(args: argparse.Namespace) -> int:
+    """The peers' longest capture within the cap, by the peers benchmark's driver (memory phase only)."""
+    import tempfile
+
+    from transformers import AutoTokenizer
+
+    from benchmarks.capture import PROMPT
+    from benchmarks.peers.driver import Driver, Settings
+    from benchmarks.peers.tools import by_name
+    from o3viz.model import resolve_model
+    from o3viz.run.prompt import layout_prompt
+
+    model_dir = resolve_model(None)[0]
+    tok = AutoTokenizer.from_pretrained(model_dir)
+
+    def emit(fig) -> None:
+        name = fig.figure.replace("longest_within_cap_", "longest_").replace("peak_mb_", "peak_mb_")
+        print(f"peer_{name}: {fig.value}" + (f" ({fig.detail})" if fig.detail else ""), flush=True)
+
+    with tempfile.TemporaryDirectory() as out:
+        s = Settings(
+            model=model_dir,
+            ids=list(layout_prompt(tok, PROMPT).ids),
+            prompt=PROMPT,
+            tools=by_name(PEER_TOOLS),
+            tokens=[],
+            memory_tokens=list(PEER_LADDER),
+            size_tokens=0,
+            threads=args.threads or 2,
+            time_limit_s=args.peer_time_limit,
+            bisect=1,
+            out=Path(out) / "peers.csv",
+        )
+        Driver(s, emit=emit).run()
     print(f"loadavg: {Path('/proc/loadavg').read_text().strip()}")
     return 0

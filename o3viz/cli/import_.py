@@ -54,7 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="none",
         help="layers whose per-head rows --enrich keeps: none (default), auto, all, or e.g. 0,15,29",
     )
-    p.add_argument("--window", type=int, help="tokens per forward pass for --enrich (default: model context)")
+    p.add_argument(
+        "--window",
+        type=int,
+        help="--enrich: tokens the model sees at once (default: its context; a longer text goes in "
+        "overlapping windows; a larger value reads it whole, positions extrapolated)",
+    )
     p.add_argument(
         "--out",
         type=Path,
