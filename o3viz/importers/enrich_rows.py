@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from o3viz.hooks.blockwise import WindowRecorder
+from o3viz.run.allocation import allocation_columns, allocation_row
 from o3viz.trace.attention import PairRows, top_k_pairs
 from o3viz.trace.parts import Segment, Step
 
@@ -34,10 +35,8 @@ class StepAllocation:
 
     def __init__(self, prompt_len: int, segments: list[Segment], steps: list[Step]) -> None:
         self.steps = [(st.token_start, st.token_end) for st in steps]
-        self.cols = [(s.token_start, s.token_end) for s in segments]
-        self.cols += [(prompt_len + a, prompt_len + b) for a, b in self.steps]
+        self.cols, self.labels = allocation_columns(prompt_len, segments, steps)
         self.alloc = np.zeros((len(steps), len(self.cols)), dtype=np.float32)  # (S, K)
-        self.labels = [f"seg {s.index}" for s in segments] + [f"step {st.index}" for st in steps]
         self._sums: dict[int, np.ndarray] = {}  # open step -> (C,) fp32 sum of its rows so far
 
     def add(self, g0: int, rows: np.ndarray) -> None:
@@ -52,14 +51,7 @@ class StepAllocation:
                 part = np.concatenate([self._sums[i][None], part])
             self._sums[i] = part.sum(0)
             if hi == b:
-                self._close(i, self._sums.pop(i) / np.float32(b - a))
-
-    def _close(self, i: int, row: np.ndarray) -> None:
-        """Step i's mean row (C,) summed over each column span and normalised (allocation.py)."""
-        cum = np.concatenate([[0.0], np.cumsum(row, dtype=np.float64)])
-        vec = np.array([cum[min(b, len(row))] - cum[min(a, len(row))] for a, b in self.cols])
-        total = vec.sum()
-        self.alloc[i] = vec / total if total > 0 else vec
+                self.alloc[i] = allocation_row(self._sums.pop(i) / np.float32(b - a), self.cols)
 
 
 class EnrichRows:

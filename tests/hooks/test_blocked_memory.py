@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import DynamicCache
 
 from o3viz.hooks.instrument import instrument
 from o3viz.hooks.recorder import Recorder, RecorderSpec
 from o3viz.testing.builders import make_tiny_llama
+from o3viz.testing.largest_tensor import LargestTensor
 
 T, BLOCK = 2048, 32
-
-
-class LargestTensor(TorchDispatchMode):
-    """Records the most elements of any tensor an aten op returns."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.numel, self.op = 0, ""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and t.numel() > self.numel:
-                self.numel, self.op = t.numel(), str(func)
-        return out
 
 
 def _capture(model, ids: list[int], rec: Recorder, new_tokens: int) -> None:

@@ -12,13 +12,13 @@ import copy
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from o3viz.importers import import_trace
 from o3viz.importers.enrich import enrich_trace
 from o3viz.importers.enrich_rows import StepAllocation, chunk_rows
 from o3viz.run.allocation import step_allocation
 from o3viz.testing.builders import make_tiny_llama
+from o3viz.testing.largest_tensor import LargestTensor
 from o3viz.trace.attention import scatter_pairs
 from o3viz.trace.parts import Segment, Step
 
@@ -131,21 +131,6 @@ def test_a_window_above_the_context_reads_the_whole_text_in_one_chunked_pass():
     logp = torch.log_softmax(out.logits[0].float(), -1).numpy()
     want = logp[p - 1 : -1][np.arange(len(rnd.tokens)), ids[p:]]
     np.testing.assert_allclose([t.logprob for t in rnd.tokens], want, atol=1e-4)
-
-
-class LargestTensor(TorchDispatchMode):
-    """Records the most elements of any tensor an aten op returns."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.numel, self.op = 0, ""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and t.numel() > self.numel:
-                self.numel, self.op = t.numel(), str(func)
-        return out
 
 
 def test_largest_tensor_of_a_4k_enrichment_grows_with_chunk_times_keys_not_tokens_squared(tiny):
