@@ -1,7 +1,9 @@
 """Inspect one trace: the question, the final answer and its verdict, the totals, then one tab per
 view. Views are registered in ``VIEWS`` below, one line each: ``(tab title, render)`` where
 ``render(key, trace)`` draws the view for the library entry ``key`` (``pages.common.ui.selected_node()``
-is the node selected anywhere on the page). Only the open tab's view runs. The first view (outline,
+is the node selected anywhere on the page). Only the open tab's view runs, and of a closed tab the
+part in ``KEPT``, which answers in the browser (the map, and the Attention tab's step heatmap: a
+switch shows them at once, while the server draws the rest). The first view (outline,
 map and details) is one component that answers clicks in the browser (``pages.common.trace_view``)
 and reports the selection back. The trace, the open tab
 and the selected node live in session state and in the URL (``?trace=KEY&node=ID&view=TITLE``)."""
@@ -36,8 +38,14 @@ from pages.common.ui import (
 from pages.inspect_views.branch import branch_header
 from pages.inspect_views.importance import importance_view
 from pages.inspect_views.internals import internals_view
-from pages.inspect_views.map import map_view
-from pages.inspect_views.tabs import attention_tab, compression_tab, tokens_tab, verification_tab
+from pages.inspect_views.map import map_kept, map_view
+from pages.inspect_views.tabs import (
+    attention_kept,
+    attention_tab,
+    compression_tab,
+    tokens_tab,
+    verification_tab,
+)
 
 View = Callable[[str, Trace], None]
 VIEWS: list[tuple[str, View]] = [
@@ -49,6 +57,9 @@ VIEWS: list[tuple[str, View]] = [
     ("Tokens", tokens_tab),
     ("Inside the layers", internals_view),
 ]
+# What a view draws while its tab is closed (the rest waits for the tab to open): the parts that
+# then answer in the browser, so a switch to the tab shows them before the server's run ends.
+KEPT: dict[str, View] = {"Reasoning map": map_kept, "Attention": attention_kept}
 # Views that need data most traces lack: hidden where the trace has none, with the reason in one line.
 NEEDS: dict[str, tuple[Callable[[Trace], bool], str]] = {
     "Compression": (lambda t: t.compression is not None, "the run did not use compression"),
@@ -190,11 +201,19 @@ branch_header(key, trace)
 titles = [t for t, _ in views]
 if st.session_state.inspect_view not in titles:
     st.session_state.inspect_view = titles[0]
-tabs = st.tabs(titles, default=st.session_state.inspect_view, key="inspect_tab", on_change=_remember_view)
-for tab, (_, render) in zip(tabs, views, strict=True):
+# The open tab is set through the widget's state, never as ``default``: the default is part of the
+# tab block's identity, and a new identity made the browser rebuild every tab's content (the map's
+# and the Attention heatmap's frames reloaded) at each switch.
+if st.session_state.get("inspect_tab") != st.session_state.inspect_view:
+    st.session_state["inspect_tab"] = st.session_state.inspect_view
+tabs = st.tabs(titles, default=titles[0], key="inspect_tab", on_change=_remember_view)
+for tab, (title, render) in zip(tabs, views, strict=True):
     if tab.open is not False:
         with tab:
             render(key, trace)
+    elif title in KEPT:
+        with tab:
+            KEPT[title](key, trace)
 sync_url(
     trace=key,
     node=st.session_state.inspect_node,

@@ -37,7 +37,7 @@ from o3viz.analysis.summary import summarize
 from o3viz.analysis.verdicts import first_wrong_by, step_verdicts, verifier_names
 from o3viz.analysis.wrong_step import first_wrong_step, reference_last_held
 from o3viz.app.exports import label_export
-from o3viz.app.inspect_view import PLOTLY_JS, VIEW_STATIC, inspect_view_data
+from o3viz.app.inspect_view import PLOTLY_JS, VIEW_STATIC, ViewFigure, figure_view_data, inspect_view_data
 from o3viz.app.jobs import BranchJob, ImportJob, Progress, RunJob, TraceJob
 from o3viz.app.library import (
     STORE_COLUMNS,
@@ -78,6 +78,8 @@ from o3viz.verify.trace_checks import check_label
 __all__ = [
     "PLOTLY_JS",
     "VIEW_STATIC",
+    "ViewFigure",
+    "figure_view_data",
     "inspect_view_data",
     "SpeedLog",
     "BranchJob",

@@ -17,15 +17,17 @@ each node.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import plotly
+import plotly.graph_objects as go
 
 from o3viz.analysis.episodes import OVERVIEW_FROM, Episode, find_episodes
 from o3viz.analysis.outline import Outline, build_outline
 from o3viz.analysis.verdicts import first_wrong_by, lane_verdicts
 from o3viz.figures import outline_items, reasoning_map_figure
-from o3viz.figures._style import clip_label, readable
+from o3viz.figures._style import SELECT_COLOR, clip_label, readable
 from o3viz.figures.labels import label_rows, mark_labels
 from o3viz.notebook.data import STRIP_HEIGHT, episode_data, figure_json, node_table
 from o3viz.notebook.page import STATIC as VIEW_STATIC
@@ -33,7 +35,7 @@ from o3viz.trace import Trace
 
 MAP_HEIGHT = 410  # px: the map beside the outline and the details, in a 1280×720 first screen
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"  # served, never fetched
-__all__ = ["MAP_HEIGHT", "PLOTLY_JS", "VIEW_STATIC", "inspect_view_data"]
+__all__ = ["MAP_HEIGHT", "PLOTLY_JS", "VIEW_STATIC", "ViewFigure", "figure_view_data", "inspect_view_data"]
 
 
 def _find(outline: Outline) -> list[list[str]]:
@@ -115,3 +117,33 @@ def inspect_view_data(
     if labels:
         data["outline"] = label_rows(data["outline"], labels)
     return data
+
+
+@dataclass(frozen=True)
+class ViewFigure:
+    """One figure in a figure view (``figure_view_data``). ``steps``: its x axis is the round's step
+    indices, so the selected step is outlined on it and a click on a column selects that step."""
+
+    figure: go.Figure
+    steps: bool = False
+
+
+ROW_GAP = 8  # px between two rows of a figure view
+
+
+def figure_view_data(rows: Sequence[Sequence[ViewFigure]], round_index: int) -> dict:
+    """Figures of one Inspect tab, in rows (two in a row share it), as the view component draws
+    them in the browser: drawn when the tab is first shown, the first figure first, the selected
+    step outlined on the ``steps`` figures (in ``SELECT_COLOR``, as the map rings it). ``height``
+    is what the frame needs: each row as tall as its tallest figure.
+
+    >>> d = figure_view_data([[ViewFigure(go.Figure(go.Heatmap(z=[[1, 2]], x=["0", "1"])), steps=True)]], 0)
+    >>> d["kind"], d["round"], d["rows"][0][0]["steps"], d["rows"][0][0]["figure"]["data"][0]["x"]
+    ('figures', 0, True, ['0', '1'])
+    """
+    out, height = [], 0
+    for row in rows:
+        out.append([{"figure": figure_json(f.figure), "steps": f.steps} for f in row])
+        height += max(int(f.figure.layout.height or 450) for f in row)
+    height += ROW_GAP * max(len(out) - 1, 0)
+    return {"kind": "figures", "rows": out, "round": round_index, "select": SELECT_COLOR, "height": height}

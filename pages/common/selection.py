@@ -17,15 +17,15 @@ def selected_step() -> tuple[int | None, int | None]:
     return None, None
 
 
-def round_pick(trace: Trace, key: str):
-    """The round an Inspect view shows: the only one, or a picker defaulting to the selected step's
-    round (else the last)."""
+def round_pick(trace: Trace, key: str, container=None):
+    """The round an Inspect view shows: the only one, or a picker (in ``container``, else where the
+    page is) defaulting to the selected step's round (else the last)."""
     if len(trace.rounds) == 1:
         return trace.rounds[0]
     indices = [r.index for r in trace.rounds]
     sel_round, _ = selected_step()
     default = indices.index(sel_round) if sel_round in indices else len(indices) - 1
-    idx = st.selectbox(
+    idx = (container or st).selectbox(
         "Round",
         list(range(len(trace.rounds))),
         index=default,

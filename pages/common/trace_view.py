@@ -108,6 +108,9 @@ PLOTLY_SRC = _static_plotly()
 SERVED = _served(PLOTLY_SRC)
 WARM_CHUNKS = _warm_chunks()
 _component = components.declare_component("o3view", path=str(SERVED))
+# the same files, as the component that draws one step-level figure in a tab (``figure_view``);
+# its own name keeps its frame apart from the map's (``iframe[src*='o3fig']``)
+_figure = components.declare_component("o3fig", path=str(SERVED))
 
 
 def publish(data: dict) -> str:
@@ -173,3 +176,20 @@ def published(url: str) -> dict:
     if "/" in name or not name.endswith(".json"):
         raise ValueError(f"not a view data url: {url[:60]}")
     return json.loads((SERVED / "data" / name).read_text(encoding="utf-8"))
+
+
+def figure_view(url: str, *, key: str, selected: str | None, height: int, on_change=None):
+    """Draw the figure behind ``url`` (``o3viz.app.figure_view_data``, published) in the browser.
+    Drawn in every run, also while its tab is closed: the frame waits hidden, loads plotly.js
+    once the map is drawn and the browser idle, and draws when its tab is shown, so the switch to
+    it needs no rerun first. ``selected`` (a node id) is outlined where it is one of the figure's
+    steps; a click on a step reports ``{id, seq}`` in ``st.session_state[key]``."""
+    return _figure(
+        url=url,
+        mode="figure",
+        selected=selected,
+        height=height,
+        key=key,
+        default=None,
+        on_change=on_change,
+    )

@@ -132,19 +132,24 @@ def show_figure(fig, key: str, *, download: bool = True, **kwargs):
     """Render a figure and (unless ``download=False``) a button that downloads it as standalone
     HTML (plotly.js inlined)."""
     event = st.plotly_chart(fig, key=key, theme=None, **kwargs)  # the figures carry their own style
-    if not download or not fig.data:  # an empty figure (it says why) has nothing to download
-        return event
+    if download and fig.data:  # an empty figure (it says why) has nothing to download
+        download_figure(lambda: fig, key)
+    return event
+
+
+def download_figure(build, key: str) -> None:
+    """A button that downloads the figure ``build()`` returns as standalone HTML (plotly.js
+    inlined); the figure is built and written only when the button is clicked."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
     st.download_button(
         "Download figure (HTML)",
-        data=lambda: figure_html(fig),
+        data=lambda: figure_html(build()),
         file_name=f"o3viz_{safe}.html",
         mime="text/html",
         key=f"dl_{key}",
         on_click="ignore",
         icon=":material/download:",
     )
-    return event
 
 
 def need_traces(n: int) -> bool:

@@ -7,7 +7,7 @@ from collections import Counter
 
 import streamlit as st
 
-from o3viz.app import Trace, storage_note
+from o3viz.app import Trace, ViewFigure, figure_view_data, storage_note
 from o3viz.figures import (
     MAX_TOKEN_ROWS,
     build_compression_map,
@@ -28,7 +28,8 @@ from o3viz.figures import (
     tokens_html,
 )
 from pages.common.selection import round_pick, selected_step
-from pages.common.ui import fmt, proxy_note, show_figure
+from pages.common.trace_view import figure_view, publish
+from pages.common.ui import download_figure, fmt, proxy_note, select_node, selected_node, show_figure
 
 
 def _selected_step(rnd) -> int:
@@ -38,9 +39,36 @@ def _selected_step(rnd) -> int:
     return 0
 
 
-def _step_level(key: str, rnd) -> None:
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _published(what: tuple, _rows, round_index: int) -> tuple[str, int]:
+    """Figures published for the figure component once per ``what`` (the trace's content key and
+    every setting they were drawn with); (its URL, the height the frame needs)."""
+    data = figure_view_data(_rows(), round_index)
+    return publish(data), data["height"]
+
+
+def _on_figure(fig_key: str) -> None:
+    """A click on a step in the heatmap selects it, for every view (the map opens its episode)."""
+    v = st.session_state.get(fig_key)
+    if isinstance(v, dict) and isinstance(v.get("id"), str):
+        select_node(v["id"])
+
+
+def _figures(what: tuple, rows, rnd, fig_key: str) -> None:
+    """Draw ``rows()`` (lists of ``ViewFigure``) in the browser, in a figure component that stays
+    in the page while the tab is closed."""
+    url, height = _published(what, rows, rnd.index)
+    figure_view(
+        url, key=fig_key, selected=selected_node(), height=height, on_change=lambda: _on_figure(fig_key)
+    )
+
+
+def _step_level(key: str, rnd, opened: bool, controls) -> None:
+    """The step-level heatmap, with its controls (in ``controls``: three columns). Drawn in every
+    run, the tab open or not: the heatmap is a figure component, which draws in the browser when
+    the tab is shown."""
     S = len(rnd.steps)
-    c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="center")
+    c1, c2, c3 = controls
     drop = c1.toggle(
         "Leave out attention sinks",
         value=True,
@@ -52,13 +80,22 @@ def _step_level(key: str, rnd) -> None:
     s0, s1 = 0, S
     if S > 60:
         s0, s1 = c3.slider("Steps shown", 0, S, (0, min(S, 120)), key=f"att_steps_{key}")
-    r, sel = selected_step()
-    sel = sel if r == rnd.index else None
     s1 = max(s1, s0 + 1)
-    show_figure(step_attention_heatmap(rnd, s0, s1, drop_sinks=drop, scale=scale, selected=sel), "att_steps")
+
+    def heatmap():
+        return step_attention_heatmap(rnd, s0, s1, drop_sinks=drop, scale=scale)
+
+    what = ("steps", key, rnd.index, s0, s1, drop, scale)
+    _figures(what, lambda: [[ViewFigure(heatmap(), steps=True)]], rnd, f"att_fig_{key}_{rnd.index}")
+    download_figure(heatmap, "att_steps")
+    slot = st.container()  # in every run, so what follows keeps its place whether it is filled or not
+    if not opened:
+        return
     sa = step_attention(rnd, s0, s1, drop_sinks=drop)
     if sa is not None and sa.other:
-        other = st.expander(
+        r, sel = selected_step()
+        sel = sel if r == rnd.index else None
+        other = slot.expander(
             f"Open the {len(sa.other)} targets grouped as “other”", key="att_other", on_change="rerun"
         )
         with other:
@@ -72,23 +109,14 @@ def _step_level(key: str, rnd) -> None:
             )
 
 
-def attention_tab(key: str, trace: Trace) -> None:
-    rnd = round_pick(trace, key)
-    att = rnd.attention
-    if att is None or not rnd.steps:
-        st.info(
-            "This trace has no recorded attention (imports get attention only when enriched with a local model)."
-        )
-        return
-    S, G = len(rnd.steps), att.num_generated
-    proxy_note(trace)
-    if kept := storage_note(att.info):  # what a long run kept differently, and why
-        st.caption(f"Kept at this length: {kept}.")
-    _step_level(key, rnd)
+def _token_level(key: str, rnd) -> None:
+    """A window of generated tokens × the context, and the chosen step's layer × head shares and
+    the window's DAA relevance: a figure component too, drawn in every run."""
+    att, S, G = rnd.attention, len(rnd.steps), rnd.attention.num_generated
     st.markdown("##### Token level: a window of generated tokens × the context")
     c1, c2, c3, c4 = st.columns(4)
-    step = c1.number_input("From step", 0, S - 1, _selected_step(rnd), key=f"att_from_{key}")
-    width = c2.slider("Tokens", 8, MAX_TOKEN_ROWS, min(64, MAX_TOKEN_ROWS), key="att_width")
+    step = int(c1.number_input("From step", 0, S - 1, _selected_step(rnd), key=f"att_from_{key}"))
+    width = int(c2.slider("Tokens", 8, MAX_TOKEN_ROWS, min(64, MAX_TOKEN_ROWS), key="att_width"))
     layer = c3.selectbox(
         "Layer",
         [None, *att.layers],
@@ -102,32 +130,67 @@ def attention_tab(key: str, trace: Trace) -> None:
         key=f"att_head_{key}",
         disabled=layer is None,
     )
-    g0 = min(rnd.steps[int(step)].token_start, max(G - 1, 0))
-    g1 = min(G, g0 + int(width))
-    fig = token_heatmap(
-        rnd,
-        g0,
-        g1,
-        layer=layer,
-        head=None if layer is None else head,
-        drop_sinks=st.session_state.get("att_drop_sinks", True),
-        scale=st.session_state.get("att_scale", "linear"),
-    )
-    show_figure(fig, "att_tokens")
-    c1, c2 = st.columns(2)
-    with c1:
-        s = rnd.steps[int(step)]
-        show_figure(
-            layer_head_heatmap(
-                rnd,
-                s.token_start,
-                max(s.token_end, s.token_start + 1),
-                title=f"Layer × head for step {s.index}: share on the prompt",
-            ),
-            "att_layer_head",
+    head = None if layer is None else head
+    drop = st.session_state.get("att_drop_sinks", True)
+    scale = st.session_state.get("att_scale", "linear")
+    g0 = min(rnd.steps[step].token_start, max(G - 1, 0))
+    g1 = min(G, g0 + width)
+    s = rnd.steps[step]
+
+    def tokens():
+        return token_heatmap(rnd, g0, g1, layer=layer, head=head, drop_sinks=drop, scale=scale)
+
+    def layer_head():
+        return layer_head_heatmap(
+            rnd,
+            s.token_start,
+            max(s.token_end, s.token_start + 1),
+            title=f"Layer × head for step {s.index}: share on the prompt",
         )
-    with c2:
-        show_figure(relevance_figure(rnd, g0, g1), "att_daa")
+
+    def daa():
+        return relevance_figure(rnd, g0, g1)
+
+    what = ("tokens", key, rnd.index, step, g0, g1, layer, head, drop, scale)
+
+    def rows():
+        return [[ViewFigure(tokens())], [ViewFigure(layer_head()), ViewFigure(daa())]]
+
+    _figures(what, rows, rnd, f"att_tok_{key}_{rnd.index}")
+    d1, d2, d3 = st.columns(3)
+    with d1:
+        download_figure(tokens, "att_tokens")
+    with d2:
+        download_figure(layer_head, "att_layer_head")
+    with d3:
+        download_figure(daa, "att_daa")
+
+
+def attention_tab(key: str, trace: Trace) -> None:
+    _attention(key, trace, opened=True)
+
+
+def attention_kept(key: str, trace: Trace) -> None:
+    """What the Attention tab draws while closed: everything but the "other" targets' expander,
+    so Streamlit keeps its figure frames, which wait in the browser and draw when it opens."""
+    _attention(key, trace, opened=False)
+
+
+def _attention(key: str, trace: Trace, opened: bool) -> None:
+    # the round picker (where there are rounds) in one row with the step level's controls
+    c0, *controls = st.columns([2, 2, 2, 3], vertical_alignment="center")
+    rnd = round_pick(trace, key, c0)
+    att = rnd.attention
+    if att is None or not rnd.steps:
+        st.info(
+            "This trace has no recorded attention (imports get attention only when enriched with a local model)."
+        )
+        return
+    proxy_note(trace)
+    if kept := storage_note(att.info):  # what a long run kept differently, and why
+        st.caption(f"Kept at this length: {kept}.")
+    _step_level(key, rnd, opened, controls)
+    _token_level(key, rnd)
 
 
 def compression_tab(key: str, trace: Trace) -> None:

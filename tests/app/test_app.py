@@ -76,18 +76,30 @@ def _view(at: AppTest):
 
 
 def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
+    import json
+
+    from pages.common.trace_view import published
+
     at = _app()
     at.switch_page("pages/inspect.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     args, view = _view(at)  # (issue 39: the map, outline, details and search are one component)
     assert view["map"]["data"] and view["outline"] and view["find"]
-    expected = {"Attention": 4, "Compression": 4, "Verification": 1, "Tokens": 0}
+    expected = {"Attention": 0, "Compression": 4, "Verification": 1, "Tokens": 0}
     for tab, n_charts in expected.items():
         at.session_state["inspect_view"] = tab
         at.run()
         assert not at.exception, (tab, [e.value for e in at.exception])
         assert len(_charts(at)) == n_charts, tab
+        # the Attention tab's figures are drawn in the browser (o3fig), and sent in every run, so
+        # they wait in the page while another tab is open: the step heatmap, then the token level
+        figs = [json.loads(c.proto.json_args) for c in at.get("component_instance")]
+        figs = [published(a["url"]) for a in figs if a.get("mode") == "figure"]
+        assert [[len(row) for row in f["rows"]] for f in figs] == [[1], [1, 2]], tab
+        assert (
+            figs[0]["rows"][0][0]["steps"] and figs[0]["rows"][0][0]["figure"]["data"][0]["type"] == "heatmap"
+        )
 
 
 BROWSE = """

@@ -242,7 +242,9 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
         ("Tokens", "Colour by", "short"),
     ):
         page.goto(f"{url}/inspect?trace={keys[name]}&view={view}&node=step:0:2")
-        page.get_by_text(wait_text).first.wait_for(timeout=LOAD_MS)
+        # (Attention's figures are drawn in the browser, in a frame of their own)
+        where = page.frame_locator("iframe[src*='o3fig']").first if view == "Attention" else page
+        where.get_by_text(wait_text).first.wait_for(timeout=LOAD_MS)
         page.wait_for_timeout(800)
         _no_errors(page, f"{view} {name}")
         _shot(page, f"inspect_{view.lower()}_{name}_{tag}")

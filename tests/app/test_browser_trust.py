@@ -107,7 +107,8 @@ def test_the_proxy_label_shows_on_attention_and_tokens_of_an_imported_trace(app)
     for tab in ("Attention", "Tokens"):
         _open(page, f"{url}/inspect?trace={key}&view={tab}")
         label = page.get_by_text(re.compile("read by SmolLM2-135M.*not by the model that wrote this trace"))
-        label.first.wait_for(timeout=LOAD_MS)
+        # (the closed Attention tab keeps its note too, hidden: the open tab's is the one shown)
+        label.filter(visible=True).first.wait_for(timeout=LOAD_MS)
         if tab == "Attention":
             _shot(page, "inspect_attention_proxy")
 

@@ -103,10 +103,63 @@
     const f = window.frameElement;
     return !f || f.getClientRects().length > 0;
   }
+  // the frame's viewport grows from nothing when its tab is shown: the resize answers at once,
+  // the poll is the fallback
   const whenShown = () => new Promise((r) => {
-    const check = () => (shown() ? r() : setTimeout(check, 100));
+    if (shown()) { r(); return; }
+    const check = () => {
+      if (!shown()) return;
+      window.removeEventListener('resize', check);
+      clearInterval(poll);
+      r();
+    };
+    window.addEventListener('resize', check);
+    const poll = setInterval(check, 100);
+  });
+  // A frame in a closed tab (the figure mode) loads plotly.js once the map is drawn and the
+  // browser is idle (or at once if its tab is shown first), so the map's first paint never waits
+  // for it and the switch to its tab only draws.
+  function mapDrawn() {
+    try { return !!window.parent.__o3vizMapDrawn; } catch (e) { return true; }
+  }
+  // ... and only once the reader has not clicked, typed or scrolled for QUIET_MS: loading plotly.js
+  // takes the page's thread for a few hundred ms, which a click meanwhile would wait for.
+  const QUIET_MS = 800;
+  function lastInput() {
+    try { return window.parent.__o3vizInput || 0; } catch (e) { return 0; }
+  }
+  function watchInput() {
+    const mark = () => { try { window.parent.__o3vizInput = Date.now(); } catch (e) { /* another origin */ } };
+    ['pointerdown', 'keydown', 'wheel'].forEach((t) => window.addEventListener(t, mark, true));
+    try {
+      const w = window.parent, d = w.document;
+      if (w.__o3vizInputHook) return;
+      w.__o3vizInputHook = true;
+      const s = d.createElement('script');  // the page's own listener (a frame's would die with it)
+      s.textContent = "['pointerdown', 'keydown', 'wheel'].forEach((t) => window.addEventListener(t," +
+        ' () => { window.__o3vizInput = Date.now(); }, true));';
+      d.head.append(s);
+    } catch (e) { /* another origin */ }
+  }
+  watchInput();
+  const idleAfterMap = () => new Promise((r) => {
+    const t0 = Date.now();
+    const check = () => {
+      if (!mapDrawn() && Date.now() - t0 < 8000) { setTimeout(check, 100); return; }
+      const quiet = Date.now() - lastInput();
+      if (quiet < QUIET_MS) { setTimeout(check, QUIET_MS - quiet + 20); return; }
+      if (window.requestIdleCallback) window.requestIdleCallback(() => r(), {timeout: 2000}); else r();
+    };
     check();
   });
+  // the closed tabs' frames take their turn, one after another, each when the browser is idle
+  function preloadTurn() {
+    let w = window;
+    try { w = window.parent; void w.document; } catch (e) { w = window; }
+    const mine = (w.__o3vizPreload || Promise.resolve()).then(idleAfterMap).then(plotlyJs).catch(() => {});
+    w.__o3vizPreload = mine;
+    return mine;
+  }
   let plotly = null;
   function plotlyJs() {
     if (window.Plotly) return Promise.resolve();
@@ -132,6 +185,7 @@
       layout(D);
       if (keep) { D.selected = keep.id; D.episode = keep.episode; }
       view = window.o3view(D, {onChange: report});
+      try { window.parent.__o3vizMapDrawn = true; } catch (e) { /* another origin */ }
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
@@ -141,10 +195,95 @@
       document.getElementById('root').textContent = 'The view could not be loaded: ' + e;
     });
   }
+  // The figure mode: one Inspect tab's figures (o3viz.app.figure_view_data), in rows, in a frame
+  // that stays in the page while the tab is closed. On figures whose x axis is the round's steps,
+  // the selected step is outlined, as the map rings it, and a click on a column selects that step.
+  const fig = {url: null, D: null, gds: [], selected: null, token: 0};
+  const CFG = {displaylogo: false, responsive: true};
+  function outlineStep(gd) {
+    const D = fig.D, t = gd.data && gd.data[0];
+    const m = /^step:(\d+):(\d+)$/.exec(fig.selected || '');
+    const i = m && t && t.x && Number(m[1]) === D.round ? Array.from(t.x).map(String).indexOf(m[2]) : -1;
+    const rows = t && t.y ? t.y.length : 0;
+    const shapes = i < 0 ? [] : [['white', 6], [D.select, 2]].map(([color, width]) => ({
+      type: 'rect', xref: 'x', yref: 'y', x0: i - 0.5, x1: i + 0.5, y0: -0.5, y1: rows - 0.5,
+      line: {color: color, width: width}}));
+    return Plotly.relayout(gd, {shapes: shapes});
+  }
+  const outlineSteps = () => Promise.all(fig.gds.filter((gd) => gd.dataset.steps).map(outlineStep));
+  function figureReport(id) {
+    try {
+      const w = window.parent, u = new URL(w.location.href);
+      u.searchParams.set('node', id);
+      if (u.toString() !== w.location.href) w.history.replaceState(w.history.state, '', u.toString());
+    } catch (e) { /* another origin: the server keeps the URL */ }
+    seq += 1;
+    send('streamlit:setComponentValue', {value: {id: id, seq: seq}, dataType: 'json'});
+  }
+  function drawOne(gd, f, D) {
+    return Plotly.newPlot(gd, f.figure.data, f.figure.layout, CFG).then(() => {
+      if (!f.steps) return null;
+      gd.dataset.steps = '1';
+      gd.on('plotly_click', (ev) => {
+        const p = ev && ev.points && ev.points[0];
+        if (!p || p.x === undefined) return;
+        fig.selected = 'step:' + D.round + ':' + p.x;
+        outlineSteps();
+        figureReport(fig.selected);
+      });
+      return outlineStep(gd);
+    });
+  }
+  // the first figure at once (what the tab is opened for), each other one a frame later
+  function drawFigures(D) {
+    fig.gds.forEach((gd) => Plotly.purge(gd));
+    const root = document.getElementById('root'), todo = [];
+    root.replaceChildren();
+    fig.D = D;
+    fig.gds = [];
+    D.rows.forEach((row) => {
+      const r = document.createElement('div');
+      r.className = 'figrow';
+      row.forEach((f) => {
+        const gd = document.createElement('div');
+        gd.className = 'fig';
+        r.append(gd);
+        fig.gds.push(gd);
+        todo.push([gd, f]);
+      });
+      root.append(r);
+    });
+    const next = (k) => (k >= todo.length ? Promise.resolve()
+      : drawOne(todo[k][0], todo[k][1], D).then(() => new Promise((r) => setTimeout(r, 0))).then(() => next(k + 1)));
+    return next(0).then(() => { document.body.dataset.ready = '1'; });
+  }
+  function figureArgs(a) {
+    if (a.height && a.height !== height) {
+      height = a.height;
+      send('streamlit:setFrameHeight', {height: height});
+    }
+    const sel = a.selected || null;
+    if (a.url === fig.url) {
+      if (sel !== fig.selected) { fig.selected = sel; if (fig.D) outlineSteps(); }
+      return;
+    }
+    if (!fig.D) document.getElementById('root').innerHTML = '<p class="muted">Drawing the figures…</p>';
+    fig.url = a.url;
+    fig.selected = sel;
+    const token = ++fig.token;
+    const data = fetch(a.url).then((r) => r.json());
+    const ready = Promise.race([whenShown(), preloadTurn()]).then(plotlyJs);
+    Promise.all([data, ready]).then(([D]) => whenShown().then(() => {
+      if (token === fig.token) return drawFigures(D);
+    })).catch((e) => {
+      document.getElementById('root').textContent = 'The figures could not be loaded: ' + e;
+    });
+  }
   window.addEventListener('message', (e) => {
     const m = e.data;
     if (!m || m.type !== 'streamlit:render') return;
     const a = m.args || {};
+    if (a.mode === 'figure') { figureArgs(a); return; }
     latest = a;
     if (a.height && a.height !== height) {
       height = a.height;
