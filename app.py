@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.common.state import init_state, take
-from pages.common.ui import add_entries, cached_samples, store
+from pages.common.ui import add_entries, cached_samples, store, warm_figures_once
 
 FAVICON = Path(__file__).parent / ".streamlit" / "favicon.png"  # served by this app, not fetched
 
@@ -16,6 +16,7 @@ st.set_page_config(
     page_title="o3viz", page_icon=str(FAVICON), layout="wide", initial_sidebar_state="collapsed"
 )
 init_state()
+warm_figures_once()  # plotly's first figures, in the background, before a reader opens one
 
 PAGES = [  # (script, title, icon); the first is the home page
     ("pages/library.py", "Library", ":material/folder_open:"),

@@ -1,7 +1,14 @@
 """Plotly figure builders for the app: each takes trace data and returns a ``go.Figure``; none
 imports streamlit, so all are tested (and usable in notebooks) without the app."""
 
-from o3viz.figures._style import STEP_TYPE_COLORS, STEP_TYPE_LABELS, VERDICT_COLORS, clip_label, readable
+from o3viz.figures._style import (
+    STEP_TYPE_COLORS,
+    STEP_TYPE_LABELS,
+    VERDICT_COLORS,
+    clip_label,
+    readable,
+    warm_figures,
+)
 from o3viz.figures.attention import (
     MAX_TOKEN_ROWS,
     layer_head_heatmap,
@@ -68,6 +75,7 @@ from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "warm_figures",
     "paired_accuracy_figure",
     "paired_measures_figure",
     "steering_figure",

@@ -5,6 +5,7 @@ the logic lives in ``o3viz``."""
 from __future__ import annotations
 
 import re
+import threading
 
 import streamlit as st
 
@@ -24,7 +25,7 @@ from o3viz.app import (
     take_upload_in_worker,
     trace_label,
 )
-from o3viz.figures import clip_label, escape_markdown, figure_html
+from o3viz.figures import clip_label, escape_markdown, figure_html, warm_figures
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the model (the first load converts it, about 30 s)…")
@@ -50,6 +51,16 @@ def store() -> Store:
         st.error(escape_markdown(str(exc)), icon=":material/error:")
         st.stop()
     return s
+
+
+@st.cache_resource(show_spinner=False)
+def warm_figures_once() -> threading.Thread:
+    """Once per server process, in the background: plotly's first figure of each kind costs about
+    half a second (its validators), which a reader's first Inspect used to pay
+    (``o3viz.figures.warm_figures``)."""
+    t = threading.Thread(target=warm_figures, name="o3viz-warm-figures", daemon=True)
+    t.start()
+    return t
 
 
 def cached_samples() -> tuple[list[LibraryEntry], list[str]]:

@@ -67,6 +67,8 @@ def test_a_16k_capture_opens_on_attention_with_binned_heatmaps_and_says_what_was
         timeout=LOAD_MS
     )
     page.get_by_text("Token level").first.wait_for(timeout=LOAD_MS)
+    # (a figure below the fold is drawn when the reader scrolls to it)
+    page.get_by_text("Token level").first.scroll_into_view_if_needed()
     page.wait_for_function(
         """() => [...document.querySelectorAll("iframe[src*='o3fig']")].flatMap((f) =>
           [...f.contentDocument.querySelectorAll('.js-plotly-plot')]).filter((g) => g._fullData &&

@@ -66,6 +66,21 @@
     } catch (e) { /* another origin: Streamlit loads its bundles when it needs them */ }
   }
   const WARM_MS = 1000;
+  // Once the map is drawn and the reader idle, the view reports its selection once, unasked: the
+  // server then sends the closed tabs' parts that answer in the browser (the Attention figures),
+  // which the first run left out so that the map came first. Any report of a click does the same.
+  let settled = false;
+  function settle() {
+    if (settled) return;
+    settled = true;
+    idleAfterMap().then(() => {
+      if (seq > 0 || pending !== null || !view) return;
+      const s = view.state();
+      seq += 1;
+      document.body.dataset.reported = String(seq);
+      send('streamlit:setComponentValue', {value: {id: s.id, episode: s.episode, seq: seq}, dataType: 'json'});
+    });
+  }
   function layout(D) {
     const root = document.getElementById('root');
     root.replaceChildren();
@@ -119,12 +134,13 @@
   // A frame in a closed tab (the figure mode) loads plotly.js once the map is drawn and the
   // browser is idle (or at once if its tab is shown first), so the map's first paint never waits
   // for it and the switch to its tab only draws.
-  function mapDrawn() {
-    try { return !!window.parent.__o3vizMapDrawn; } catch (e) { return true; }
+  function mapDrawn() {  // when the map was drawn (ms since the epoch), 0 before
+    try { return window.parent.__o3vizMapDrawn || 0; } catch (e) { return 1; }
   }
-  // ... and only once the reader has not clicked, typed or scrolled for QUIET_MS: loading plotly.js
-  // takes the page's thread for a few hundred ms, which a click meanwhile would wait for.
-  const QUIET_MS = 800;
+  // ... and only once the reader has not clicked, typed or scrolled for QUIET_MS since the map
+  // was drawn: loading plotly.js takes the page's thread for a few hundred ms, which a click
+  // meanwhile would wait for. A reader's first clicks right after the map shows come first.
+  const QUIET_MS = 600;
   function lastInput() {
     try { return window.parent.__o3vizInput || 0; } catch (e) { return 0; }
   }
@@ -146,7 +162,7 @@
     const t0 = Date.now();
     const check = () => {
       if (!mapDrawn() && Date.now() - t0 < 8000) { setTimeout(check, 100); return; }
-      const quiet = Date.now() - lastInput();
+      const quiet = Date.now() - Math.max(lastInput(), mapDrawn());
       if (quiet < QUIET_MS) { setTimeout(check, QUIET_MS - quiet + 20); return; }
       if (window.requestIdleCallback) window.requestIdleCallback(() => r(), {timeout: 2000}); else r();
     };
@@ -185,7 +201,8 @@
       layout(D);
       if (keep) { D.selected = keep.id; D.episode = keep.episode; }
       view = window.o3view(D, {onChange: report});
-      try { window.parent.__o3vizMapDrawn = true; } catch (e) { /* another origin */ }
+      try { window.parent.__o3vizMapDrawn = Date.now(); } catch (e) { /* another origin */ }
+      settle();
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
@@ -198,18 +215,17 @@
   // The figure mode: one Inspect tab's figures (o3viz.app.figure_view_data), in rows, in a frame
   // that stays in the page while the tab is closed. On figures whose x axis is the round's steps,
   // the selected step is outlined, as the map rings it, and a click on a column selects that step.
-  const fig = {url: null, D: null, gds: [], selected: null, token: 0};
+  const fig = {url: null, D: null, gds: [], selected: null, token: 0, io: null};
   const CFG = {displaylogo: false, responsive: true};
-  function outlineStep(gd) {
-    const D = fig.D, t = gd.data && gd.data[0];
+  function stepShapes(t) {  // the selected step's column outlined, on a figure whose x axis is steps
     const m = /^step:(\d+):(\d+)$/.exec(fig.selected || '');
-    const i = m && t && t.x && Number(m[1]) === D.round ? Array.from(t.x).map(String).indexOf(m[2]) : -1;
+    const i = m && t && t.x && Number(m[1]) === fig.D.round ? Array.from(t.x).map(String).indexOf(m[2]) : -1;
     const rows = t && t.y ? t.y.length : 0;
-    const shapes = i < 0 ? [] : [['white', 6], [D.select, 2]].map(([color, width]) => ({
+    return i < 0 ? [] : [['white', 6], [fig.D.select, 2]].map(([color, width]) => ({
       type: 'rect', xref: 'x', yref: 'y', x0: i - 0.5, x1: i + 0.5, y0: -0.5, y1: rows - 0.5,
       line: {color: color, width: width}}));
-    return Plotly.relayout(gd, {shapes: shapes});
   }
+  const outlineStep = (gd) => Plotly.relayout(gd, {shapes: stepShapes(gd.data && gd.data[0])});
   const outlineSteps = () => Promise.all(fig.gds.filter((gd) => gd.dataset.steps).map(outlineStep));
   function figureReport(id) {
     try {
@@ -221,7 +237,9 @@
     send('streamlit:setComponentValue', {value: {id: id, seq: seq}, dataType: 'json'});
   }
   function drawOne(gd, f, D) {
-    return Plotly.newPlot(gd, f.figure.data, f.figure.layout, CFG).then(() => {
+    // the selection's outline is drawn with the figure, not by a second layout pass after it
+    const layout = f.steps ? Object.assign({}, f.figure.layout, {shapes: stepShapes(f.figure.data[0])}) : f.figure.layout;
+    return Plotly.newPlot(gd, f.figure.data, layout, CFG).then(() => {
       if (!f.steps) return null;
       gd.dataset.steps = '1';
       gd.on('plotly_click', (ev) => {
@@ -231,12 +249,24 @@
         outlineSteps();
         figureReport(fig.selected);
       });
-      return outlineStep(gd);
+      return null;
     });
   }
-  // the first figure at once (what the tab is opened for), each other one a frame later
+  // resolves when the frame comes within 200 px of the page's viewport (a frame below the fold
+  // loads plotly.js when the reader scrolls to it, unless its preload turn came first)
+  const nearViewport = () => new Promise((r) => {
+    if (!window.IntersectionObserver) { r(); return; }
+    const io = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) { io.disconnect(); r(); }
+    }, {rootMargin: '200px'});
+    io.observe(document.documentElement);
+  });
+  // A figure is drawn when it comes near the page's viewport, one at a time: the tab's first
+  // figure at once, those below the fold when the reader scrolls to them, so that switching to the
+  // tab and back never waits for figures nobody has looked at yet.
   function drawFigures(D) {
     fig.gds.forEach((gd) => Plotly.purge(gd));
+    if (fig.io) fig.io.disconnect();
     const root = document.getElementById('root'), todo = [];
     root.replaceChildren();
     fig.D = D;
@@ -247,15 +277,41 @@
       row.forEach((f) => {
         const gd = document.createElement('div');
         gd.className = 'fig';
+        gd.style.minHeight = (f.figure.layout.height || 450) + 'px';
         r.append(gd);
         fig.gds.push(gd);
-        todo.push([gd, f]);
+        todo.push(f);
       });
       root.append(r);
     });
-    const next = (k) => (k >= todo.length ? Promise.resolve()
-      : drawOne(todo[k][0], todo[k][1], D).then(() => new Promise((r) => setTimeout(r, 0))).then(() => next(k + 1)));
-    return next(0).then(() => { document.body.dataset.ready = '1'; });
+    let chain = Promise.resolve();
+    const queue = (gd) => {
+      const k = fig.gds.indexOf(gd);
+      if (k < 0 || gd.dataset.queued) return;
+      gd.dataset.queued = '1';
+      chain = chain.then(() => drawOne(gd, todo[k], D)).then(() => {
+        document.body.dataset.ready = '1';
+        document.body.dataset.drawn = String(Number(document.body.dataset.drawn || 0) + 1);
+        return new Promise((r) => setTimeout(r, 0));
+      });
+    };
+    // those on the page's screen now are drawn at once; the others when they come near it
+    const onScreen = (gd) => {
+      try {
+        const f = window.frameElement.getBoundingClientRect(), r = gd.getBoundingClientRect();
+        return f.top + r.top < window.parent.innerHeight && f.top + r.bottom > 0;
+      } catch (e) { return true; }
+    };
+    const later = fig.gds.filter((gd) => !onScreen(gd));
+    fig.gds.filter(onScreen).forEach(queue);
+    if (!window.IntersectionObserver) { later.forEach(queue); return chain; }
+    fig.io = new IntersectionObserver((entries) => entries.forEach((e) => {
+      if (!e.isIntersecting) return;
+      fig.io.unobserve(e.target);
+      queue(e.target);
+    }), {rootMargin: '200px'});
+    later.forEach((gd) => fig.io.observe(gd));
+    return chain;
   }
   function figureArgs(a) {
     if (a.height && a.height !== height) {
@@ -272,7 +328,7 @@
     fig.selected = sel;
     const token = ++fig.token;
     const data = fetch(a.url).then((r) => r.json());
-    const ready = Promise.race([whenShown(), preloadTurn()]).then(plotlyJs);
+    const ready = Promise.race([whenShown().then(nearViewport), preloadTurn()]).then(plotlyJs);
     Promise.all([data, ready]).then(([D]) => whenShown().then(() => {
       if (token === fig.token) return drawFigures(D);
     })).catch((e) => {
