@@ -178,15 +178,19 @@ def published(url: str) -> dict:
     return json.loads((SERVED / "data" / name).read_text(encoding="utf-8"))
 
 
-def figure_view(url: str, *, key: str, selected: str | None, height: int, on_change=None):
+def figure_view(
+    url: str, *, key: str, selected: str | None, height: int, preload: bool = True, on_change=None
+):
     """Draw the figure behind ``url`` (``o3viz.app.figure_view_data``, published) in the browser.
     Drawn in every run, also while its tab is closed: the frame waits hidden, loads plotly.js
     once the map is drawn and the browser idle, and draws when its tab is shown, so the switch to
-    it needs no rerun first. ``selected`` (a node id) is outlined where it is one of the figure's
-    steps; a click on a step reports ``{id, seq}`` in ``st.session_state[key]``."""
+    it needs no rerun first (``preload=False``: figures below the tab's fold load plotly.js only
+    when the reader scrolls to them). ``selected`` (a node id) is outlined where it is one of the
+    figure's steps; a click on a step reports ``{id, seq}`` in ``st.session_state[key]``."""
     return _figure(
         url=url,
         mode="figure",
+        preload=preload,
         selected=selected,
         height=height,
         key=key,

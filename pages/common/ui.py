@@ -199,21 +199,26 @@ VERDICT_BADGE = {"pass": "green", "correct": "green", "fail": "red", "wrong": "r
 
 
 def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=()) -> bool:
-    """Apply the URL's query to session state (``params`` maps a query name to a state key) when
-    the URL changed since this session last wrote it: a bookmark or a shared link. Names in
-    ``traces`` are library keys; one that is not in the library gets one line saying so and the
-    page keeps the session's own selection (False is returned, so a page can open nothing else).
-    ``view`` must be one of ``titles``; a new trace clears the ``reset`` key (the selected node)."""
+    """Apply the URL's query to session state (``params`` maps a query name to a state key) where
+    the URL changed since this session last wrote it: a bookmark or a shared link. Only the
+    parameters that changed are applied: Inspect's view moves ``node`` and ``episode`` in the URL
+    from the browser, and a click there must not re-apply the other, older ones (a tab switched a
+    moment before went back to the one the URL still named). Names in ``traces`` are library keys;
+    one that is not in the library gets one line saying so and the page keeps the session's own
+    selection (False is returned, so a page can open nothing else). ``view`` must be one of
+    ``titles``; a new trace clears the ``reset`` key (the selected node)."""
     qp = st.query_params
     wanted = {k: qp.get(k) for k in params if qp.get(k)}
-    if not wanted or wanted == st.session_state._url_written:
+    written = st.session_state._url_written or {}
+    changed = {k: v for k, v in wanted.items() if written.get(k) != v}
+    if not changed:
         return True
     st.session_state._url_written = wanted
-    missing = [wanted[k] for k in traces if k in wanted and wanted[k] not in library()]
+    missing = [changed[k] for k in traces if k in changed and changed[k] not in library()]
     if missing:
         st.warning(linked_missing(missing[0]), icon=":material/link_off:")
         return False
-    for name, value in wanted.items():
+    for name, value in changed.items():
         state = params[name]
         if name == "view" and value not in titles:
             continue

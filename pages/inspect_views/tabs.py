@@ -54,12 +54,18 @@ def _on_figure(fig_key: str) -> None:
         select_node(v["id"])
 
 
-def _figures(what: tuple, rows, rnd, fig_key: str) -> None:
+def _figures(what: tuple, rows, rnd, fig_key: str, *, preload: bool = True) -> None:
     """Draw ``rows()`` (lists of ``ViewFigure``) in the browser, in a figure component that stays
-    in the page while the tab is closed."""
+    in the page while the tab is closed (``preload``: it gets ready then, as the tab's first
+    figures should)."""
     url, height = _published(what, rows, rnd.index)
     figure_view(
-        url, key=fig_key, selected=selected_node(), height=height, on_change=lambda: _on_figure(fig_key)
+        url,
+        key=fig_key,
+        selected=selected_node(),
+        height=height,
+        preload=preload,
+        on_change=lambda: _on_figure(fig_key),
     )
 
 
@@ -156,7 +162,7 @@ def _token_level(key: str, rnd) -> None:
     def rows():
         return [[ViewFigure(tokens())], [ViewFigure(layer_head()), ViewFigure(daa())]]
 
-    _figures(what, rows, rnd, f"att_tok_{key}_{rnd.index}")
+    _figures(what, rows, rnd, f"att_tok_{key}_{rnd.index}", preload=False)  # below the fold
     d1, d2, d3 = st.columns(3)
     with d1:
         download_figure(tokens, "att_tokens")
