@@ -198,7 +198,9 @@ def require_router() -> None:
 VERDICT_BADGE = {"pass": "green", "correct": "green", "fail": "red", "wrong": "red", "error": "orange"}
 
 
-def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=()) -> bool:
+def url_state(
+    params: dict[str, str], *, traces=("trace",), reset: str | None = None, titles=(), echoes=()
+) -> bool:
     """Apply the URL's query to session state (``params`` maps a query name to a state key) where
     the URL changed since this session last wrote it: a bookmark or a shared link. Only the
     parameters that changed are applied: Inspect's view moves ``node`` and ``episode`` in the URL
@@ -206,11 +208,16 @@ def url_state(params: dict[str, str], *, traces=("trace",), reset: str | None = 
     moment before went back to the one the URL still named). Names in ``traces`` are library keys;
     one that is not in the library gets one line saying so and the page keeps the session's own
     selection (False is returned, so a page can open nothing else). ``view`` must be one of
-    ``titles``; a new trace clears the ``reset`` key (the selected node)."""
+    ``titles``; a new trace clears the ``reset`` key (the selected node). Names in ``echoes`` are
+    the page's own choices (Inspect's open tab): within a session they are applied only with a new
+    trace, since a rerun asked for while the page's last URL write was on its way carries the
+    URL of before it (a tab switch then went back to the tab the old URL named)."""
     qp = st.query_params
     wanted = {k: qp.get(k) for k in params if qp.get(k)}
     written = st.session_state._url_written or {}
     changed = {k: v for k, v in wanted.items() if written.get(k) != v}
+    if written and not any(k in changed for k in traces):
+        changed = {k: v for k, v in changed.items() if k not in echoes}
     if not changed:
         return True
     st.session_state._url_written = wanted
