@@ -58,9 +58,8 @@ VIEWS: list[tuple[str, View]] = [
     ("Inside the layers", internals_view),
 ]
 # What a view draws while its tab is closed (the rest waits for the tab to open): the parts that
-# then answer in the browser, so a switch to the tab shows them before the server's run ends. They
-# are sent from the run after the map has been drawn (the view reports once it is, and idle), so
-# the first map never waits for them.
+# then answer in the browser, so a switch to the tab shows them before the server's run ends. Their
+# frames load plotly.js only once the map is drawn and the reader pauses.
 KEPT: dict[str, View] = {"Reasoning map": map_kept, "Attention": attention_kept}
 # Views that need data most traces lack: hidden where the trace has none, with the reason in one line.
 NEEDS: dict[str, tuple[Callable[[Trace], bool], str]] = {
@@ -221,7 +220,7 @@ for tab, (title, render) in zip(tabs, views, strict=True):
     if tab.open is not False:
         with tab:
             render(key, trace)
-    elif title in KEPT and st.session_state.inspect_settled == key:
+    elif title in KEPT:
         with tab:
             KEPT[title](key, trace)
 sync_url(

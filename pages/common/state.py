@@ -26,7 +26,6 @@ STATE: dict[str, object] = {
     "inspect_verifier": None,  # whose verdicts mark the first wrong step on Inspect (None = the checks)
     "inspect_push": 0,  # raised when the server moves Inspect's view selection (pages/common/trace_view.py)
     "inspect_reported": None,  # (node, episode) the view last showed, as it reported or was pushed
-    "inspect_settled": None,  # the trace whose map the view has drawn and reported: closed tabs' kept parts follow
     "compare_a": None,  # the traces shown on Compare
     "compare_b": None,
     "compare_mode": "traces",  # Compare shows two traces ("traces") or two datasets paired ("datasets")

@@ -89,7 +89,6 @@ def _on_view(view_key: str) -> None:
     select_node(node)
     st.session_state.inspect_episode = ep
     st.session_state.inspect_reported = (node, ep)
-    st.session_state.inspect_settled = st.session_state.inspect_key
 
 
 @st.cache_resource(max_entries=32, show_spinner="Drawing the map…")

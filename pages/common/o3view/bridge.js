@@ -66,21 +66,6 @@
     } catch (e) { /* another origin: Streamlit loads its bundles when it needs them */ }
   }
   const WARM_MS = 1000;
-  // Once the map is drawn and the reader idle, the view reports its selection once, unasked: the
-  // server then sends the closed tabs' parts that answer in the browser (the Attention figures),
-  // which the first run left out so that the map came first. Any report of a click does the same.
-  let settled = false;
-  function settle() {
-    if (settled) return;
-    settled = true;
-    idleAfterMap().then(() => {
-      if (seq > 0 || pending !== null || !view) return;
-      const s = view.state();
-      seq += 1;
-      document.body.dataset.reported = String(seq);
-      send('streamlit:setComponentValue', {value: {id: s.id, episode: s.episode, seq: seq}, dataType: 'json'});
-    });
-  }
   function layout(D) {
     const root = document.getElementById('root');
     root.replaceChildren();
@@ -214,7 +199,6 @@
       if (keep) { D.selected = keep.id; D.episode = keep.episode; }
       view = window.o3view(D, {onChange: report});
       try { window.parent.__o3vizMapDrawn = Date.now(); } catch (e) { /* another origin */ }
-      settle();
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
