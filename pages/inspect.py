@@ -206,15 +206,8 @@ if st.session_state.inspect_view not in titles:
 # The open tab is set through the widget's state, never as ``default``: the default is part of the
 # tab block's identity, and a new identity made the browser rebuild every tab's content (the map's
 # and the Attention heatmap's frames reloaded) at each switch.
-# The widget's value is the reader's choice, ``inspect_view`` the page's (a link, the URL): a value
-# the page did not set is a switch, even in a run whose start cut off ``_remember_view`` (a click's
-# report arriving at the same moment); otherwise the page's choice moves the widget.
-chosen = st.session_state.get("inspect_tab")
-if chosen in titles and chosen != st.session_state._inspect_tab_set:
-    st.session_state.inspect_view = chosen
-elif chosen != st.session_state.inspect_view:
+if st.session_state.get("inspect_tab") != st.session_state.inspect_view:  # a link, the first run
     st.session_state["inspect_tab"] = st.session_state.inspect_view
-st.session_state._inspect_tab_set = st.session_state.inspect_view
 tabs = st.tabs(titles, default=titles[0], key="inspect_tab", on_change=_remember_view)
 for tab, (title, render) in zip(tabs, views, strict=True):
     if tab.open is not False:

@@ -63,3 +63,29 @@ def serve_app(env: dict[str, str], *, port: int | None = None, start_timeout: fl
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+class Wire:
+    """The page's websocket to the server, forwarded until ``cut``; then nothing passes either way,
+    and what the page tried to send is counted. Route it with
+    ``page.route_web_socket("**/_stcore/stream", wire.route)`` to prove a click is answered in the
+    browser."""
+
+    def __init__(self):
+        self.cut, self.held = False, 0
+
+    def route(self, ws):
+        server = ws.connect_to_server()
+
+        def up(msg):
+            if self.cut:
+                self.held += 1
+            else:
+                server.send(msg)
+
+        def down(msg):
+            if not self.cut:
+                ws.send(msg)
+
+        ws.on_message(up)
+        server.on_message(down)

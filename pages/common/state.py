@@ -55,7 +55,6 @@ STATE: dict[str, object] = {
     "import_message": None,  # the import's report (dict) or its error line
     # the router and the URL
     "_resume": None,  # (page script, query) to resume after pages.common.ui.require_router's detour
-    "_inspect_tab_set": None,  # the Inspect tab the page last set or adopted: another value is a switch
     "_url_written": None,  # the query this session last wrote: a different one is a new link
 }
 

@@ -13,7 +13,7 @@ import pytest
 
 from o3viz.paths import REPO_ROOT, data_dir
 from o3viz.store.store import content_key
-from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, Wire, serve_app
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
@@ -40,30 +40,6 @@ def app(tmp_path_factory):
     home = tmp_path_factory.mktemp("client_home")
     with serve_app({"O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(home)}) as url:
         yield url, keys
-
-
-class Wire:
-    """The page's websocket to the server, forwarded until ``cut``; then nothing passes either way,
-    and what the page tried to send is counted."""
-
-    def __init__(self):
-        self.cut, self.held = False, 0
-
-    def route(self, ws):
-        server = ws.connect_to_server()
-
-        def up(msg):
-            if self.cut:
-                self.held += 1
-            else:
-                server.send(msg)
-
-        def down(msg):
-            if not self.cut:
-                ws.send(msg)
-
-        ws.on_message(up)
-        server.on_message(down)
 
 
 @pytest.fixture

@@ -16,11 +16,12 @@ import pytest
 
 from o3viz.paths import REPO_ROOT
 from o3viz.store.store import content_key
-from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, Wire, serve_app
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 SAMPLE = REPO_ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
+CLIENT_MS = 30_000  # an answer in the browser (no server): still generous, for a busy machine
 FIG = "iframe[src*='o3fig']"
 MAP = "iframe[src*='o3view']"
 # a frame is shown (its tab is open) and has drawn what it draws
@@ -31,30 +32,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
 ]
-
-
-class Wire:
-    """The page's websocket, forwarded until ``cut``; then nothing passes, and what the page tried
-    to send is counted."""
-
-    def __init__(self):
-        self.cut, self.held = False, 0
-
-    def route(self, ws):
-        server = ws.connect_to_server()
-
-        def up(msg):
-            if self.cut:
-                self.held += 1
-            else:
-                server.send(msg)
-
-        def down(msg):
-            if not self.cut:
-                ws.send(msg)
-
-        ws.on_message(up)
-        server.on_message(down)
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +82,13 @@ def test_switching_to_attention_and_back_needs_no_server(app, browser):
     wire.cut = True
     held = wire.held
     page.locator("[role='tab']", has_text="Attention").first.click()
-    page.wait_for_function(SHOWN, arg=[FIG, ".fig .main-svg"], timeout=10_000)
+    page.wait_for_function(SHOWN, arg=[FIG, ".fig .main-svg"], timeout=CLIENT_MS)
     fig = page.frame_locator(FIG).first  # the step heatmap (the token level is the second)
     assert fig.locator(".fig .gtitle").first.text_content().startswith("Where each step's attention went")
     assert fig.locator(".fig .heatmaplayer image, .fig .hm image").count() >= 1  # the cells are drawn
     _shot(page, "inspect_tabs_attention_cut")
     page.locator("[role='tab']", has_text="Reasoning map").first.click()
-    page.wait_for_function(SHOWN, arg=[MAP, "#map .point"], timeout=10_000)
+    page.wait_for_function(SHOWN, arg=[MAP, "#map .point"], timeout=CLIENT_MS)
     page.wait_for_timeout(1000)
     assert wire.held > held  # the switches did try to tell the server, and nothing got through
     # neither frame was reloaded: both are the ones drawn before the server was cut off
@@ -141,9 +118,9 @@ def test_a_click_on_a_heatmap_column_selects_that_step_for_the_map(app, browser)
     box = page.locator(FIG).first.bounding_box()
     page.mouse.click(box["x"] + xy[0], box["y"] + xy[1])
     # outlined in the heatmap at once, and the URL says so
-    fr.wait_for_function("document.querySelector('.fig')._fullLayout.shapes.length === 2", timeout=5_000)
+    fr.wait_for_function("document.querySelector('.fig')._fullLayout.shapes.length === 2", timeout=CLIENT_MS)
     page.wait_for_function(
-        "(n) => decodeURIComponent(location.search).includes('node=' + n)", arg=node, timeout=5_000
+        "(n) => decodeURIComponent(location.search).includes('node=' + n)", arg=node, timeout=CLIENT_MS
     )
     _shot(page, "inspect_tabs_attention_selected")
     page.wait_for_timeout(2000)  # the server heard of it

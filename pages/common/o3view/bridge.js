@@ -8,12 +8,13 @@
   const send = (type, data) => window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data), '*');
   let view = null, url = null, pushed = null, latest = null, loading = false, height = 0, seq = 0;
 
+  // the page's URL follows a selection ({id, episode}; an episode left out leaves the URL's as it is)
   function syncUrl(s) {
     try {
       const w = window.parent, u = new URL(w.location.href);
       if (s.id) u.searchParams.set('node', s.id); else u.searchParams.delete('node');
       if (s.episode !== null && s.episode !== undefined) u.searchParams.set('episode', String(s.episode));
-      else u.searchParams.delete('episode');
+      else if (s.episode === null) u.searchParams.delete('episode');
       if (u.toString() !== w.location.href) w.history.replaceState(w.history.state, '', u.toString());
     } catch (e) { /* a frame of another origin: the server keeps the URL */ }
   }
@@ -26,9 +27,13 @@
     timer = null;
     const s = pending;
     pending = null;
+    sendValue({id: s.id, episode: s.episode});
+  }
+  // what the server hears of a selection (numbered, so the same one reported twice is news)
+  function sendValue(v) {
     seq += 1;
     document.body.dataset.reported = String(seq);
-    send('streamlit:setComponentValue', {value: {id: s.id, episode: s.episode, seq: seq}, dataType: 'json'});
+    send('streamlit:setComponentValue', {value: Object.assign({seq: seq}, v), dataType: 'json'});
   }
   function report(s) {
     syncUrl(s);
@@ -224,13 +229,8 @@
   const outlineStep = (gd) => Plotly.relayout(gd, {shapes: stepShapes(gd.data && gd.data[0])});
   const outlineSteps = () => Promise.all(fig.gds.filter((gd) => gd.dataset.steps).map(outlineStep));
   function figureReport(id) {
-    try {
-      const w = window.parent, u = new URL(w.location.href);
-      u.searchParams.set('node', id);
-      if (u.toString() !== w.location.href) w.history.replaceState(w.history.state, '', u.toString());
-    } catch (e) { /* another origin: the server keeps the URL */ }
-    seq += 1;
-    send('streamlit:setComponentValue', {value: {id: id, seq: seq}, dataType: 'json'});
+    syncUrl({id: id});
+    sendValue({id: id});
   }
   function drawOne(gd, f, D) {
     // the selection's outline is drawn with the figure, not by a second layout pass after it
