@@ -79,9 +79,41 @@ def _cgroup_dir(version: int) -> str | None:
     return None
 
 
+def _sweep_stale(parent: str) -> int:
+    """Remove the empty leaves under ``parent`` whose host process is gone (killed -9 mid-verdict,
+    it never reached ``close``); returns how many went. A leaf is named for the pid that made it."""
+    removed = 0
+    try:
+        names = [e.name for e in os.scandir(parent) if e.name.startswith(_LEAF_PREFIX) and e.is_dir()]
+    except OSError:
+        return 0
+    for name in names:
+        pid = name[len(_LEAF_PREFIX) :].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            os.rmdir(os.path.join(parent, name))  # fails while a process is still inside: kept
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True
+
+
 def _make_leaf(parent: str, settings: list[tuple[str, str, bool]]) -> str | None:
-    """A fresh child cgroup of ``parent`` with ``settings`` (file, value, required) written."""
-    leaf = os.path.join(parent, _LEAF_PREFIX + secrets.token_hex(6))
+    """A fresh child cgroup of ``parent`` with ``settings`` (file, value, required) written; leaves
+    that a dead host process left behind go first."""
+    _sweep_stale(parent)
+    leaf = os.path.join(parent, f"{_LEAF_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
     try:
         os.mkdir(leaf)
     except OSError:
