@@ -195,10 +195,13 @@ def _step_click(frame, nth: int = 3) -> float:
 _CLICK_WATCH = """() => { window.__o3click = 0; document.addEventListener('click', () => {
   if (!window.__o3click) window.__o3click = performance.timeOrigin + performance.now(); }, {capture: true, once: true}); }"""
 _DRAWN_WATCH = """(sel) => { window.__o3drawn = 0; const top = window.parent;
-  const mo = new MutationObserver(() => {
-    if (!window.__o3drawn && top.__o3click && document.querySelector(sel)) {
-      window.__o3drawn = performance.timeOrigin + performance.now(); mo.disconnect(); } });
-  mo.observe(document.body, {childList: true, subtree: true}); }"""
+  const f = window.frameElement;  // a figure drawn unseen in a closed tab counts when its tab shows
+  const seen = () => !!document.querySelector(sel) && (!f || f.checkVisibility({visibilityProperty: true}));
+  const mark = () => { if (!window.__o3drawn && top.__o3click && seen()) {
+      window.__o3drawn = performance.timeOrigin + performance.now(); mo.disconnect(); clearInterval(poll); } };
+  const mo = new MutationObserver(mark);
+  mo.observe(document.body, {childList: true, subtree: true});
+  const poll = setInterval(mark, 4); setTimeout(() => clearInterval(poll), 60000); }"""
 
 
 def _drawn_after_click(page, frames) -> float | None:
@@ -229,7 +232,7 @@ def _app_tab(page, title: str) -> float | None:
             || [...document.querySelectorAll("[role='tabpanel']")].find((x) => x.offsetParent !== null);
           if (!p || p.offsetParent === null) return false;
           if (p.querySelector('.js-plotly-plot .main-svg, [data-testid="stAlert"]')) return true;
-          return [...p.querySelectorAll('iframe')].some((f) => f.getClientRects().length > 0
+          return [...p.querySelectorAll('iframe')].some((f) => f.checkVisibility({visibilityProperty: true})
             && !!f.contentDocument
             && !!f.contentDocument.querySelector('.fig .main-svg, #map .point, #overview .point')); }""",
         arg=title,

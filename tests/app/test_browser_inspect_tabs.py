@@ -1,7 +1,9 @@
 """Issue 39: switching Inspect's views answers in the browser. The Attention tab's step heatmap is
 drawn by a view component (``o3fig``) in every run, waiting hidden while its tab is closed, and the
 map's frame is kept while another tab is open; the tab block's identity no longer changes with the
-open tab, so a switch no longer rebuilds both frames. In Debian Chromium at 1280×720, on the
+open tab, so a switch no longer rebuilds both frames; and a closed tab's panel that holds one of these
+frames is laid out unseen at full width, so the heatmap is drawn before its tab opens and the map's
+frame is not resized when its tab closes. In Debian Chromium at 1280×720, on the
 captured sample with attention, with the websocket cut after the first render (as
 ``test_browser_inspect_client`` cuts it): the switch to Attention draws the heatmap, and the switch
 back shows the map, with none of the page's messages reaching the server. Then, on a working
@@ -26,7 +28,7 @@ FIG = "iframe[src*='o3fig']"
 MAP = "iframe[src*='o3view']"
 # a frame is shown (its tab is open) and has drawn what it draws
 SHOWN = """([sel, what]) => { const f = document.querySelector(sel);
-  return !!f && f.getClientRects().length > 0 && !!f.contentDocument && !!f.contentDocument.querySelector(what); }"""
+  return !!f && f.checkVisibility({visibilityProperty: true}) && !!f.contentDocument && !!f.contentDocument.querySelector(what); }"""
 
 pytestmark = [
     pytest.mark.browser,
@@ -61,7 +63,7 @@ def _open(browser, url: str):
     # the closed tab's frame got its data and plotly.js once the map was drawn
     page.wait_for_function(
         f"""() => {{ const f = document.querySelector("{FIG}");
-          return !!f && !!f.contentWindow.Plotly && f.getClientRects().length === 0; }}""",
+          return !!f && !!f.contentWindow.Plotly && !f.checkVisibility({{visibilityProperty: true}}); }}""",
         timeout=LOAD_MS,
     )
     return page, wire
@@ -77,6 +79,15 @@ def test_switching_to_attention_and_back_needs_no_server(app, browser):
     url, key = app
     page, wire = _open(browser, f"{url}/inspect?trace={key}")
     page.wait_for_timeout(1500)  # the first render's messages have settled
+    # the closed tab's heatmap is drawn before the reader opens it, unseen, at the width it shows at
+    page.wait_for_function(
+        f"""() => {{ const f = document.querySelector("{FIG}");
+          return !f.checkVisibility({{visibilityProperty: true}}) && !!f.contentDocument.querySelector('.fig .main-svg'); }}""",
+        timeout=LOAD_MS,
+    )
+    drawn = f"""() => [document.querySelector("{FIG}"), document.querySelector("{MAP}")].map((f) => [
+        f.contentDocument.body.dataset.drawn || '', f.getBoundingClientRect().width])"""
+    before = page.evaluate(drawn)
     page.evaluate(f"""() => {{ document.querySelector("{MAP}").contentWindow.__o3mark = 1;
                             document.querySelector("{FIG}").contentWindow.__o3mark = 1; }}""")
     wire.cut = True
@@ -95,6 +106,7 @@ def test_switching_to_attention_and_back_needs_no_server(app, browser):
     marks = page.evaluate(f"""() => [document.querySelector("{MAP}").contentWindow.__o3mark,
                                    document.querySelector("{FIG}").contentWindow.__o3mark]""")
     assert marks == [1, 1]
+    assert page.evaluate(drawn) == before  # the switches showed what was drawn: nothing redrawn or resized
     page.close()
 
 

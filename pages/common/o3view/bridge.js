@@ -101,26 +101,60 @@
       if (p.id && s.id === p.id && s.episode !== ep) report(s); else syncUrl(s);
     }
   }
-  // The frame stays hidden while Streamlit swaps the tab it sits in for another (it is removed
-  // when that run ends): only a shown frame loads plotly.js and the data, so switching away from
-  // the map no longer parses 4.6 MB for nothing while the other tab draws.
-  function shown() {
+  // A closed tab's panel is display:none in Streamlit, so a frame in it has no size and plotly
+  // cannot draw there; the switch to the tab then waited for the drawing. In the page, the closed
+  // panels that hold one of these frames are laid out at their full width but zero height and
+  // unseen instead (the CSS below, once per page), so a closed tab's figures are drawn before the
+  // reader opens it, and the map's frame is not resized when its tab closes and opens again.
+  const PANEL = '[data-testid="stTabPanel"]';
+  function keepLaidOut() {
+    try {
+      const d = window.parent.document;
+      if (d.getElementById('o3viz-kept')) return;
+      const st = d.createElement('style');
+      st.id = 'o3viz-kept';
+      st.textContent = PANEL + '[data-st-inactive]:has(iframe[src*="o3view"], iframe[src*="o3fig"]) {' +
+        ' display: block !important; height: 0 !important; min-height: 0 !important;' +
+        ' overflow: hidden !important; visibility: hidden !important; padding: 0 !important;' +
+        ' margin: 0 !important; border: 0 !important; }';
+      d.head.append(st);
+    } catch (e) { /* another origin: closed tabs draw when opened */ }
+  }
+  keepLaidOut();
+  // shown: the reader can see the frame (its tab is open); laid out: it has a size to draw at
+  function laidOut() {
     const f = window.frameElement;
     return !f || f.getClientRects().length > 0;
   }
-  // the frame's viewport grows from nothing when its tab is shown: the resize answers at once,
-  // the poll is the fallback
-  const whenShown = () => new Promise((r) => {
-    if (shown()) { r(); return; }
+  function shown() {
+    const f = window.frameElement;
+    if (!f || !laidOut()) return !f;
+    return f.checkVisibility ? f.checkVisibility({visibilityProperty: true}) : true;
+  }
+  // resolves once ``test()`` holds: checked when the frame is resized (a display:none panel
+  // shown), when its tab panel's attributes change (a laid-out panel opened), and every 100 ms
+  const when = (test) => new Promise((r) => {
+    if (test()) { r(); return; }
+    let mo = null;
     const check = () => {
-      if (!shown()) return;
+      if (!test()) return;
       window.removeEventListener('resize', check);
       clearInterval(poll);
+      if (mo) mo.disconnect();
       r();
     };
     window.addEventListener('resize', check);
     const poll = setInterval(check, 100);
+    try {
+      const panel = window.frameElement && window.frameElement.closest(PANEL);
+      if (panel) {
+        mo = new MutationObserver(check);
+        mo.observe(panel, {attributes: true});
+      }
+    } catch (e) { /* another origin */ }
   });
+  const whenShown = () => when(shown);
+  const whenLaidOut = () => when(laidOut);
   // A frame in a closed tab (the figure mode) loads plotly.js once the map is drawn and the
   // browser is idle (or at once if its tab is shown first), so the map's first paint never waits
   // for it and the switch to its tab only draws.
@@ -291,8 +325,11 @@
         return new Promise((r) => setTimeout(r, 0));
       });
     };
-    // those on the page's screen now are drawn at once; the others when they come near it
+    // those on the page's screen now are drawn at once; the others when they come near it (in a
+    // closed tab, laid out unseen: its first row, where the tab opens)
+    const first = new Set(root.firstChild ? root.firstChild.children : []);
     const onScreen = (gd) => {
+      if (!shown()) return first.has(gd);
       try {
         const f = window.frameElement.getBoundingClientRect(), r = gd.getBoundingClientRect();
         return f.top + r.top < window.parent.innerHeight && f.top + r.bottom > 0;
@@ -328,7 +365,9 @@
     // below its fold (a.preload false) only when the reader scrolls to them
     const turn = a.preload ? preloadTurn() : new Promise(() => {});
     const ready = Promise.race([whenShown().then(nearViewport), turn]).then(plotlyJs);
-    Promise.all([data, ready]).then(([D]) => whenShown().then(() => {
+    // drawn when the tab opens, or before, unseen, once its preload turn came (a laid-out panel)
+    const drawable = Promise.race([whenShown(), turn.then(whenLaidOut)]);
+    Promise.all([data, ready]).then(([D]) => drawable.then(() => {
       if (token === fig.token) return drawFigures(D);
     })).catch((e) => {
       document.getElementById('root').textContent = 'The figures could not be loaded: ' + e;
