@@ -17,7 +17,8 @@ is drawn (where both have one: right after those clicks, back to the map until i
 ``tab_back_to_map``, and again on a fresh load after reading the map for ``READ_MS``,
 ``tab_switch_after_reading``; each also timed from the click's event in the page until the
 first figure appears, ``*_drawn``, without Playwright's checks and polling), the map again after going to the Library and back by the app's own navigation
-(``first_map_in_app``: no page load, the way a reader returns to a trace), and the Library's first table rows (beside the standalone view's first outline
+(``first_map_in_app``: no page load, the way a reader returns to a trace), the app's floor for any
+page (``page_floor``: the navigation's start until the page's first element, Streamlit's own load), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
 (``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
 fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
@@ -125,6 +126,15 @@ def _view_frame(page, timeout: float = 300.0):
                 return frame, marks
         page.wait_for_timeout(20)
     raise RuntimeError("the trace view's map was never drawn")
+
+
+# The app's floor for any page: seconds from the navigation's start until the page shows its
+# first element from the script (Streamlit's scripts loaded, its websocket open, the first run's
+# first delta drawn). A first map can be no quicker than this; ``page_floor_vs_standalone`` says
+# how much of the first-map ratio Streamlit takes before the page's own work.
+_FIRST_ELEMENT = """if (window === window.top) { window.__o3first = 0;
+  new MutationObserver((_, mo) => { if (document.querySelector('[data-testid="stElementContainer"]')) {
+    window.__o3first = performance.now() / 1000; mo.disconnect(); } }).observe(document, {childList: true, subtree: true}); }"""
 
 
 def _first_map(page, url: str) -> tuple[float, object, int]:
@@ -273,9 +283,14 @@ def _actions(page, url: str, tab_click, repeat: int = 3) -> dict[str, float]:
     """The first map (median of ``repeat`` loads), an episode zoom (a long trace), a click on a
     step until the details show it (median of ``repeat`` steps) and a tab switch
     (``tab_click(page, frame, title)``: Inspect's tabs, or the standalone view's)."""
-    loads = [_first_map(page, url) for _ in range(repeat)]
+    loads, floors = [], []
+    for _ in range(repeat):
+        loads.append(_first_map(page, url))
+        floors.append(page.evaluate("window.__o3first || 0"))
     frame = loads[-1][1]
     out: dict[str, float] = {"first_map": statistics.median(t for t, _, _ in loads), "marks": loads[-1][2]}
+    if all(floors):  # the app: when the page showed its first element, whatever the page
+        out["page_floor"] = statistics.median(floors)
     zoom = _episode_zoom(frame)
     if zoom is not None:
         out["episode_zoom"] = zoom
@@ -389,7 +404,9 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
     from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
     def fresh(browser):
-        return browser.new_page(viewport={"width": 1280, "height": 720})
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.add_init_script(_FIRST_ELEMENT)
+        return page
 
     with serve_app({}) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -442,6 +459,10 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             print(
                 f"{name}_first_map_in_app_vs_standalone: {app[name]['first_map_in_app'] / alone[name]['first_map']:.2f}"
             )
+            if "page_floor" in app[name]:
+                print(
+                    f"{name}_page_floor_vs_standalone: {app[name]['page_floor'] / alone[name]['first_map']:.2f}"
+                )
         for name in traces:
             if name != base:
                 print(f"{name}_first_map_vs_{base}: {app[name]['first_map'] / app[base]['first_map']:.2f}")

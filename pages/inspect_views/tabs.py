@@ -184,8 +184,10 @@ def attention_kept(key: str, trace: Trace) -> None:
 
 def _attention(key: str, trace: Trace, opened: bool) -> None:
     # the round picker (where there are rounds) in one row with the step level's controls
-    c0, *controls = st.columns([2, 2, 2, 3], vertical_alignment="center")
-    rnd = round_pick(trace, key, c0)
+    one = len(trace.rounds) == 1  # (no picker: no empty column before the controls)
+    row = st.columns([2, 2, 3] if one else [2, 2, 2, 3], vertical_alignment="center")
+    rnd = round_pick(trace, key, None if one else row[0])
+    controls = row if one else row[1:]
     att = rnd.attention
     if att is None or not rnd.steps:
         st.info(

@@ -277,3 +277,17 @@ def test_compare_tiles_show_their_metrics_by_key_with_both_sides(samples):
     markdown = [m.value for m in at.markdown]
     assert any(m.startswith(f"A **{steps.a}** → B **{steps.b}**") for m in markdown)
     assert any(m.startswith("A :") and "-badge[" in m and "→ B :" in m for m in markdown)
+
+
+def test_attention_on_a_one_round_trace_has_no_empty_column_before_its_controls(tmp_path, monkeypatch):
+    # the round picker's column stayed empty on a trace with one round: a blank gap at the left
+    make_trace(12, seed=3, rounds=1).save(tmp_path / "one_round.o3trace.json")
+    monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.session_state["inspect_view"] = "Attention"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    tab = next(t for t in at.tabs if t.label == "Attention")
+    assert not tab.selectbox or tab.selectbox[0].label != "Round"
+    assert [t.label for t in tab.columns[0].toggle] == ["Leave out attention sinks"]
