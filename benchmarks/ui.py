@@ -18,7 +18,7 @@ is drawn (where both have one: right after those clicks, back to the map until i
 ``tab_switch_after_reading``; each also timed from the click's event in the page until the
 first figure appears, ``*_drawn``, without Playwright's checks and polling), the map again after going to the Library and back by the app's own navigation
 (``first_map_in_app``: no page load, the way a reader returns to a trace), the app's floor for any
-page (``page_floor``: the navigation's start until the page's first element, Streamlit's own load), and the Library's first table rows (beside the standalone view's first outline
+page (``page_floor``: the navigation's start until the page's first element with text, Streamlit's own load), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
 (``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
 fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
@@ -129,12 +129,15 @@ def _view_frame(page, timeout: float = 300.0):
 
 
 # The app's floor for any page: seconds from the navigation's start until the page shows its
-# first element from the script (Streamlit's scripts loaded, its websocket open, the first run's
-# first delta drawn). A first map can be no quicker than this; ``page_floor_vs_standalone`` says
-# how much of the first-map ratio Streamlit takes before the page's own work.
+# first element from the script, one with text (Streamlit's skeleton has none): Streamlit's scripts
+# loaded, its websocket open, the first run's first delta drawn. A first map can be no quicker than
+# this; ``page_floor_vs_standalone`` says how much of the first-map ratio Streamlit takes before the
+# page's own work begins.
 _FIRST_ELEMENT = """if (window === window.top) { window.__o3first = 0;
-  new MutationObserver((_, mo) => { if (document.querySelector('[data-testid="stElementContainer"]')) {
-    window.__o3first = performance.now() / 1000; mo.disconnect(); } }).observe(document, {childList: true, subtree: true}); }"""
+  new MutationObserver((_, mo) => {
+    const els = document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]');
+    if ([...els].some((e) => e.innerText.trim())) {
+      window.__o3first = performance.now() / 1000; mo.disconnect(); } }).observe(document, {childList: true, subtree: true}); }"""
 
 
 def _first_map(page, url: str) -> tuple[float, object, int]:
