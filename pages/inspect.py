@@ -1,9 +1,9 @@
 """Inspect one trace: the question, the final answer and its verdict, the totals, then one tab per
 view. Views are registered in ``VIEWS`` below, one line each: ``(tab title, render)`` where
 ``render(key, trace)`` draws the view for the library entry ``key`` (``pages.common.ui.selected_node()``
-is the node selected anywhere on the page). Only the open tab's view runs, and of a closed tab the
-part in ``KEPT``, which answers in the browser (the map, and the Attention tab's step heatmap: a
-switch shows them at once, while the server draws the rest). The first view (outline,
+is the node selected anywhere on the page). Only the open tab's view runs, and the views in ``KEPT``
+whatever tab is open: they answer in the browser (the map, and the Attention tab's step heatmap),
+so a switch shows them at once, and the switch's run sends the page what it already has. The first view (outline,
 map and details) is one component that answers clicks in the browser (``pages.common.trace_view``)
 and reports the selection back. The trace, the open tab
 and the selected node live in session state and in the URL (``?trace=KEY&node=ID&view=TITLE``)."""
@@ -38,9 +38,8 @@ from pages.common.ui import (
 from pages.inspect_views.branch import branch_header
 from pages.inspect_views.importance import importance_view
 from pages.inspect_views.internals import internals_view
-from pages.inspect_views.map import map_kept, map_view
+from pages.inspect_views.map import map_view
 from pages.inspect_views.tabs import (
-    attention_kept,
     attention_tab,
     compression_tab,
     tokens_tab,
@@ -57,10 +56,11 @@ VIEWS: list[tuple[str, View]] = [
     ("Tokens", tokens_tab),
     ("Inside the layers", internals_view),
 ]
-# What a view draws while its tab is closed (the rest waits for the tab to open): the parts that
-# then answer in the browser, so a switch to the tab shows them before the server's run ends. Their
-# frames load plotly.js only once the map is drawn and the reader pauses.
-KEPT: dict[str, View] = {"Reasoning map": map_kept, "Attention": attention_kept}
+# The views drawn in every run, their tab open or not (the others wait for their tab to open): they
+# answer in the browser, so a switch to their tab shows them at once (their frames load plotly.js
+# once the map is drawn and the reader pauses), and as they are the same whatever tab is open, a
+# switch between them changes nothing on the page (their server widgets keep their state too).
+KEPT = ("Reasoning map", "Attention")
 # Views that need data most traces lack: hidden where the trace has none, with the reason in one line.
 NEEDS: dict[str, tuple[Callable[[Trace], bool], str]] = {
     "Compression": (lambda t: t.compression is not None, "the run did not use compression"),
@@ -210,12 +210,9 @@ if st.session_state.get("inspect_tab") != st.session_state.inspect_view:  # a li
     st.session_state["inspect_tab"] = st.session_state.inspect_view
 tabs = st.tabs(titles, default=titles[0], key="inspect_tab", on_change=_remember_view)
 for tab, (title, render) in zip(tabs, views, strict=True):
-    if tab.open is not False:
+    if tab.open is not False or title in KEPT:
         with tab:
             render(key, trace)
-    elif title in KEPT:
-        with tab:
-            KEPT[title](key, trace)
 sync_url(
     trace=key,
     node=st.session_state.inspect_node,

@@ -166,17 +166,9 @@ def _push(node: str | None, episode: str | None) -> dict:
 
 
 def map_view(key: str, trace: Trace) -> None:
-    _map(key, trace, opened=True)
-
-
-def map_kept(key: str, trace: Trace) -> None:
-    """What the first view draws while another tab is open: the same first elements (so Streamlit
-    keeps the component's frame, hidden, with the map drawn), not the server-side panels below it.
-    Coming back to the map then shows it at once."""
-    _map(key, trace, opened=False)
-
-
-def _map(key: str, trace: Trace, opened: bool) -> None:
+    """The first view, drawn in every run (``pages.inspect.KEPT``): while another tab is open,
+    Streamlit keeps the component's frame, hidden, with the map drawn, and coming back to the map
+    shows it at once."""
     outline = outline_of(key, trace)
     node = selected_node()
     if node is not None and outline.find(node) is None and node not in graph_of(key, trace):
@@ -203,5 +195,4 @@ def _map(key: str, trace: Trace, opened: bool) -> None:
         height=height,
         on_change=lambda: _on_view(view_key),
     )
-    if opened:
-        details_panel(trace, outline, lambda: graph_of(key, trace), node)
+    details_panel(trace, outline, lambda: graph_of(key, trace), node)

@@ -69,7 +69,7 @@ def _figures(what: tuple, rows, rnd, fig_key: str, *, preload: bool = True) -> N
     )
 
 
-def _step_level(key: str, rnd, opened: bool, controls) -> None:
+def _step_level(key: str, rnd, controls) -> None:
     """The step-level heatmap, with its controls (in ``controls``: three columns). Drawn in every
     run, the tab open or not: the heatmap is a figure component, which draws in the browser when
     the tab is shown."""
@@ -95,8 +95,6 @@ def _step_level(key: str, rnd, opened: bool, controls) -> None:
     _figures(what, lambda: [[ViewFigure(heatmap(), steps=True)]], rnd, f"att_fig_{key}_{rnd.index}")
     download_figure(heatmap, "att_steps")
     slot = st.container()  # in every run, so what follows keeps its place whether it is filled or not
-    if not opened:
-        return
     sa = step_attention(rnd, s0, s1, drop_sinks=drop)
     if sa is not None and sa.other:
         r, sel = selected_step()
@@ -173,16 +171,8 @@ def _token_level(key: str, rnd) -> None:
 
 
 def attention_tab(key: str, trace: Trace) -> None:
-    _attention(key, trace, opened=True)
-
-
-def attention_kept(key: str, trace: Trace) -> None:
-    """What the Attention tab draws while closed: everything but the "other" targets' expander,
-    so Streamlit keeps its figure frames, which wait in the browser and draw when it opens."""
-    _attention(key, trace, opened=False)
-
-
-def _attention(key: str, trace: Trace, opened: bool) -> None:
+    """Drawn in every run (``pages.inspect.KEPT``): while the tab is closed, Streamlit keeps its
+    figure frames, which wait in the browser and draw before it opens."""
     # the round picker (where there are rounds) in one row with the step level's controls
     one = len(trace.rounds) == 1  # (no picker: no empty column before the controls)
     row = st.columns([2, 2, 3] if one else [2, 2, 2, 3], vertical_alignment="center")
@@ -197,7 +187,7 @@ def _attention(key: str, trace: Trace, opened: bool) -> None:
     proxy_note(trace)
     if kept := storage_note(att.info):  # what a long run kept differently, and why
         st.caption(f"Kept at this length: {kept}.")
-    _step_level(key, rnd, opened, controls)
+    _step_level(key, rnd, controls)
     _token_level(key, rnd)
 
 

@@ -291,3 +291,30 @@ def test_attention_on_a_one_round_trace_has_no_empty_column_before_its_controls(
     tab = next(t for t in at.tabs if t.label == "Attention")
     assert not tab.selectbox or tab.selectbox[0].label != "Round"
     assert [t.label for t in tab.columns[0].toggle] == ["Leave out attention sinks"]
+
+
+def _widget_ids(at: AppTest) -> list[str]:
+    found, stack = [], [at._tree]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "id", None) and hasattr(node, "_value"):
+            found.append(node.id)
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            stack.extend(children.values())
+    return sorted(found)
+
+
+def test_a_switch_between_the_map_and_attention_keeps_every_widget_of_both(samples):
+    # Before, the map's server panel (labels, branch, decision points) went away while Attention
+    # was open, and came back at the switch: the switch's run rebuilt part of the page (the reader's
+    # next click waited for it) and the panel's widgets lost their state.
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.session_state["inspect_node"] = "step:0:1"
+    at.run()
+    on_map = _widget_ids(at)
+    at.session_state["inspect_view"] = "Attention"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(on_map) > 5 and _widget_ids(at) == on_map

@@ -60,6 +60,9 @@ def test_three_steps_labelled_with_the_keyboard_are_in_the_export(tmp_path, monk
         page.get_by_label("Your name, to label steps").fill("ann")
         start.click()
         page.locator(f".st-key-lab_w_{key}_0_1").wait_for(timeout=LOAD_MS)
+        # the key listener is a component of its own, mounted after the buttons: on a busy machine
+        # a key pressed before it was there went nowhere
+        page.wait_for_function("() => !!window.__o3LabelKeys", timeout=LOAD_MS)
         page.wait_for_timeout(1000)
         page.evaluate("document.activeElement && document.activeElement.blur()")  # off the name box
         for letter, shows in (
