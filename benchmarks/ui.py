@@ -16,7 +16,7 @@ until the details panel shows it (median of 3), a switch to the Attention tab un
 is drawn (where both have one: right after those clicks, back to the map until it shows,
 ``tab_back_to_map``, and again on a fresh load after reading the map for ``READ_MS``,
 ``tab_switch_after_reading``; each also timed from the click's event in the page until the
-first figure appears, ``*_drawn``, without Playwright's checks and polling), the map again after going to the Library and back by the app's own navigation
+first figure appears, or the map shows again, ``*_drawn``, without Playwright's checks and polling), the map again after going to the Library and back by the app's own navigation
 (``first_map_in_app``: no page load, the way a reader returns to a trace), the app's floor for any
 page (``page_floor``: the navigation's start until the page's first element with text, Streamlit's own load), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
@@ -52,6 +52,7 @@ _MAP_MARKS = """(titles) => {
 }"""
 COUNTS = ("marks", "no_click_lost")
 MAP_TAB, ALONE_TAB = {"map": "Reasoning map"}, {"map": "Map"}  # the first view's tab, in each
+MAP_TITLES_TABS = (MAP_TAB["map"],)
 READ_MS = 3000  # ``tab_switch_after_reading``: the map is read this long before the tab is switched  # printed as whole numbers
 GOALS = {
     "r1_2000_episode_next_vs_standalone": "≤ 1.5×",
@@ -62,6 +63,7 @@ GOALS = {
     "captured_tab_switch_after_reading_vs_standalone": "≤ 1.5×",
     "captured_tab_back_to_map_vs_standalone": "≤ 1.5×",
     "captured_tab_switch_after_reading_drawn_vs_standalone": "≤ 1.5×",
+    "captured_tab_back_to_map_drawn_vs_standalone": "≤ 1.5×",
     "r1_2000_episode_zoom_vs_standalone": "≤ 1.5×",
     "captured_first_map_vs_standalone": "≤ 1.2×",
     "r1_2000_first_map_vs_standalone": "≤ 1.2×",
@@ -231,10 +233,12 @@ def _app_tab(page, title: str) -> float | None:
     tab = page.locator("[role='tab']", has_text=title)
     if not tab.count():
         return None
-    figs = [f for f in page.frames if "o3fig" in f.url]
+    # the frames where the tab draws: the map's, or the figure frames (Attention)
+    to_map = title in MAP_TITLES_TABS
+    figs = [f for f in page.frames if ("o3view" if to_map else "o3fig") in f.url]
     page.evaluate(_CLICK_WATCH)
     for f in figs:
-        f.evaluate(_DRAWN_WATCH, ".fig .main-svg")
+        f.evaluate(_DRAWN_WATCH, "#map .point, #overview .point" if to_map else ".fig .main-svg")
     t0 = time.perf_counter()
     tab.first.click()
     page.wait_for_function(
@@ -305,6 +309,7 @@ def _actions(page, url: str, tab_click, repeat: int = 3) -> dict[str, float]:
         out["tab_switch"] = tab
         drawn = _DRAWN.get("Attention")
         out["tab_back_to_map"] = tab_click(page, frame, "map")
+        back = _DRAWN.get(MAP_TAB["map"], _DRAWN.get(ALONE_TAB["map"]))
         # a reader's pace: the page opened afresh, the map read for a few seconds, then the tab
         frame = _first_map(page, url)[1]
         page.wait_for_timeout(READ_MS)
@@ -312,6 +317,7 @@ def _actions(page, url: str, tab_click, repeat: int = 3) -> dict[str, float]:
         out["tab_switch_after_reading"] = tab_click(page, frame, "Attention")
         for k, v in (
             ("tab_switch_drawn", drawn),
+            ("tab_back_to_map_drawn", back),
             ("tab_switch_after_reading_drawn", _DRAWN.get("Attention")),
         ):
             if v is not None:
@@ -453,6 +459,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
                 "tab_switch_drawn",
                 "tab_switch_after_reading_drawn",
                 "tab_back_to_map",
+                "tab_back_to_map_drawn",
                 "episode_zoom",
                 "episode_next",
                 "library_rows",
