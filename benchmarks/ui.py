@@ -52,7 +52,6 @@ _MAP_MARKS = """(titles) => {
 }"""
 COUNTS = ("marks", "no_click_lost")
 MAP_TAB, ALONE_TAB = {"map": "Reasoning map"}, {"map": "Map"}  # the first view's tab, in each
-MAP_TITLES_TABS = (MAP_TAB["map"],)
 READ_MS = 3000  # ``tab_switch_after_reading``: the map is read this long before the tab is switched  # printed as whole numbers
 GOALS = {
     "r1_2000_episode_next_vs_standalone": "≤ 1.5×",
@@ -234,7 +233,7 @@ def _app_tab(page, title: str) -> float | None:
     if not tab.count():
         return None
     # the frames where the tab draws: the map's, or the figure frames (Attention)
-    to_map = title in MAP_TITLES_TABS
+    to_map = title == MAP_TAB["map"]
     figs = [f for f in page.frames if ("o3view" if to_map else "o3fig") in f.url]
     page.evaluate(_CLICK_WATCH)
     for f in figs:

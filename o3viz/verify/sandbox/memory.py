@@ -79,24 +79,21 @@ def _cgroup_dir(version: int) -> str | None:
     return None
 
 
-def _sweep_stale(parent: str) -> int:
+def _sweep_stale(parent: str) -> None:
     """Remove the empty leaves under ``parent`` whose host process is gone (killed -9 mid-verdict,
-    it never reached ``close``); returns how many went. A leaf is named for the pid that made it."""
-    removed = 0
+    it never reached ``close``). A leaf is named for the pid that made it."""
     try:
         names = [e.name for e in os.scandir(parent) if e.name.startswith(_LEAF_PREFIX) and e.is_dir()]
     except OSError:
-        return 0
+        return
     for name in names:
         pid = name[len(_LEAF_PREFIX) :].partition("-")[0]
         if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
             continue
         try:
             os.rmdir(os.path.join(parent, name))  # fails while a process is still inside: kept
-            removed += 1
         except OSError:
             continue
-    return removed
 
 
 def _alive(pid: int) -> bool:
