@@ -4,11 +4,10 @@ capture, solve and the claim checker on what the answer is."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from o3viz.run.assemble import extract_answer as capture_answer
+from o3viz.testing.cpu import best_cpu_seconds
 from o3viz.text.answers import answer_in_regions, extract_answer, extract_strong_answer, round_answer
 from o3viz.verify.claims.rules import find_final_answer
 
@@ -87,7 +86,4 @@ HOSTILE = [
 
 @pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
 def test_extractor_is_linear_on_hostile_text(text):
-    t0 = time.process_time()
-    extract_answer(text)
-    round_answer(text, "general")
-    assert time.process_time() - t0 <= 2.0
+    assert best_cpu_seconds(lambda: (extract_answer(text), round_answer(text, "general")), budget=2.0) <= 2.0

@@ -67,7 +67,9 @@
           '}).catch(() => {});';
         d.head.append(s);
       };
-      setTimeout(() => (w.requestIdleCallback ? w.requestIdleCallback(go, {timeout: 3000}) : go()), WARM_MS);
+      // not while the reader is clicking: evaluating the chart's bundle holds the page's thread for
+      // about a second here, and a click (Next ▶ right after an episode opened) waited for it
+      idleAfterMap(WARM_MS).then(() => { w.__o3vizWarmAt = Date.now(); go(); });
     } catch (e) { /* another origin: Streamlit loads its bundles when it needs them */ }
   }
   const WARM_MS = 1000;
@@ -182,13 +184,17 @@
     } catch (e) { /* another origin */ }
   }
   watchInput();
-  const idleAfterMap = () => new Promise((r) => {
+  // at least ``after`` ms after the map was drawn, QUIET_MS after the reader's last input, and
+  // when the browser is idle (checked again then: the reader may have clicked meanwhile)
+  const idleAfterMap = (after = 0) => new Promise((r) => {
     const t0 = Date.now();
     const check = () => {
       if (!mapDrawn() && Date.now() - t0 < 8000) { setTimeout(check, 100); return; }
-      const quiet = Date.now() - Math.max(lastInput(), mapDrawn());
-      if (quiet < QUIET_MS) { setTimeout(check, QUIET_MS - quiet + 20); return; }
-      if (window.requestIdleCallback) window.requestIdleCallback(() => r(), {timeout: 2000}); else r();
+      const wait = Math.max(QUIET_MS - (Date.now() - Math.max(lastInput(), mapDrawn())),
+        after - (Date.now() - mapDrawn()));
+      if (wait > 0) { setTimeout(check, wait + 20); return; }
+      if (!window.requestIdleCallback) { r(); return; }
+      window.requestIdleCallback(() => (Date.now() - lastInput() < QUIET_MS ? check() : r()), {timeout: 2000});
     };
     check();
   });
