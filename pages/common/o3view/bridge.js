@@ -36,6 +36,10 @@
     send('streamlit:setComponentValue', {value: Object.assign({seq: seq}, v), dataType: 'json'});
   }
   function report(s) {
+    // the view's answer counts as the reader's latest action: the page's heavy loads wait for a
+    // pause after the reader has seen it (an episode takes ~1 s to draw at 2,000 steps, and a
+    // reader clicks Next ▶ as soon as it shows)
+    requestAnimationFrame(() => setTimeout(markInput, 0));
     syncUrl(s);
     pending = s;
     if (timer !== null) clearTimeout(timer);
@@ -170,9 +174,9 @@
   function lastInput() {
     try { return window.parent.__o3vizInput || 0; } catch (e) { return 0; }
   }
+  function markInput() { try { window.parent.__o3vizInput = Date.now(); } catch (e) { /* another origin */ } }
   function watchInput() {
-    const mark = () => { try { window.parent.__o3vizInput = Date.now(); } catch (e) { /* another origin */ } };
-    ['pointerdown', 'keydown', 'wheel'].forEach((t) => window.addEventListener(t, mark, true));
+    ['pointerdown', 'keydown', 'wheel'].forEach((t) => window.addEventListener(t, markInput, true));
     try {
       const w = window.parent, d = w.document;
       if (w.__o3vizInputHook) return;
