@@ -18,7 +18,10 @@ is drawn (where both have one: right after those clicks, back to the map until i
 ``tab_switch_after_reading``; each also timed from the click's event in the page until the
 first figure appears, or the map shows again, ``*_drawn``, without Playwright's checks and polling), the map again after going to the Library and back by the app's own navigation
 (``first_map_in_app``: no page load, the way a reader returns to a trace), the app's floor for any
-page (``page_floor``: the navigation's start until the page's first element with text, Streamlit's own load), and the Library's first table rows (beside the standalone view's first outline
+page (``page_floor``: the navigation's start until the page's first element with text, Streamlit's own load), the first map on a Streamlit page that holds
+nothing but Inspect's view component on the same view data (``component_floor_first_map``: what no
+Streamlit page hosting the view can beat; ``first_map_vs_component_floor`` is what Inspect adds to
+it), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
 (``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
 fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
@@ -139,6 +142,42 @@ _FIRST_ELEMENT = """if (window === window.top) { window.__o3first = 0;
     const els = document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]');
     if ([...els].some((e) => e.innerText.trim())) {
       window.__o3first = performance.now() / 1000; mo.disconnect(); } }).observe(document, {childList: true, subtree: true}); }"""
+
+
+# Streamlit's floor for a first map: a page that holds nothing but Inspect's view component on the
+# same view data (``streamlit run`` on this script, from a folder whose static/ holds the app's
+# plotly.js, so the component loads it as in the app). What no Streamlit page with the component
+# can beat; ``first_map_vs_component_floor`` is what the app adds to it.
+_FLOOR_PAGE = """import re, sys
+sys.path.insert(0, {root!r})
+import streamlit as st
+from pages.common.trace_view import trace_view
+st.set_page_config(layout="wide")
+url, height = st.query_params.get("url", ""), int(st.query_params.get("h", "560"))
+if not re.fullmatch(r"data/[0-9a-f]+[.]json", url):
+    st.error("no view data url")
+    st.stop()
+trace_view(url, key="floor", push={{"n": 0, "id": None, "episode": None}}, height=height)
+"""
+
+
+def _floor_page(folder: Path) -> Path:
+    """The component-only page in ``folder`` (with the app's static plotly.js beside it)."""
+    static = folder / "static"
+    static.mkdir(exist_ok=True)
+    for f in (ROOT / "static").glob("o3viz-plotly-*.min.js"):
+        (static / f.name).write_bytes(f.read_bytes())
+    script = folder / "floor.py"
+    script.write_text(_FLOOR_PAGE.format(root=str(ROOT)), encoding="utf-8")
+    return script
+
+
+def _view_args(page) -> tuple[str, int]:
+    """The view data URL and height of the trace view Inspect shows now."""
+    frame, _ = _view_frame(page)
+    url = frame.evaluate("document.body.dataset.url")
+    height = page.evaluate("document.querySelector('iframe[src*=\"o3view\"]').clientHeight")
+    return url, int(height) - 4
 
 
 def _first_map(page, url: str) -> tuple[float, object, int]:
@@ -394,6 +433,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _component_floor(browser, views: dict[str, tuple[str, int, int]], fresh) -> dict[str, float]:
+    """Each trace's first map on the component-only page (median of 3 loads, after one untimed),
+    which must draw as many marks as Inspect drew."""
+    from o3viz.testing.browser import serve_app
+
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        script = _floor_page(Path(folder))
+        with serve_app({}, script=script, options=("--server.enableStaticServing", "true")) as url:
+            for name, (data, height, marks) in views.items():
+                page = fresh(browser)
+                target = f"{url}/?url={data}&h={height}"
+                _first_map(page, target)  # the server's first run of this page: not timed
+                loads = [_first_map(page, target) for _ in range(3)]
+                page.close()
+                if {m for _, _, m in loads} != {marks}:
+                    raise RuntimeError(f"the component-only page drew {loads[-1][2]} marks, Inspect {marks}")
+                times = [t for t, _, _ in loads]
+                out[name] = statistics.median(times)
+    return out
+
+
 def _standalone_pages(home: Path, traces: dict[str, tuple[str, int]], folder: Path) -> dict[str, Path]:
     """Each trace's standalone view (``save_view``: one page, plotly.js inlined), from the store."""
     import o3viz
@@ -422,7 +483,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
         _first_map(page, f"{url}/inspect?trace={traces[base][0]}")  # the server's first run: not timed
         _first_map(page, pages[base].as_uri())  # nor the browser's first plotly.js parse
         page.close()
-        app, alone = {}, {}
+        app, alone, views = {}, {}, {}
         for name, (key, steps) in traces.items():
             page = fresh(browser)
             app[name] = _actions(
@@ -431,6 +492,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
             app[name]["first_map_in_app"] = _in_app_map(page)
+            views[name] = (*_view_args(page), app[name]["marks"])
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: back on Inspect, it did not show trace {key} ({steps} steps)")
             page.close()
@@ -445,10 +507,13 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             page = fresh(browser)
             alone[name]["library_rows"] = _outline_rows(page, pages[name].as_uri())
             page.close()
+        floor = _component_floor(browser, views, fresh)
+        for name in traces:
             for k, v in app[name].items():
                 print(f"{name}_app_{k}: {v:.3f}" if k not in COUNTS else f"{name}_app_{k}: {v}")
             for k, v in alone[name].items():
                 print(f"{name}_standalone_{k}: {v:.3f}" if k not in COUNTS else f"{name}_standalone_{k}: {v}")
+            print(f"{name}_component_floor_first_map: {floor[name]:.3f}")
         for name in traces:
             for k in (
                 "first_map",
@@ -468,6 +533,8 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             print(
                 f"{name}_first_map_in_app_vs_standalone: {app[name]['first_map_in_app'] / alone[name]['first_map']:.2f}"
             )
+            print(f"{name}_component_floor_vs_standalone: {floor[name] / alone[name]['first_map']:.2f}")
+            print(f"{name}_first_map_vs_component_floor: {app[name]['first_map'] / floor[name]:.2f}")
             if "page_floor" in app[name]:
                 print(
                     f"{name}_page_floor_vs_standalone: {app[name]['page_floor'] / alone[name]['first_map']:.2f}"

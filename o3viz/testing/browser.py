@@ -35,11 +35,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(env: dict[str, str], *, port: int | None = None, start_timeout: float = 90.0):
-    """Run the app with ``env`` added to this process's environment; yields its URL and stops it."""
+def serve_app(
+    env: dict[str, str],
+    *,
+    port: int | None = None,
+    start_timeout: float = 90.0,
+    script: str | Path = "app.py",
+    options: tuple[str, ...] = (),
+):
+    """Run the app (or another Streamlit ``script``, with more ``options`` for ``streamlit run``)
+    with ``env`` added to this process's environment; yields its URL and stops it."""
     port = port or free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
-    cmd += ["--server.headless", "true", "--server.address", "127.0.0.1"]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port)]
+    cmd += ["--server.headless", "true", "--server.address", "127.0.0.1", *options]
     proc = subprocess.Popen(
         cmd, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
