@@ -1,6 +1,7 @@
-"""The app beside the standalone view in Chromium: Inspect's first map, a click on a step until the
-details change, a tab switch, an episode zoom and the Library's first rows, each against the same
-action in the standalone view (``save_view``) of the same trace, on R1-style imports of about 200
+"""The app beside the standalone view in Chromium, action by action.
+
+Inspect's first map, a click on a step until the details change, a tab switch, an episode zoom
+and the Library's first rows, each against the same action in the standalone view (``save_view``) of the same trace, on R1-style imports of about 200
 and 2,000 sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and
 a captured run with attention from ``sample_traces/``, all put in a temporary ``O3VIZ_HOME`` the
 way the app gets them.
