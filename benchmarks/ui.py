@@ -1,8 +1,8 @@
 """The app beside the standalone view in Chromium, action by action.
 
 Inspect's first map, a click on a step until the details change, a tab switch, an episode zoom
-and the Library's first rows, each against the same action in the standalone view (``save_view``) of the same trace, on R1-style imports of about 200
-and 2,000 sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and
+and the Library's first rows, each against the same action in the standalone view
+(``save_view``) of the same trace, on R1-style imports of about 200 and 2,000 sentences built from real DeepSeek-R1 MATH-500 sentences (``o3viz.testing.long_r1``) and
 a captured run with attention from ``sample_traces/``, all put in a temporary ``O3VIZ_HOME`` the
 way the app gets them.
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -167,7 +168,7 @@ def _floor_page(folder: Path) -> Path:
     static = folder / "static"
     static.mkdir(exist_ok=True)
     for f in (ROOT / "static").glob("o3viz-plotly-*.min.js"):
-        (static / f.name).write_bytes(f.read_bytes())
+        shutil.copyfile(f, static / f.name)
     script = folder / "floor.py"
     script.write_text(_FLOOR_PAGE.format(root=str(ROOT)), encoding="utf-8")
     return script
@@ -451,8 +452,7 @@ def _component_floor(browser, views: dict[str, tuple[str, int, int]], fresh) -> 
                 page.close()
                 if {m for _, _, m in loads} != {marks}:
                     raise RuntimeError(f"the component-only page drew {loads[-1][2]} marks, Inspect {marks}")
-                times = [t for t, _, _ in loads]
-                out[name] = statistics.median(times)
+                out[name] = statistics.median(t for t, _, _ in loads)
     return out
 
 

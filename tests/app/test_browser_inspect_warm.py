@@ -11,6 +11,7 @@ tab clicked, and the Attention tab then draws its figures. The screenshot goes t
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 
 import pytest
@@ -27,6 +28,24 @@ CHUNK_LOADED = """() => performance.getEntriesByType('resource')
   .some((e) => /\\/static\\/js\\/PlotlyChart\\.[^/]*\\.js$/.test(e.name))"""
 
 
+@contextlib.contextmanager
+def _sample_in_chromium(tmp_path):
+    """The app serving the captured sample (alone, in a fresh home), and Chromium; yields the
+    browser and the sample's Inspect URL."""
+    from playwright.sync_api import sync_playwright
+
+    samples, home = tmp_path / "samples", tmp_path / "home"
+    samples.mkdir()
+    shutil.copyfile(SAMPLE, samples / SAMPLE.name)
+    key = content_key(SAMPLE.read_bytes())
+    with serve_app({"O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(home)}) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser, f"{url}/inspect?trace={key}"
+        finally:
+            browser.close()
+
+
 def test_this_streamlit_has_each_bundle_the_view_warms_once():
     names = _warm_chunks()
     assert [n.split(".")[0] for n in names] == list(WARM)  # renamed upstream: the list says so here
@@ -36,20 +55,13 @@ def test_this_streamlit_has_each_bundle_the_view_warms_once():
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent")
 def test_the_chart_bundle_loads_after_the_map_and_before_any_tab_is_opened(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    samples, home = tmp_path / "samples", tmp_path / "home"
-    samples.mkdir()
-    shutil.copyfile(SAMPLE, samples / SAMPLE.name)
-    key = content_key(SAMPLE.read_bytes())
-    with serve_app({"O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(home)}) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with _sample_in_chromium(tmp_path) as (browser, inspect):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         plotly = []
         page.on(
             "response", lambda r: plotly.append(r) if "plotly" in r.url and r.url.endswith(".js") else None
         )
-        page.goto(f"{url}/inspect?trace={key}")
+        page.goto(inspect)
         frame = page.frame_locator("iframe[src*='o3view']")
         frame.locator("#map .point").first.wait_for(timeout=LOAD_MS)
         view_js = [r for r in plotly if "/app/static/o3viz-plotly-" in r.url]
@@ -77,7 +89,6 @@ def test_the_chart_bundle_loads_after_the_map_and_before_any_tab_is_opened(tmp_p
         assert [r.url for r in plotly if "o3view" in r.frame.url] == []
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "inspect_attention_warm_1280x720.png"))
-        browser.close()
 
 
 QUIET_MS = 600  # bridge.js: the reader's pause before the page's heavy loads begin
@@ -98,16 +109,9 @@ def test_the_bundles_wait_until_the_reader_pauses(tmp_path, reader):
     pause: a reader scrolling the outline from the moment the map shows holds them off, and so
     do the view's answers (a step selected by a script's click, no pointer event: the reader is
     looking at what the view just showed), and nothing lands in the QUIET_MS before they start."""
-    from playwright.sync_api import sync_playwright
-
-    samples, home = tmp_path / "samples", tmp_path / "home"
-    samples.mkdir()
-    shutil.copyfile(SAMPLE, samples / SAMPLE.name)
-    key = content_key(SAMPLE.read_bytes())
-    with serve_app({"O3VIZ_SAMPLES": str(samples), "O3VIZ_HOME": str(home)}) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with _sample_in_chromium(tmp_path) as (browser, inspect):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.goto(f"{url}/inspect?trace={key}")
+        page.goto(inspect)
         frame = page.frame_locator("iframe[src*='o3view']")
         frame.locator("#map .point").first.wait_for(timeout=LOAD_MS)
         view = frame.locator("body")
@@ -128,4 +132,3 @@ def test_the_bundles_wait_until_the_reader_pauses(tmp_path, reader):
         warm_at, acts = page.evaluate("() => [window.__o3vizWarmAt, window.__acts]")
         assert len(acts) > 5
         assert warm_at > acts[-1] and not [t for t in acts if warm_at - QUIET_MS < t <= warm_at]
-        browser.close()
