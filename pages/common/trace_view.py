@@ -87,26 +87,32 @@ def _served(plotly_src: str | None) -> Path:
     return root
 
 
-# Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not:
-# the plotly chart (4.7 MB, plotly.js inside) and the Attention tab's widgets
-WARM = ("PlotlyChart", "NumberInput", "Slider", "Checkbox", "Radio", "DownloadButton")
+# Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not.
+# The Attention tab's widgets (``WARM``: a few ms each to evaluate) are loaded once the map is drawn
+# and the reader pauses. The plotly chart (``CHART``: 4.7 MB, plotly.js inside) only when the reader
+# presses a tab whose panel holds no view frame (a tab drawn with ``st.plotly_chart``): evaluating it
+# holds the page's thread for 0.7-1 s here, and loaded in a pause it landed on the reader's next
+# click (back to the map right after Attention waited for it). Pressed, it loads while the tab's run
+# is on the server.
+WARM = ("NumberInput", "Slider", "Checkbox", "Radio", "DownloadButton")
+CHART = "PlotlyChart"
 
 
-def _warm_chunks() -> list[str]:
-    """The file names of Streamlit's bundles in ``WARM`` (``static/js/<Name>.<hash>.js``), those this
-    Streamlit has exactly one of. The view asks the page to load them once the map is drawn and the
-    browser is idle: without it the first switch to the Attention tab waited about 1.5 s (on this
-    2-core machine) for them before anything showed."""
+def _warm_chunks(names: tuple[str, ...] = WARM) -> list[str]:
+    """The file names of Streamlit's bundles in ``names`` (``static/js/<Name>.<hash>.js``), those
+    this Streamlit has exactly one of. Without the widgets' the first switch to the Attention tab
+    waited for them before anything showed."""
     import streamlit
 
     js = Path(streamlit.__file__).parent / "static" / "static" / "js"
-    found = [sorted(js.glob(f"{name}.*.js")) for name in WARM]
+    found = [sorted(js.glob(f"{name}.*.js")) for name in names]
     return [f[0].name for f in found if len(f) == 1]
 
 
 PLOTLY_SRC = _static_plotly()
 SERVED = _served(PLOTLY_SRC)
 WARM_CHUNKS = _warm_chunks()
+CHART_CHUNK = (_warm_chunks((CHART,)) or [None])[0]
 _component = components.declare_component("o3view", path=str(SERVED))
 # the same files, as the component that draws one step-level figure in a tab (``figure_view``);
 # its own name keeps its frame apart from the map's (``iframe[src*='o3fig']``)
@@ -163,6 +169,7 @@ def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
         url=url,
         push=push,
         warm=WARM_CHUNKS,
+        chart=CHART_CHUNK,
         height=height,
         key=key,
         default=None,

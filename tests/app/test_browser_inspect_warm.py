@@ -1,13 +1,15 @@
 """Issue 39: plotly.js for Inspect's view is the app's static file, which the browser can keep
 between loads (a component's files come with neither Last-Modified nor an ETag, so the 4.6 MB
-file was fetched and compiled at every load). And the first switch from Inspect's map to its Attention tab waited about 1.5 s for
-Streamlit's plotly chart bundle (4.7 MB), which the page loaded only when a first
-``st.plotly_chart`` appeared. Now the view asks the page for it once the map is drawn and the
-browser is idle; and the map's frame is kept, hidden, while the Attention tab is open: not
-reloaded, and it fetches nothing (Streamlit used to rebuild it and it parsed plotly.js again). In
-Debian Chromium at 1280×720, on the captured sample with attention: the bundle is loaded with no
-tab clicked, and the Attention tab then draws its figures. The screenshot goes to
-``test-artifacts/``."""
+file was fetched and compiled at every load). The first switch from Inspect's map to its Attention
+tab waited about 1.5 s for the Streamlit widget bundles its controls need, which the page loaded
+only when one first appeared: now the view asks the page for them once the map is drawn and the
+reader pauses. Streamlit's plotly chart bundle (4.7 MB, plotly.js inside) was asked for then too,
+and evaluating it held the page's thread for 0.7 to 1 s: a reader's click back to the map right
+after Attention waited for it. Now it loads only when the reader presses a tab that draws with
+Streamlit's chart (Verification here), while that tab's run is on the server. And the map's frame
+is kept, hidden, while the Attention tab is open: not reloaded, and it fetches nothing (Streamlit
+used to rebuild it and it parsed plotly.js again). In Debian Chromium at 1280×720, on the captured
+sample with attention. The screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ import pytest
 from o3viz.paths import REPO_ROOT
 from o3viz.store.store import content_key
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
-from pages.common.trace_view import WARM, _warm_chunks
+from pages.common.trace_view import CHART, CHART_CHUNK, WARM, WARM_CHUNKS, _warm_chunks
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 SAMPLE = REPO_ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
-CHUNK_LOADED = """() => performance.getEntriesByType('resource')
-  .some((e) => /\\/static\\/js\\/PlotlyChart\\.[^/]*\\.js$/.test(e.name))"""
+LOADED = """(name) => performance.getEntriesByType('resource')
+  .some((e) => e.name.endsWith('/static/js/' + name))"""  # one of Streamlit's bundles, by file name
+WARMED = "() => window.__o3vizWarmAt > 0"  # the view has asked the page for the widgets' bundles
 
 
 @contextlib.contextmanager
@@ -50,11 +53,17 @@ def test_this_streamlit_has_each_bundle_the_view_warms_once():
     names = _warm_chunks()
     assert [n.split(".")[0] for n in names] == list(WARM)  # renamed upstream: the list says so here
     assert all(n.endswith(".js") and n.count(".") == 2 for n in names)
+    assert CHART_CHUNK is not None and CHART_CHUNK.split(".")[0] == CHART
+
+
+def _open(page, title: str):
+    page.locator("[role='tab']", has_text=title).first.click()
+    page.locator("[role='tab'][aria-selected='true']", has_text=title).wait_for(timeout=LOAD_MS)
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent")
-def test_the_chart_bundle_loads_after_the_map_and_before_any_tab_is_opened(tmp_path):
+def test_the_widgets_load_in_a_pause_and_the_chart_bundle_only_when_a_chart_tab_is_pressed(tmp_path):
     with _sample_in_chromium(tmp_path) as (browser, inspect):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         plotly = []
@@ -67,14 +76,17 @@ def test_the_chart_bundle_loads_after_the_map_and_before_any_tab_is_opened(tmp_p
         view_js = [r for r in plotly if "/app/static/o3viz-plotly-" in r.url]
         assert len(view_js) == 1 and view_js[0].status == 200, [r.url for r in plotly]
         assert "last-modified" in view_js[0].headers and "etag" in view_js[0].headers
-        page.wait_for_function(CHUNK_LOADED, timeout=LOAD_MS)  # no tab clicked: the view asked for it
+        page.wait_for_function(WARMED, timeout=LOAD_MS)  # no tab clicked: the view asked
+        page.wait_for_function(f"(names) => names.every({LOADED})", arg=WARM_CHUNKS, timeout=LOAD_MS)
+        page.wait_for_timeout(2000)  # the old code imported the chart's bundle with the widgets'
         assert page.evaluate("() => window.__o3vizWarm === true")
         assert page.locator("[role='tab'][aria-selected='true']").inner_text().strip() == "Reasoning map"
+        assert not page.evaluate(LOADED, CHART_CHUNK)  # the reader's pause is left alone
         plotly.clear()
         page.evaluate(
             "() => { document.querySelector('iframe[src*=\"o3view\"]').contentWindow.__o3mark = 1; }"
         )
-        page.locator("[role='tab']", has_text="Attention").first.click()
+        _open(page, "Attention")
         frame.locator("#map .point").first.wait_for(state="hidden", timeout=LOAD_MS)
         page.frame_locator("iframe[src*='o3fig']").first.locator(".fig .main-svg").first.wait_for(
             timeout=LOAD_MS
@@ -87,8 +99,14 @@ def test_the_chart_bundle_loads_after_the_map_and_before_any_tab_is_opened(tmp_p
             == 1
         )
         assert [r.url for r in plotly if "o3view" in r.frame.url] == []
+        assert not page.evaluate(LOADED, CHART_CHUNK)  # the Attention tab draws in its own frames
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "inspect_attention_warm_1280x720.png"))
+        _open(page, "Verification")  # drawn by the server with Streamlit's chart: pressed, it loads
+        page.wait_for_function(LOADED, arg=CHART_CHUNK, timeout=LOAD_MS)
+        assert page.evaluate("() => window.parent.__o3vizChartAt > 0")
+        page.locator("[role='tabpanel']:visible .js-plotly-plot .main-svg").first.wait_for(timeout=LOAD_MS)
+        page.screenshot(path=str(ARTIFACTS / "inspect_verification_chart_1280x720.png"))
 
 
 QUIET_MS = 600  # bridge.js: the reader's pause before the page's heavy loads begin
@@ -129,7 +147,7 @@ def test_the_bundles_wait_until_the_reader_pauses(tmp_path, reader):
             else:
                 view.evaluate(ANSWER)
             page.wait_for_timeout(100)
-        page.wait_for_function(CHUNK_LOADED, timeout=LOAD_MS)
+        page.wait_for_function(WARMED, timeout=LOAD_MS)
         warm_at, acts = page.evaluate("() => [window.__o3vizWarmAt, window.__acts]")
         assert len(acts) > 5 and acts[0] < drawn + WARM_MS  # the reader was busy when the old code warmed
         # Nothing the reader did lands in the QUIET_MS before the bundles. Where this test's own loop

@@ -45,38 +45,58 @@
     if (timer !== null) clearTimeout(timer);
     timer = setTimeout(flush, REPORT_MS);
   }
-  // Inspect's other tabs draw with Streamlit's own plotly chart and widgets, whose bundles (4.7 MB
-  // for the chart) the page loads only when one first appears: the first switch to the Attention
-  // tab waited ~1.5 s for them. Once the map is drawn and the browser is idle, the page imports
-  // them (the URLs Streamlit imports, so each module is evaluated once), once per page.
-  function warm(names) {
+  // Inspect's other tabs draw with Streamlit's own widgets and plotly chart, whose bundles the
+  // page loads only when one first appears: the first switch to the Attention tab waited ~1.5 s
+  // for its widgets. Once the map is drawn and the reader pauses, the page imports the widgets'
+  // (``names``: the URLs Streamlit imports, so each module is evaluated once), once per page. The
+  // chart's bundle (``chart``: 4.7 MB, plotly.js inside) holds the page's thread for 0.7-1 s while
+  // it is evaluated: loaded in a pause, it landed on the reader's next click. It is imported when
+  // the reader presses a tab whose panel holds none of these frames (one drawn by the server with
+  // Streamlit's chart), so it loads while that tab's run is on the server.
+  function warm(names, chart) {
     try {
       const w = window.parent, d = w.document;
-      if (!names || !names.length || w.__o3vizWarm) return;
+      if (w.__o3vizWarm) return;
       const main = d.querySelector('script[src*="/static/js/index."]');
       if (!main) return;
       w.__o3vizWarm = true;
+      if (chart) {  // the page's own listener (a frame's would die with it)
+        const s = d.createElement('script');
+        s.textContent = '(' + chartOnPress.toString() + ')(' + JSON.stringify(new URL(chart, main.src).toString()) + ');';
+        d.head.append(s);
+      }
+      if (!names || !names.length) return;
       const srcs = names.map((n) => new URL(n, main.src).toString());
       const go = () => {
         const s = d.createElement('script');
         s.type = 'module';
-        // then one tiny heatmap drawn off screen and removed: plotly's first draw in the page sets
-        // up what every later one reuses
-        s.textContent = 'Promise.all(' + JSON.stringify(srcs) + '.map((u) => import(u))).then(() => {' +
-          ' const P = window.Plotly; if (!P || !P.newPlot) return;' +
-          ' const d = document.createElement("div");' +
-          ' d.style.cssText = "position:absolute;left:-10000px;top:0;width:300px;height:200px";' +
-          ' document.body.append(d);' +
-          ' P.newPlot(d, [{type: "heatmap", z: [[0, 1], [1, 0]]}], {}).then(() => { P.purge(d); d.remove(); });' +
-          '}).catch(() => {});';
+        s.textContent = 'Promise.all(' + JSON.stringify(srcs) + '.map((u) => import(u))).catch(() => {});';
         d.head.append(s);
       };
-      // not while the reader is clicking: evaluating the chart's bundle holds the page's thread for
-      // about a second here, and a click (Next ▶ right after an episode opened) waited for it
+      // not while the reader is clicking: a click (Next ▶ right after an episode opened) waited
+      // for the page's thread
       idleAfterMap(WARM_MS).then(() => { w.__o3vizWarmAt = Date.now(); go(); });
     } catch (e) { /* another origin: Streamlit loads its bundles when it needs them */ }
   }
   const WARM_MS = 1000;
+  // Run in the page (its source is injected there): imports ``src`` when the reader first presses a
+  // tab whose panel holds no view frame.
+  function chartOnPress(src) {
+    const TABS = '[data-testid="stTabs"]';
+    const go = (e) => {
+      const t = e.target && e.target.closest && e.target.closest('[role="tab"]');
+      if (!t || window.__o3vizChartAt) return;
+      // a closed tab's panel has no id: it is the one at the tab's place in its tab block
+      const box = t.closest(TABS), mine = (x) => x.closest(TABS) === box;
+      const k = box ? [...box.querySelectorAll('[role="tab"]')].filter(mine).indexOf(t) : -1;
+      const p = document.getElementById(t.getAttribute('aria-controls') || '') ||
+        (box ? [...box.querySelectorAll('[data-testid="stTabPanel"]')].filter(mine)[k] : null);
+      if (p && p.querySelector('iframe[src*="o3view"], iframe[src*="o3fig"]')) return;
+      window.__o3vizChartAt = Date.now();
+      import(src).catch(() => {});
+    };
+    ['pointerdown', 'keydown'].forEach((k) => window.addEventListener(k, go, true));
+  }
   function layout(D) {
     const root = document.getElementById('root');
     root.replaceChildren();
@@ -251,7 +271,7 @@
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
-      warm(a.warm);
+      warm(a.warm, a.chart);
     }).catch((e) => {
       loading = false;
       document.getElementById('root').textContent = 'The view could not be loaded: ' + e;
