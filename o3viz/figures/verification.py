@@ -33,6 +33,7 @@ def checks_figure(trace: Trace) -> go.Figure:
         )
     k = len(VERDICT_ORDER) - 1
     scale = [[i / k, VERDICT_COLORS[v]] for i, v in enumerate(VERDICT_ORDER)]
+    columns = [_column_label(trace, j) for j in range(n)]
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -68,7 +69,19 @@ def checks_figure(trace: Trace) -> go.Figure:
         height=160 + 40 * len(trace.rounds),
         xaxis_title="check",
         plot_bgcolor="white",
+        # each column named by its check, not a number axis (−0.5, 0, 0.5, …) nobody can read
+        xaxis={"tickmode": "array", "tickvals": list(range(n)), "ticktext": columns, "showgrid": False},
     )
+
+
+def _column_label(trace: Trace, j: int) -> str:
+    """Column ``j``'s tick: its check's kind and name where every round that has a ``j``-th check
+    agrees on them, else its number."""
+    seen = {(r.checks[j].kind, r.checks[j].name) for r in trace.rounds if j < len(r.checks)}
+    if len(seen) != 1:
+        return f"check {j + 1}"
+    kind, name = seen.pop()
+    return html.escape(clip_label(f"{kind}: {name}", 28))
 
 
 def check_rows(trace: Trace) -> list[dict]:

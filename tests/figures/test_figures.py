@@ -133,3 +133,17 @@ def test_the_verification_legend_has_one_entry_per_colour_and_pass_and_fail_diff
     legend = {t.name: t.marker.color for t in fig.data if t.type == "scatter"}
     assert set(legend) == {"pass / correct", "fail / wrong"}
     assert len(set(legend.values())) == len(legend)  # one colour per entry, green ≠ red
+
+
+def test_the_verification_columns_are_named_by_their_checks_not_numbered_in_halves():
+    """The Inspect screenshot's x axis read −0.5, 0, 0.5, … 2.5 under three checks: nothing said
+    which column was which check. Each column is now its check's kind and name (rounds agree), or
+    its number where the rounds' checks at that place differ."""
+    from o3viz.trace import Check, Round, Task, Trace
+
+    same = [Check("claim", "16*3 = 48", "correct"), Check("answer", "final answer 3", "wrong")]
+    other = [Check("claim", "16*3 = 48", "correct"), Check("answer", "final answer 18", "correct")]
+    fig = checks_figure(Trace(Task("q"), [Round(index=0, checks=same), Round(index=1, checks=other)]))
+    assert list(fig.layout.xaxis.tickvals) == [0, 1]
+    assert list(fig.layout.xaxis.ticktext) == ["claim: 16*3 = 48", "check 2"]
+    assert fig.layout.xaxis.title.text == "check"
