@@ -168,6 +168,8 @@ def main() -> None:
         version = step("o3viz --version", [str(o3viz), "--version"], cwd=work, env=env).stdout.strip()
         print(f"         {version}")
         step("o3viz run on the embedded model", [str(o3viz), "run", "--prompt", "What is 17*23?", "--max-new-tokens", "8", "--out", "run.o3trace.json.gz"], cwd=work, env=env, timeout=900)  # fmt: skip
+        bare = {**env, "O3VIZ_DATA": str(work / "no-shared-data")}  # a pip user's machine: the bundled sample
+        step("o3viz run --task gsm8k:3 from the bundled sample", [str(o3viz), "run", "--task", "gsm8k:3", "--rounds", "1", "--max-new-tokens", "8", "--out", "task.o3trace.json.gz"], cwd=work, env=bare, timeout=900)  # fmt: skip
         show = "import o3viz; v = o3viz.show(o3viz.load_trace('run.o3trace.json.gz'), widget=False); h = v._repr_html_(); assert '<' in h and len(h) > 1000; print(len(h))"
         n = step("o3viz.show(trace) -> HTML", [py, "-c", show], cwd=work, env=env).stdout.strip()
         print(f"         {n} characters of HTML")
