@@ -90,6 +90,29 @@ def _query(args: argparse.Namespace, search: str = ""):
     )
 
 
+def _check_names(store, datasets: list[str], models: list[str]) -> None:
+    """A dataset or model the store does not hold is one line naming the ones it does (for a model,
+    those of the datasets named), not an empty table and exit 0."""
+    from o3viz.store.query import Query
+
+    def known(values) -> str:
+        values = sorted(set(values))
+        more = f", … ({len(values)} in all)" if len(values) > 10 else ""
+        return ", ".join(values[:10]) + more if values else "none yet"
+
+    have = {v for v, _ in store.distinct("dataset")}
+    for name in datasets:
+        if name and name not in have:  # "" is the traces of no dataset
+            raise UsageError(f"no dataset {name!r} in the store (datasets: {known(have)})")
+    if models:
+        scope = store.select(Query(dataset=datasets), ("model",)) if datasets else None
+        have = {r[0] for r in scope} if scope is not None else {v for v, _ in store.distinct("model")}
+        where = f"dataset {', '.join(datasets)}" if datasets else "the store"
+        for name in models:
+            if name and name not in have:
+                raise UsageError(f"no model {name!r} in {where} (models: {known(have)})")
+
+
 def _print_rows(store, q, as_json: bool) -> None:
     total = store.count(q)
     rows = store.rows(q)
@@ -131,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd is None:
         raise UsageError("library needs an action: list, search, show, rm, export, reindex or columnar")
     if cmd in ("list", "search"):
+        _check_names(store, args.dataset, args.model)
         _print_rows(store, _query(args, args.text if cmd == "search" else ""), args.json)
     elif cmd == "show":
         row = store.row(_resolve(store, args.key))

@@ -117,6 +117,8 @@ def _decode_line(raw: bytes, n: int, kind: str) -> Record:
 
 
 def _open(path: Path):
+    if not path.is_file():  # a missing file, a folder or a FIFO (opening it would block): one line
+        raise UsageError(f"{path}: no such file (or not a regular file)")
     with path.open("rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
     return gzip.open(path, "rb") if gz else path.open("rb")

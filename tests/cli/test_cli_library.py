@@ -82,3 +82,23 @@ def test_list_shows_an_unknown_token_count_as_a_dash_not_zero(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     col = lines[0].index("tokens")
     assert all(line[col] == "—" for line in lines[1:-1]), lines
+
+
+def test_an_unknown_dataset_or_model_is_one_line_naming_what_there_is(tmp_path, capsys):
+    rows = _import(tmp_path, capsys, n=3)
+    model = rows[0]["model"]
+    assert main(["library", "list", "--dataset", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no dataset 'nope' in the store (datasets: toy)") and "\n" not in err
+    assert main(["library", "list", "--dataset", "toy", "--model", model + "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    models = ", ".join(sorted({r["model"] for r in rows}))
+    assert err.endswith(f"no model '{model}x' in dataset toy (models: {models})")
+    assert main(["library", "list", "--dataset", "toy", "--model", model]) == 0
+
+
+def test_import_all_of_a_missing_file_or_a_folder_is_one_line(tmp_path, capsys):
+    for name in (tmp_path / "missing.jsonl", tmp_path):
+        assert main(["import", str(name), "--all", "--dataset", "d", "--workers", "0"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"{name}: no such file (or not a regular file)") and "\n" not in err
