@@ -88,7 +88,7 @@ def samples() -> dict[str, list[str]]:
         + ["--task", "humaneval:HumanEval/0", "--rounds", "3", "--max-new-tokens", "200", "--daa", "observe"],
         "solve_math_gsm8k": run
         + ["--task", "gsm8k:0", "--rounds", "3", "--max-new-tokens", "200", "--daa", "observe"],
-        "import_r1_math500_3": imp + [topo, "--record", "3", "--enrich", "--layers", "15"],
+        "import_r1_math500_3": imp + [topo, "--record", "4", "--enrich", "--layers", "15"],
         "import_thinking_o3mini_ropes": imp + [rope, "--question", ROPES, "--enrich"],
         # gsm8k_word_problem with the two white-box Thought Anchors measures (the Importance view's
         # sample). Resampling is left out: K = 4 rollouts of 64 tokens per step took 30 minutes on

@@ -35,7 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the trace to import (text, JSON, JSONL, an Inspect AI .eval/.json log, Parquet; .gz accepted)",
     )
     p.add_argument("--format", choices=list_formats(), help="skip detection and read the file as this format")
-    p.add_argument("--record", type=int, help="record index in a JSON/JSONL dataset (default 0)")
+    p.add_argument(
+        "--record",
+        type=int,
+        help="which record of a JSON/JSONL/Parquet dataset or Inspect log, counted from 1 as --preview "
+        "and the Library count (default 1)",
+    )
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
     p.add_argument("--question", help="the question, when the file does not hold it")
     for name in ("text", "question", "answer", "reference", "id", "model"):
@@ -110,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     trace = import_trace(
         args.file,
         format=args.format,
-        record=args.record,
+        record=_record_index(args.record),
         reference=args.reference,
         question=args.question,
         text_field=args.text_field,
@@ -146,6 +151,15 @@ def run(args: argparse.Namespace) -> int:
         f"({wrong} wrong){', enriched' if rnd.attention is not None else ''} -> {path}"
     )
     return 0
+
+
+def _record_index(number: int | None) -> int | None:
+    """``--record N`` (from 1) as the importers' 0-based index."""
+    if number is not None and number < 1:
+        raise UsageError(
+            f"--record {number}: records count from 1 (the first is --record 1, as --preview shows)"
+        )
+    return None if number is None else number - 1
 
 
 def _run_all(args: argparse.Namespace) -> int:

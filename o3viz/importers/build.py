@@ -186,8 +186,8 @@ def _provenance(imp: Imported, file: str | None, options: dict) -> Provenance:
     source: dict = {"format": imp.format}
     if file:
         source["file"] = Path(file).name
-    if imp.record is not None:
-        source["record"] = imp.record
+    if imp.record is not None:  # counted from 1, as the preview, the Library and dataset imports count
+        source["record"] = imp.record + 1
     model = imp.source_model or (
         Path(file).stem if file and imp.format in ("plain_text", "think_tags") else None
     )

@@ -47,7 +47,7 @@ def test_dataset_options_reach_the_importer(tmp_path):
         "import",
         str(src),
         "--record",
-        "1",
+        "2",
         "--text-field",
         "gen",
         "--question-field",
@@ -100,6 +100,35 @@ def test_a_5000_digit_integer_in_a_dataset_record_is_one_line(tmp_path, capsys):
         + "}\n"
     )
     out = tmp_path / "o.o3trace.json"
-    assert main(["import", str(src), "--record", "1", "--out", str(out)]) == 2
+    assert main(["import", str(src), "--record", "2", "--out", str(out)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "5000 digits" in lines[0] and not out.exists()
+
+
+def test_record_counts_from_1_as_the_preview_and_the_library_do(tmp_path, capsys):
+    src = tmp_path / "d.jsonl"
+    src.write_text("\n".join(json.dumps({"q": f"Q{i}", "gen": f"So {i}.", "gold": str(i)}) for i in range(3)))
+    assert main(["import", str(src), "--preview", "--text-field", "gen", "--question-field", "q"]) == 0
+    assert "record 2: " in capsys.readouterr().out
+    out = tmp_path / "r2.o3trace.json"
+    fields = ["--text-field", "gen", "--question-field", "q", "--reference-field", "gold"]
+    assert main(["import", str(src), "--record", "2", *fields, "--no-store", "--out", str(out)]) == 0
+    assert "record 2: " in capsys.readouterr().out
+    trace = load_trace(out)
+    assert trace.task.question == "Q1" and trace.provenance.source["record"] == 2
+    assert (
+        main(
+            [
+                "import",
+                str(src),
+                "--record",
+                "0",
+                *fields,
+                "--no-store",
+                "--out",
+                str(tmp_path / "x.o3trace.json"),
+            ]
+        )
+        == 2
+    )
+    assert "records count from 1" in capsys.readouterr().err

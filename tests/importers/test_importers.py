@@ -120,7 +120,7 @@ def test_jsonl_record_option_and_fields(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     t = import_trace(path, record=2, text_field="out", question_field="q", reference_field="gold")
-    assert (t.task.question, t.task.reference, t.provenance.source["record"]) == ("Q2", "2", 2)
+    assert (t.task.question, t.task.reference, t.provenance.source["record"]) == ("Q2", "2", 3)
     assert t.final.checks[-1].verdict == "correct"
     with pytest.raises(TraceError, match="out of range"):
         import_trace(path, record=3, text_field="out")

@@ -80,7 +80,7 @@ def test_thinking_texts_never_invent_an_answer(survey):
 def test_provenance_names_file_record_format_model_and_licence(survey):
     t = survey.traces["topology_math500_deepseek_r1.jsonl:3"]
     src = t.provenance.source
-    assert src["file"] == "topology_math500_deepseek_r1.jsonl" and src["record"] == 3
+    assert src["file"] == "topology_math500_deepseek_r1.jsonl" and src["record"] == 4
     assert (src["format"], src["source_model"], src["license"]) == ("jsonl", "deepseek-reasoner", "MIT")
     assert "LLM-Reasoning-Trace-Topology" in src["origin"]
     assert survey.traces["deepseek_r1.txt"].provenance.source["license"] == "CC0"

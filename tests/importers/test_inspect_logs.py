@@ -52,7 +52,7 @@ def test_eval_log_is_one_trace_per_sample_with_reasoning_blocks_as_steps(logs):
     )  # the scorer's grade
     meta = right.info["source_info"]
     assert (meta["task"], meta["scorer"], meta["score"], meta["sample_id"]) == ("arith", "match", "C", "1")
-    assert right.provenance.model_id == "mockllm/model" and right.provenance.source["record"] == 0
+    assert right.provenance.model_id == "mockllm/model" and right.provenance.source["record"] == 1
     assert wrong.final.checks[-1].verdict == "wrong"  # o3viz's own check agrees with the scorer
 
 

@@ -53,7 +53,7 @@ def test_openr1_rows_map_with_the_jsonl_field_options(tmp_path):
         src, record=3, text_field="generations.0", question_field="problem", reference_field="answer"
     )
     assert t.task.question == "What is 3+3?" and t.final.answer == "6" and t.task.reference == "6"
-    assert t.final.checks[-1].verdict == "correct" and t.provenance.source["record"] == 3
+    assert t.final.checks[-1].verdict == "correct" and t.provenance.source["record"] == 4
 
 
 def test_openthoughts_markers_split_thinking_from_the_solution(tmp_path):

@@ -41,7 +41,7 @@ def test_the_cli_twice_gives_one_trace(tmp_path, capsys):
 def test_the_cli_then_a_dataset_import_of_the_same_file_gives_one_trace(tmp_path, capsys):
     src = tmp_path / "r1.jsonl"
     src.write_text(json.dumps(R1) + "\n" + json.dumps({**R1, "item_id": "other", "problem": "6 * 8?"}) + "\n")
-    assert main(["import", str(src), "--record", "0"]) == 0
+    assert main(["import", str(src), "--record", "1"]) == 0
     key = _key(capsys.readouterr().out)
     store = Store()
     report = import_dataset(src, store, ImportOptions("r1"), workers=0)
