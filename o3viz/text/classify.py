@@ -58,9 +58,13 @@ _SETUP = _rx(
 )
 _CHECK = _rx(
     r"\b(?:let me (?:double[- ]?)?(?:check|verify|confirm)|double[- ]check|to (?:verify|confirm|check)\b|"
-    r"verif(?:y|ied|ying|ication)\b|plug(?:ging)?\b.*\bback\b|(?:that|this|it) (?:seems|looks|is) "
+    r"verif(?:y|ied|ying|ication)\b|(?:that|this|it) (?:seems|looks|is) "
     r"(?:correct|right|consistent)|checks? out\b|sanity check|consistent\b)"
 )
+# "plugging x = 3 back in" is a check too; found by ``_plugs_back``, not by ``plug\b.*\bback``
+# in _CHECK, which rescans the rest of the line from every "plug": quadratic on a long line
+_PLUG = _rx(r"\bplug(?:ging)?\b")
+_BACK = _rx(r"\bback\b")
 _DOUBT_START = _rx(r"^\W*(?:wait|hmm+|actually|hold on|but wait|no[,.!]|oops|oh[,!]|uh\b)")
 _DOUBT = _rx(
     r"\b(?:not (?:sure|certain)\b|mistake|wrong\b|doesn'?t (?:make sense|seem|add up)|confus|"
@@ -102,6 +106,23 @@ def split_steps(text: str, regions: list[tuple[int, int]]) -> list[tuple[int, in
     return spans
 
 
+def _plugs_back(t: str) -> bool:
+    """Whether a line of ``t`` says "plug" and later "back": only a line's first "plug" needs a
+    look ahead, so each line is read at most twice.
+
+    >>> _plugs_back("plugging x = 3 back in"), _plugs_back("plug it in\\nback to it")
+    (True, False)
+    """
+    m = _PLUG.search(t)
+    while m is not None:
+        eol = t.find("\n", m.end())
+        eol = len(t) if eol < 0 else eol
+        if _BACK.search(t, m.end(), eol):
+            return True
+        m = _PLUG.search(t, eol)
+    return False
+
+
 def classify_step(text: str, index: int, total: int) -> str:
     """The Thought Anchors type of one step (rules in the module docstring)."""
     t = text.strip().lower()
@@ -109,7 +130,7 @@ def classify_step(text: str, index: int, total: int) -> str:
         return "final_answer_emission"
     if (index < 3 or index < 0.05 * total) and _SETUP.search(t):
         return "problem_setup"
-    if _CHECK.search(t):
+    if _CHECK.search(t) or _plugs_back(t):
         return "self_checking"
     if _DOUBT_START.search(t) or _DOUBT.search(t) or t.endswith("?"):
         return "uncertainty_management"

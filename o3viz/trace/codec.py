@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from o3viz.errors import TraceError
 # Largest number of elements one encoded array may hold (about 256 MB of float16).
 MAX_ARRAY_ELEMENTS = 128 * 1024 * 1024
 _INT64 = (-(2**63), 2**63 - 1)
+_FLOAT_MAX = sys.float_info.max
 ARRAY_DTYPES = ("float16", "float32", "int32", "int64", "uint8", "bool")
 # Steps over all rounds: ``MAX_STEPS`` is per round, and 64 rounds x 6,000 steps took 267 s to the
 # first plot. A trace holds in all as many steps as one round may.
@@ -38,13 +40,22 @@ def fail(path: str, problem: str) -> TraceError:
     return TraceError(f"{path}: {problem}")
 
 
+def _check_number(value: int | float, path: str) -> int | float:
+    """``value`` itself when a 64-bit float can hold it: finite, and an integer of any length
+    within float range (int vs float compares exactly, so a 400-digit integer is refused here
+    instead of overflowing in ``math.isfinite`` or ``float``)."""
+    if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        raise fail(path, "is out of range (past the largest 64-bit float)")
+    if not math.isfinite(value):
+        raise fail(path, "must be finite (NaN/Infinity are not allowed)")
+    return value
+
+
 def _check_type(value: Any, typ: type, path: str) -> Any:
     if typ is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(path, "must be a number")
-        if not math.isfinite(value):
-            raise fail(path, "must be finite (NaN/Infinity are not allowed)")
-        return float(value)
+        return float(_check_number(value, path))
     if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise fail(path, "must be an integer")
     if (
@@ -54,6 +65,11 @@ def _check_type(value: Any, typ: type, path: str) -> Any:
     if not isinstance(value, typ):
         raise fail(path, f"must be {_TYPE_NAMES.get(typ, typ.__name__)}")
     return value
+
+
+def number(value: Any, path: str) -> float:
+    """``value`` as a float: a finite number, or an integer of any length within float range."""
+    return _check_type(value, float, path)
 
 
 def req(d: dict, key: str, typ: type, path: str) -> Any:
@@ -95,11 +111,11 @@ def check_total(items: list, key: str, limit: int, what: str) -> None:
 
 
 def check_json_value(value: Any, path: str) -> Any:
-    """A free-form JSON value (settings, info dicts): only JSON types, finite numbers."""
-    if value is None or isinstance(value, (str, bool, int)):
+    """A free-form JSON value (settings, info dicts): only JSON types, numbers a float can hold."""
+    if value is None or isinstance(value, (str, bool)):
         return value
-    if isinstance(value, float):
-        return _check_type(value, float, path)
+    if isinstance(value, (int, float)):
+        return _check_number(value, path)
     if isinstance(value, list):
         return [check_json_value(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):

@@ -9,6 +9,10 @@ PRM's verdicts never overwrite the claim checker's (``o3viz.verify.verifiers`` m
   is right), else empty;
 - ``first_wrong``: the first step judged ``wrong``, or ``null`` when none is;
 - ``info``: provenance (kind, model, revision, prompt, device, settings, when).
+
+The view copies ``verifier`` and ``info.kind`` into every step's details, so on read both are cut
+to ``MAX_NAME_CHARS`` (ending in "…") with control characters made spaces (``clip_name``), as a
+branch label is cut; ``info.kind`` must be a string.
 """
 
 from __future__ import annotations
@@ -16,11 +20,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from o3viz.trace.codec import check_json_value, fail, opt, req, req_list
+from o3viz.trace.codec import check_json_value, fail, number, opt, req, req_list
 
 StepVerdict = Literal["ok", "wrong", "unsure"]
 STEP_VERDICTS: tuple[str, ...] = get_args(StepVerdict)
 MAX_VERDICT_RECORDS = 32  # verifiers per round
+MAX_NAME_CHARS = 200  # a verifier's name and its info.kind, as read and as written
+_CONTROLS = dict.fromkeys([*range(32), 127, *range(128, 160)], " ")
+
+
+def clip_name(name: str) -> str:
+    """``name`` on one line (control characters made spaces) and at most ``MAX_NAME_CHARS``
+    long, cut with "…"; bounded work whatever its length.
+
+    >>> clip_name("prm:m\\x1b[2J\\nx"), len(clip_name("n" * 131_072))
+    ('prm:m [2J x', 200)
+    """
+    cut = name[: MAX_NAME_CHARS + 1].translate(_CONTROLS)
+    return cut if len(cut) <= MAX_NAME_CHARS else cut[: MAX_NAME_CHARS - 1] + "…"
 
 
 @dataclass(eq=False)
@@ -51,7 +68,7 @@ class VerdictRecord:
     def from_dict(cls, d: Any, path: str, n_steps: int) -> VerdictRecord:
         if not isinstance(d, dict):
             raise fail(path, "must be an object")
-        rec = cls(req(d, "verifier", str, path))
+        rec = cls(clip_name(req(d, "verifier", str, path)))
         items = req_list(d, "verdicts", path, None, n_steps)
         if len(items) != n_steps:
             raise fail(f"{path}.verdicts", f"has {len(items)} items; the round has {n_steps} steps")
@@ -62,10 +79,12 @@ class VerdictRecord:
         scores = opt(d, "scores", list, path, [])
         if scores and len(scores) != n_steps:
             raise fail(f"{path}.scores", f"has {len(scores)} items; the round has {n_steps} steps")
-        rec.scores = [opt({"v": s}, "v", float, f"{path}.scores[{i}]") for i, s in enumerate(scores)]
+        rec.scores = [None if s is None else number(s, f"{path}.scores[{i}]") for i, s in enumerate(scores)]
         if d.get("first_wrong", rec.first_wrong) != rec.first_wrong:
             raise fail(f"{path}.first_wrong", "disagrees with the verdicts")
         rec.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
+        if rec.info.get("kind") is not None:
+            rec.info["kind"] = clip_name(req(rec.info, "kind", str, f"{path}.info"))
         return rec
 
 

@@ -6,12 +6,15 @@ a verifier's judgements on a trace as ``VerdictRecord``s beside any other verifi
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from o3viz.trace import Round, Step, Task, Trace
 from o3viz.trace.core import timestamp
-from o3viz.trace.verdicts import VerdictRecord
+from o3viz.trace.verdicts import VerdictRecord, clip_name
+
+_FLOAT_MAX = sys.float_info.max
 
 
 @dataclass
@@ -84,22 +87,36 @@ def solution_of(rnd: Round, task: Task | None = None) -> Solution:
 
 
 def record_of(verifier: Verifier, judgement: Judgement) -> VerdictRecord:
-    """A judgement as the trace stores it, with the verifier's provenance and the time."""
+    """A judgement as the trace stores it, with the verifier's provenance and the time. A score
+    that is not a finite number (which no trace file may hold) makes its step ``unsure``, never
+    ``ok``, whichever verifier gave it; ``info["note"]`` says so."""
     info = {**verifier.provenance, **judgement.info, "created_at": timestamp()}
-    return VerdictRecord(verifier.name, list(judgement.verdicts), list(judgement.scores), info)
+    verdicts, scores = list(judgement.verdicts), list(judgement.scores)
+    bad = [i for i, x in enumerate(scores) if x is not None and not _finite(x)]
+    for i in bad:
+        scores[i] = None
+        if i < len(verdicts):
+            verdicts[i] = "unsure"
+    if bad:
+        info.setdefault("note", f"score is not a finite number at step {bad[0]}")
+    return VerdictRecord(clip_name(verifier.name), verdicts, scores, info)
+
+
+def _finite(x: object) -> bool:
+    """A number a trace file may hold: NaN compares False and an int of any size compares exactly."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and -_FLOAT_MAX <= x <= _FLOAT_MAX
 
 
 def add_verdicts(trace: Trace, verifier: Verifier, *, redo: bool = False) -> int:
     """Add ``verifier``'s record to every round with steps that has none by that name (``redo``:
     replace it); other verifiers' records are never touched. Returns how many rounds it judged."""
-    todo = [
-        r for r in trace.rounds if r.steps and (redo or all(v.verifier != verifier.name for v in r.verdicts))
-    ]
+    name = clip_name(verifier.name)  # as the record stores it
+    todo = [r for r in trace.rounds if r.steps and (redo or all(v.verifier != name for v in r.verdicts))]
     judged = verify_all(verifier, [solution_of(r, trace.task) for r in todo])
     for rnd, j in zip(todo, judged, strict=True):
         if len(j.verdicts) != len(rnd.steps):
             raise ValueError(
                 f"verifier {verifier.name} gave {len(j.verdicts)} verdicts for {len(rnd.steps)} steps"
             )
-        rnd.verdicts = [v for v in rnd.verdicts if v.verifier != verifier.name] + [record_of(verifier, j)]
+        rnd.verdicts = [v for v in rnd.verdicts if v.verifier != name] + [record_of(verifier, j)]
     return len(todo)

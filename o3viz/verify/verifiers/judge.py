@@ -8,7 +8,10 @@ this one may not import.
 
 Replies are parsed strictly: the answer is the last ``\\boxed{N}`` with a whole number ``N`` from
 -1 (no error) to the last paragraph's index. Anything else (no box, two different boxed answers, a
-word, an index past the end) makes every step ``unsure``: never a guess.
+word, ``-0``, an index past the end or of more than ``MAX_INDEX_DIGITS`` digits) makes every step
+``unsure`` with the reason in ``info["note"]``: never a guess, never an exception. A reply is
+untrusted text, so it is read in one linear pass: only its last ``MAX_REPLY_CHARS``, and at most
+``MAX_BOX_CHARS`` inside each box.
 """
 
 from __future__ import annotations
@@ -33,14 +36,60 @@ Your task is to review and critique the solution paragraph by paragraph. Once yo
 
 Please put your final answer (i.e., the index) in \\boxed{{}}."""  # noqa: E501 (the published text)
 
-_BOXED = re.compile(r"\\boxed\{\s*([^{}]*?)\s*\}")
-_INDEX = re.compile(r"[+-]?\d+")
+MAX_REPLY_CHARS = 200_000  # the reply's tail that is read: its answer sits at the end
+MAX_BOX_CHARS = 64  # a box holding more is no index
+MAX_INDEX_DIGITS = 6  # a round holds at most 50,000 steps
+_OPEN = "\\boxed{"
+_INDEX = re.compile(rf"[+-]?[0-9]{{1,{MAX_INDEX_DIGITS}}}")  # ASCII digits only: int() takes "٣"
 
 
 def judge_prompt(sol: Solution, template: str = PROCESSBENCH_PROMPT) -> str:
     """The critique prompt of one solution: its steps as ``<paragraph_i>`` blocks, from 0."""
     tagged = "\n\n".join(f"<paragraph_{i}>\n{s}\n</paragraph_{i}>" for i, s in enumerate(sol.steps))
     return template.format(problem=sol.question, tagged_response=tagged)
+
+
+def boxed_contents(reply: str) -> list[str | None]:
+    """What each ``\\boxed{…}`` of the reply's last ``MAX_REPLY_CHARS`` holds, stripped; ``None``
+    for a box left open or holding more than ``MAX_BOX_CHARS``. One pass with a depth counter, so
+    linear in the reply whatever it holds (a regex with overlapping quantifiers backtracked in
+    cubic time on a box left open).
+
+    >>> boxed_contents("\\\\boxed{ 2 } then \\\\boxed{\\\\frac{1}{2}} and \\\\boxed{")
+    ['2', '\\\\frac{1}{2}', None]
+    """
+    text = reply[-MAX_REPLY_CHARS:]
+    out: list[str | None] = []
+    at = text.find(_OPEN)
+    while at >= 0:
+        start = at + len(_OPEN)
+        depth, end, stop = 1, None, min(len(text), start + MAX_BOX_CHARS + 1)
+        for i in range(start, stop):  # at most MAX_BOX_CHARS + 1 characters per box
+            ch = text[i]
+            depth += (ch == "{") - (ch == "}")
+            if depth == 0:
+                end = i
+                break
+        out.append(None if end is None else text[start:end].strip())
+        at = text.find(_OPEN, start)  # a box inside a box is read too
+    return out
+
+
+def read_reply(reply: str, n_steps: int) -> tuple[int | None, str]:
+    """``(first wrong paragraph or -1, "")``, or ``(None, why the reply names none cleanly)``."""
+    found = boxed_contents(reply if isinstance(reply, str) else "")
+    if not found:
+        return None, "unparseable reply: no \\boxed{index}"
+    indices = [int(f) for f in found if f is not None and _INDEX.fullmatch(f) and f != "-0"]
+    last = found[-1]
+    if last is None or not _INDEX.fullmatch(last) or last == "-0":
+        return None, "unparseable reply: its last \\boxed{} holds no index"
+    if len(set(indices)) > 1:
+        return None, "unparseable reply: two different boxed indices"  # it contradicts itself
+    n = indices[-1]
+    if not -1 <= n < n_steps:
+        return None, f"unparseable reply: index {n} is not a paragraph (-1 to {n_steps - 1})"
+    return n, ""
 
 
 def parse_first_error(reply: str, n_steps: int) -> int | None:
@@ -54,13 +103,7 @@ def parse_first_error(reply: str, n_steps: int) -> int | None:
     >>> parse_first_error("paragraph 2 is wrong", 4) is None
     True
     """
-    found = _BOXED.findall(reply)
-    if not found or not _INDEX.fullmatch(found[-1]):
-        return None
-    if len({f for f in found if _INDEX.fullmatch(f)} | {found[-1]}) > 1:
-        return None  # two different boxed indices: the reply contradicts itself
-    n = int(found[-1])
-    return n if -1 <= n < n_steps else None
+    return read_reply(reply, n_steps)[0]
 
 
 def verdicts_of(first: int | None, n_steps: int) -> list[str | None]:
@@ -93,6 +136,9 @@ class JudgeVerifier:
 
     def verify(self, sol: Solution) -> Judgement:
         reply = self.ask(judge_prompt(sol, self.template))
-        first = parse_first_error(reply, len(sol.steps))
+        reply = reply if isinstance(reply, str) else ""
+        first, why = read_reply(reply, len(sol.steps))
         info = {"reply": reply[-self.keep_reply :], "parsed": first is not None}
+        if why:
+            info["note"] = why
         return Judgement(verdicts_of(first, len(sol.steps)), info=info)

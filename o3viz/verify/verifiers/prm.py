@@ -10,16 +10,18 @@
 Each solution is encoded piece by piece, so the reading position of every step is known exactly
 whatever the tokenizer does with the tag; solutions are batched (right-padded) and run on the
 model's device. Steps past the model's length are not judged. A step scoring below ``threshold``
-is ``wrong``, else ``ok``.
+is ``wrong``, else ``ok``; a step whose score is not a finite number (NaN from a float16
+overflow) is ``unsure``, never ``ok`` (``score_verdicts``).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from o3viz.errors import ModelLoadError
+from o3viz.errors import ModelLoadError, UsageError
 from o3viz.verify.verifiers.base import Judgement, Solution
 
 PrmShape = Literal["tag", "head"]
@@ -37,6 +39,12 @@ class PrmSettings:
     threshold: float = 0.5
     batch_size: int = 8
     max_length: int = 4096
+
+    def validate(self) -> None:
+        """Refuse, in one line, a threshold no score can be compared with (NaN: every comparison
+        is False, so every step would be ``ok``)."""
+        if not 0.0 <= self.threshold <= 1.0:
+            raise UsageError(f"--threshold must be a number from 0 to 1, not {self.threshold}")
 
 
 def _load_error(name: str, exc: BaseException) -> ModelLoadError:
@@ -101,6 +109,7 @@ class PrmVerifier:
 
     def __post_init__(self) -> None:
         s = self.settings
+        s.validate()
         self.name = self.name or f"prm:{os.path.basename(self.model_id.rstrip('/')) or 'model'}"
         self.provenance = self.provenance or {
             "kind": "prm",
@@ -167,13 +176,11 @@ class PrmVerifier:
                 if self.shape == "head"
                 else self._tag_probs(ids, mask, reads)
             )
-        judged = []
-        for b, (_, where) in enumerate(enc):
-            scores = [probs[b].get(p) for p in where]  # None: past the model's length
-            t = self.settings.threshold
-            verdicts = [None if x is None else ("wrong" if x < t else "ok") for x in scores]
-            judged.append(Judgement(verdicts, scores))
-        return judged
+        dtype = str(self.model.dtype).replace("torch.", "")
+        return [
+            score_verdicts([probs[b].get(p) for p in where], self.settings.threshold, dtype)
+            for b, (_, where) in enumerate(enc)
+        ]
 
     def _head_probs(self, ids, mask, reads: list[list[int]]) -> list[dict[int, float]]:
         """Per solution, position -> softmax[1] of the head's two logits there."""
@@ -197,8 +204,41 @@ class PrmVerifier:
         return out
 
 
+def score_verdicts(scores: list[float | None], threshold: float, dtype: str = "") -> Judgement:
+    """Verdicts of a solution's step scores (``None``: past the model's length, not judged): below
+    ``threshold`` is ``wrong``, else ``ok``. A score that is not a finite number (a float16
+    overflow gives NaN, which compares False with anything) is never ``ok``: the step is
+    ``unsure``, its score dropped, and ``info["note"]`` says why.
+
+    >>> j = score_verdicts([0.9, float("nan"), 0.1, None], 0.5, "float16")
+    >>> j.verdicts, j.scores
+    (['ok', 'unsure', 'wrong', None], [0.9, None, 0.1, None])
+    >>> j.info["note"]
+    'score is NaN at step 1 (try --dtype float32)'
+    """
+    verdicts: list[str | None] = []
+    kept: list[float | None] = []
+    bad: list[tuple[int, float]] = []
+    for i, x in enumerate(scores):
+        if x is not None and not math.isfinite(x):
+            bad.append((i, x))
+            x = None
+            verdicts.append("unsure")
+        else:
+            verdicts.append(None if x is None else ("wrong" if x < threshold else "ok"))
+        kept.append(x)
+    info = {}
+    if bad:
+        what = "NaN" if math.isnan(bad[0][1]) else "infinite"
+        steps = ", ".join(str(i) for i, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        hint = " (try --dtype float32)" if dtype != "float32" else ""
+        info["note"] = f"score is {what} at step{'s' * (len(bad) > 1)} {steps}{hint}"
+    return Judgement(verdicts, kept, info)
+
+
 def make_prm(model: str, settings: PrmSettings | None = None, **load: Any) -> PrmVerifier:
     """Load ``model`` and wrap it; ``settings.shape`` other than ``auto`` overrides the detection."""
     settings = settings or PrmSettings()
+    settings.validate()  # before the model is loaded
     m, tok, shape = load_prm(model, **load)
     return PrmVerifier(m, tok, shape if settings.shape == "auto" else settings.shape, settings, model)
