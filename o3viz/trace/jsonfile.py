@@ -73,8 +73,16 @@ def parse_bytes(data: bytes, build: Callable[[Any], T]) -> T:
         return build(obj)
     except TraceError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-        # Defence in depth: validation should have named the field; never let a raw error out.
+    except (
+        KeyError,
+        IndexError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        RecursionError,
+        ArithmeticError,
+    ) as exc:
+        # Defence in depth (ArithmeticError: an OverflowError from a number no check foresaw): validation should have named the field; never let a raw error out.
         raise TraceError(f"(file): malformed trace ({type(exc).__name__}: {exc})") from None
 
 

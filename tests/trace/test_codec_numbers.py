@@ -86,3 +86,13 @@ def test_safejson_refuses_a_long_integer_in_one_line_at_any_length(digits):
     with pytest.raises(TraceError, match=f"a number with {digits} digits") as e:
         loads(b'{"a": -' + b"1" * digits + b"}", "(file)")
     assert "\n" not in str(e.value)
+
+
+def test_an_overflow_no_check_foresaw_is_still_one_trace_error():
+    from o3viz.trace.jsonfile import parse_bytes
+
+    def build(obj):
+        return float(10**400)  # OverflowError: what a future field's unchecked float() would raise
+
+    with pytest.raises(TraceError, match=r"malformed trace \(OverflowError"):
+        parse_bytes(b'{"a": 1}', build)
