@@ -17,7 +17,7 @@ from o3viz.text.spans import split_spans
 from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.content import content_id
 from o3viz.trace.core import MAX_STEPS, timestamp
-from o3viz.verify.cut_short import HAND_REASONS, LIMIT_REASONS, apply_cut_short
+from o3viz.verify.cut_short import CUT_OFF, HAND_REASONS, LIMIT_REASONS, apply_cut_short, cut_off_reason
 from o3viz.verify.policy import answer_check
 from o3viz.verify.trace_checks import claim_checks
 
@@ -96,6 +96,12 @@ def build_trace(
     if isinstance(stop, str) and stop in (*LIMIT_REASONS, *HAND_REASONS):
         rnd.info["stop_reason"] = stop  # the source says the reply was cut short: not graded
         apply_cut_short(rnd)
+    elif stop is None and (
+        why := cut_off_reason(text, answer is not None and answer.strong, imp.info.get("generated_tokens"))
+    ):
+        rnd.info.update(stop_reason=CUT_OFF, cut_off=why)  # the text shows the cut: not graded either
+        apply_cut_short(rnd)
+        rnd.answer = None  # an unmarked answer of a cut text is only its last number: none was given
     info = {"imported": True, **({"source_info": imp.info} if imp.info else {})}
     if ref is not None and (ref.answer is None or ref.reduced):
         info["reference_text"] = ref.text  # the solution the answer came from, or prose kept as text

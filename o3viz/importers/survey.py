@@ -69,6 +69,8 @@ def explain_disagreement(trace: Trace) -> str:
         f"answer {ours!r} vs reference {ref!r}: we say {verdict}, "
         f"the file says is_correct={trace.info.get('file_is_correct')}"
     )
+    if why_not := trace.final.info.get("not_graded"):
+        return f"{head} (o3viz does not grade it, {why_not}; the file graded {theirs!r})"
     if ours is None or ref is None:
         return f"{head} (o3viz found no answer or no reference to compare)"
     if theirs is None:

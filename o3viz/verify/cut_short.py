@@ -19,6 +19,8 @@ from o3viz.trace import Round
 
 LIMIT_REASONS = ("max_new_tokens", "length", "max_tokens")  # the loop's, OpenAI's, Inspect's words
 HAND_REASONS = ("stopped",)  # the loop's ``should_stop`` answered yes
+CUT_OFF = "cut_off"  # an import's text shows it was cut (``cut_off_reason``), though no stop reason says so
+_ENDS_A_SENTENCE = tuple(".!?。)]}$*\"'`>")  # a text ending in one of these may have finished
 UNGRADED = "unverifiable"  # the round verdict of a reply that was not graded
 
 
@@ -41,6 +43,34 @@ def cut_short(rnd: Round) -> str | None:
         return limit_line(n)
     if rnd.info.get("stop_reason") in HAND_REASONS:
         return "stopped by hand"
+    if rnd.info.get("stop_reason") == CUT_OFF:
+        return str(rnd.info.get("cut_off") or "the reply was cut off")
+    return None
+
+
+def cut_off_reason(text: str, marked_answer: bool, generated_tokens: object = None) -> str | None:
+    """Why an imported reply with no stated stop reason looks cut off, else None. A reply that marks
+    its answer (``\\boxed{}``, ``####``, "The answer is") finished; one that does not is cut off
+    when its source counts a power-of-two number of tokens of at least 1,024 (a generation cap:
+    32,768) or when its text stops mid-sentence.
+
+    >>> cut_off_reason("So, 121.\\n\\nAlternatively, group 2 * ((3 * 4) * 5", False)
+    'the reply was cut off: it ends mid-sentence with no marked answer'
+    >>> cut_off_reason("thinking...", False, 32768)
+    'the reply was cut off: it stops at 32768 tokens, a generation cap, with no marked answer'
+    >>> cut_off_reason("so the answer is \\boxed{4", True) is None
+    True
+    """
+    if marked_answer:
+        return None
+    n = generated_tokens
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 1024 and n & (n - 1) == 0:
+        return f"the reply was cut off: it stops at {n} tokens, a generation cap, with no marked answer"
+    tail = text.rstrip()
+    last = tail[tail.rfind("\n") + 1 :][-2000:]  # the last line, bounded
+    open_bracket = last.count("(") > last.count(")") or last.count("[") > last.count("]")
+    if tail and (open_bracket or not (tail.endswith(_ENDS_A_SENTENCE) or tail[-1].isdigit())):
+        return "the reply was cut off: it ends mid-sentence with no marked answer"
     return None
 
 

@@ -48,7 +48,7 @@ def test_answer_verdict_agrees_with_is_correct(survey):
     print(f"\nagreement with is_correct: {survey.agree}/{survey.graded} = {rate:.3f}")
     for row in survey.disagreements:
         print("  disagreement:", row)
-    assert survey.graded == 110
+    assert survey.graded == 109  # of 110: qwen7b's record 10 was cut off at 32,768 tokens, not graded
     assert rate >= MIN_AGREEMENT
     # every disagreement so far is one where we call a notation variant correct and the file does not
     assert all("we say correct" in row for row in survey.disagreements)
