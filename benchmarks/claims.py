@@ -9,16 +9,22 @@ errors, PRM800K ratings); and the final-answer extractor's agreement with ``grou
 - ``detection_rate``: one stated result per solution is altered in the *stripped* text (off by
   one, two digits swapped, or the result of a wrong operator); caught when a ``wrong`` claim
   overlaps the altered number. Alterations come from the annotations, not from the checker.
-- ``mr_gsm8k_*``: on MR-GSM8K's real wrong solutions, how many human-labelled first-error steps
-  hold a ``wrong`` claim (informational), and how many earlier steps do (false alarms).
-- ``prm800k_*``: PRM800K phase-1 test steps rated -1 (wrong) holding a ``wrong`` claim, and
-  steps rated +1 (correct) holding one (false alarms); each step is checked on its own.
+- Step labels, per split (``development_*``: even positions, tune here; ``held_out_*``: odd
+  positions, the headline; ``--steps-only`` prints only these, with ``os.getloadavg``):
+  ``*_false_alarm_rate``: correct steps holding a ``wrong`` claim (MR-GSM8K: steps before the
+  labelled first error; PRM800K: steps rated +1, each checked after its path so far);
+  ``*_first_error_precision``: of solutions with a first ``wrong`` flag, the share where it sits
+  on the labelled first-error step (MR-GSM8K) or on a step rated -1 (PRM800K: a solution is a
+  rated step with its path so far); ``*_correct_solutions_flagged``: PRM800K paths that end in a
+  solution with no step rated -1, GPT-3 GSM8K solutions with a correct answer, and GSM8K
+  references, holding a ``wrong`` claim; ``*_error_steps_flagged``: labelled wrong steps holding
+  one (informational). MR-GSM8K items and PRM800K problems are split by position in the file.
 - ``answers_*``: ``o3viz.text.answers`` on the MATH-500 records (R1 and distills, Thought
   Anchors), read as the importer reads them (answer part before ``<think>``), against
   ``ground_truth`` by ``answers_equivalent``; every disagreement is listed.
-- ``model_solutions_flagged_*``: share of GPT-3's GSM8K solutions (labelled correct / incorrect
-  at the solution level only) holding at least one ``wrong`` claim (informational; a correct
-  final answer can still follow a real slip, so the first figure is not a pure false-alarm rate).
+- ``*_gpt3_*_solutions_flagged``: share of GPT-3's GSM8K solutions (labelled correct / incorrect
+  at the solution level only) holding a ``wrong`` claim (a correct final answer can still follow
+  a real slip, so the first figure is not a pure false-alarm rate).
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import re
 import time
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -49,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed for the planted alterations")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N solutions")
     parser.add_argument("--data", type=Path, default=DATA, help="shared data folder")
+    parser.add_argument(
+        "--steps-only", action="store_true", help="only the step-label figures (MR-GSM8K, PRM800K) per split"
+    )
 
 
 def load_gsm8k(data: Path, limit: int | None = None) -> list[str]:
@@ -151,43 +162,141 @@ def _overlaps(c: Claim, start: int, end: int) -> bool:
     return c.verdict == "wrong" and c.start < end and c.end > start
 
 
-def measure_mr_gsm8k(data: Path) -> tuple[int, int, int, int] | None:
-    """(first-error steps flagged, first-error steps, earlier steps flagged, earlier steps)."""
+@dataclass
+class StepTally:
+    """Step-label figures of one split: (a) false alarms on correct steps, (b) first-error
+    precision, (c) entirely-correct solutions flagged, and first-error recall (informational)."""
+
+    correct_steps: int = 0  # steps labelled correct
+    correct_flagged: int = 0  # of them, holding a ``wrong`` claim
+    first_flagged: int = 0  # solutions whose first ``wrong`` flag exists
+    first_on_error: int = 0  # of them, where it sits on a labelled wrong step
+    clean: int = 0  # solutions labelled entirely correct
+    clean_flagged: int = 0  # of them, holding a ``wrong`` claim anywhere
+    errors: int = 0  # labelled (first-)error steps
+    errors_flagged: int = 0  # of them, holding a ``wrong`` claim
+
+
+def wrong_steps(steps: list[str]) -> list[int]:
+    """Sorted indices of the steps holding a ``wrong`` claim, the steps checked as one text."""
+    text, ranges, pos = "", [], 0
+    for s in steps:
+        ranges.append((pos, pos + len(s)))
+        text += s + "\n"
+        pos += len(s) + 1
+    return sorted({c.step for c in check_claims(text, steps=ranges) if c.verdict == "wrong"})
+
+
+def load_mr_gsm8k(data: Path) -> list[tuple[list[str], int]] | None:
+    """(steps, first-error step counted from 0) of each MR-GSM8K item with a usable label."""
     path = data / "process_labels" / "mr_gsm8k_claude_eval_results.json"
     if not path.exists():
         return None
-    hit = total = early_hit = early = 0
+    out = []
     for item in json.loads(path.read_text(encoding="utf-8")):
         steps, first = item["model_output_steps"], item["model_output_solution_first_error_step"]
-        if not isinstance(first, int) or not 1 <= first <= len(steps):
-            continue
-        text, ranges, pos = "", [], 0
-        for s in steps:
-            ranges.append((pos, pos + len(s)))
-            text += s + "\n"
-            pos += len(s) + 1
-        flagged = {c.step for c in check_claims(text, steps=ranges) if c.verdict == "wrong"}
-        total += 1
-        hit += (first - 1) in flagged
-        early += first - 1
-        early_hit += sum(1 for i in range(first - 1) if i in flagged)
-    return hit, total, early_hit, early
+        if isinstance(first, int) and 1 <= first <= len(steps):
+            out.append((steps, first - 1))
+    return out
 
 
-def measure_model_solutions(data: Path) -> tuple[int, int, int, int] | None:
-    """(incorrect flagged, incorrect, correct flagged, correct) over GPT-3's GSM8K solutions."""
-    path = data / "gsm8k" / "gsm8k_example_model_solutions.jsonl"
+def tally_mr_gsm8k(items: list[tuple[list[str], int]]) -> StepTally:
+    """Every solution is wrong: steps before the first error are the correct ones."""
+    t = StepTally()
+    for steps, first in items:
+        flags = wrong_steps(steps)
+        t.correct_steps += first
+        t.correct_flagged += sum(1 for i in flags if i < first)
+        t.errors += 1
+        t.errors_flagged += first in flags
+        if flags:
+            t.first_flagged += 1
+            t.first_on_error += flags[0] == first
+    return t
+
+
+def load_prm800k(data: Path) -> list[list[dict]] | None:
+    """The PRM800K phase-1 rows grouped by problem, problems in file order. Each problem is one
+    path of preferred steps (rated +1, or unrated where a person wrote it) with rated alternatives."""
+    path = data / "process_labels" / "prm800k_phase1_test_stepwise_critic.jsonl.gz"
     if not path.exists():
         return None
-    counts = {True: [0, 0], False: [0, 0]}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
-            sol = row[key]
-            tally = counts[bool(sol["is_correct"])]
-            tally[1] += 1
-            tally[0] += any(c.verdict == "wrong" for c in check_claims(sol["solution"]))
-    return counts[False][0], counts[False][1], counts[True][0], counts[True][1]
+    problems: dict[str, list[dict]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            problems.setdefault(row["instruction"], []).append(row)
+    return list(problems.values())
+
+
+def tally_prm800k(problems: list[list[dict]]) -> StepTally:
+    """A rated step is checked after its own prefix (the path so far) and forms a solution with
+    it: a first flag is on target when it lands on that step and the step is rated -1. A path
+    that ends in a solution step with no step rated -1 is an entirely-correct solution."""
+    t = StepTally()
+    for rows in problems:
+        for row in rows:
+            rating = None if row.get("rating") is None else int(row["rating"])
+            if rating is None:
+                continue
+            steps = [*row["responses"], str(row["next_response"])]
+            flags, last = wrong_steps(steps), len(steps) - 1
+            t.correct_steps += rating == 1
+            t.correct_flagged += rating == 1 and last in flags
+            t.errors += rating == -1
+            t.errors_flagged += rating == -1 and last in flags
+            if flags:
+                t.first_flagged += 1
+                t.first_on_error += flags[0] == last and rating == -1
+        end = next((r for r in rows if r["is_solution"] and r["is_preferred_response"]), None)
+        if end is not None:
+            t.clean += 1
+            t.clean_flagged += bool(wrong_steps([*end["responses"], str(end["next_response"])]))
+    return t
+
+
+def _report_steps(split: str, name: str, t: StepTally) -> None:
+    p = f"{split}_{name}"
+    print(
+        f"{p}_false_alarm_rate: {_rate(t.correct_flagged, t.correct_steps)}  "
+        f"({t.correct_flagged} of {t.correct_steps} correct steps hold a wrong claim)"
+    )
+    print(
+        f"{p}_first_error_precision: {_rate(t.first_on_error, t.first_flagged)}  "
+        f"({t.first_on_error} of {t.first_flagged} first flags on a labelled wrong step)"
+    )
+    if t.clean:
+        print(
+            f"{p}_correct_solutions_flagged: {_rate(t.clean_flagged, t.clean)}  "
+            f"({t.clean_flagged} of {t.clean})"
+        )
+    print(f"{p}_error_steps_flagged: {_rate(t.errors_flagged, t.errors)}  ({t.errors_flagged} of {t.errors})")
+
+
+def run_steps(data: Path) -> None:
+    """The step-label figures per split: development (tune here) and held_out (the headline)."""
+    mr, prm = load_mr_gsm8k(data), load_prm800k(data)
+    path = data / "gsm8k" / "gsm8k_example_model_solutions.jsonl"
+    keys = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
+    rows = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    models = [[json.loads(line)[k] for k in keys] for line in rows]
+    refs = load_gsm8k(data) if (data / "gsm8k" / "gsm8k_test.jsonl").exists() else []
+    print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
+    for split in ("development", "held_out"):
+        if mr is not None:
+            _report_steps(split, "mr_gsm8k", tally_mr_gsm8k(halves(mr)[split]))
+        if prm is not None:
+            _report_steps(split, "prm800k", tally_prm800k(halves(prm)[split]))
+        for label, correct in (("correct_solutions", True), ("incorrect_solutions", False)):
+            sols = [s["solution"] for row in halves(models)[split] for s in row if s["is_correct"] == correct]
+            hit = sum(any(c.verdict == "wrong" for c in check_claims(s)) for s in sols)
+            print(f"{split}_gpt3_{label}_flagged: {_rate(hit, len(sols))}  ({hit} of {len(sols)})")
+        part = halves(refs)[split]
+        flagged = sum(any(c.verdict == "wrong" for c in check_claims(strip_annotations(a)[0])) for a in part)
+        print(
+            f"{split}_gsm8k_references_correct_solutions_flagged: {_rate(flagged, len(part))}  ({flagged} of {len(part)})"
+        )
+    print(f"load_average_1min_after: {os.getloadavg()[0]:.2f}")
 
 
 def _rate(a: int, b: int) -> str:
@@ -197,24 +306,6 @@ def _rate(a: int, b: int) -> str:
 def halves(items: list) -> dict[str, list]:
     """``development`` (even positions, 0-based) and ``held_out`` (odd positions)."""
     return {"development": items[0::2], "held_out": items[1::2]}
-
-
-def measure_prm800k(data: Path) -> tuple[int, int, int, int] | None:
-    """(wrong-rated steps flagged, wrong-rated steps, correct-rated steps flagged, correct-rated)."""
-    path = data / "process_labels" / "prm800k_phase1_test_stepwise_critic.jsonl.gz"
-    if not path.exists():
-        return None
-    counts = {-1: [0, 0], 1: [0, 0]}
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            rating = row.get("rating")
-            if rating not in (-1, 1, "-1", "1"):
-                continue
-            tally = counts[int(rating)]
-            tally[1] += 1
-            tally[0] += any(c.verdict == "wrong" for c in check_claims(str(row.get("next_response", ""))))
-    return counts[-1][0], counts[-1][1], counts[1][0], counts[1][1]
 
 
 def math500_records(data: Path) -> list[tuple[str, str, str, bool | None]]:
@@ -275,6 +366,9 @@ def _report_half(name: str, answers: list[str], seed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.steps_only:
+        run_steps(args.data)
+        return 0
     answers = load_gsm8k(args.data, args.limit)
     t0 = time.perf_counter()
     count_false_alarms(answers[:200])
@@ -285,19 +379,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"check_time_vs_normalize_only: {(t1 - t0) / max(t2 - t1, 1e-9):.1f}")
     for name, part in halves(answers).items():  # development: rules may be tuned; held_out: not
         _report_half(name, part, args.seed)
-    mr = measure_mr_gsm8k(args.data)
-    if mr is not None:
-        hit, total, early_hit, early = mr
-        print(f"mr_gsm8k_first_error_steps_flagged: {_rate(hit, total)}  ({hit} of {total})")
-        print(f"mr_gsm8k_earlier_steps_flagged: {_rate(early_hit, early)}  ({early_hit} of {early})")
-    prm = measure_prm800k(args.data) if args.limit is None else None
-    if prm is not None:
-        print(f"prm800k_wrong_steps_flagged: {_rate(prm[0], prm[1])}  ({prm[0]} of {prm[1]})")
-        print(f"prm800k_correct_steps_flagged: {_rate(prm[2], prm[3])}  ({prm[2]} of {prm[3]})")
-    ms = measure_model_solutions(args.data) if args.limit is None else None
-    if ms is not None:
-        print(f"model_solutions_flagged_incorrect: {_rate(ms[0], ms[1])}")
-        print(f"model_solutions_flagged_correct: {_rate(ms[2], ms[3])}")
+    if args.limit is None:
+        run_steps(args.data)
     n, agree_label, wrong = measure_answers(args.data)
     print(f"answers_math500_agreement: {_rate(n - len(wrong), n)}  ({n - len(wrong)} of {n})")
     print(f"answers_verdict_matches_file_is_correct: {_rate(agree_label, n)}  ({agree_label} of {n})")

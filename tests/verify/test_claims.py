@@ -105,7 +105,9 @@ def test_calc_annotation_is_checked_and_visible_number_must_agree():
     good = "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day."
     assert verdicts(good, "calc_annotation") == [("16-3-4", "9", "correct")]
     bad_annotation = "Janet sells 16 - 3 - 4 = <<16-3-4=8>>8 duck eggs a day."
-    assert verdicts(bad_annotation, "calc_annotation")[0][2] == "wrong"
+    assert verdicts(bad_annotation, "calc_annotation")[0][2] == "unverifiable"  # counted once:
+    assert [c.rule for c in check_claims(bad_annotation) if c.verdict == "wrong"] == ["arith_eq"]
+    assert verdicts("Janet sells <<16-3-4=8>>8 duck eggs.", "calc_annotation")[0][2] == "wrong"
     bad_visible = "Janet sells <<16-3-4=9>>10 duck eggs a day."
     assert verdicts(bad_visible, "calc_annotation") == [("16-3-4", "10", "wrong")]
 
@@ -257,9 +259,12 @@ def test_final_answer_against_last_result(text, verdict):
 
 
 def test_same_expression_with_two_values_is_inconsistent():
+    # noted, never "wrong": arith_eq already flags 7 * 8 = 54 (one error, one flag)
     claims = check_claims("First 7 * 8 = 56.\nLater 7 * 8 = 54.")
     flagged = [c for c in claims if c.rule == "inconsistent_quantity"]
-    assert [(c.expression, c.stated, c.value, c.verdict) for c in flagged] == [("7*8", "54", "56", "wrong")]
+    assert [(c.expression, c.stated, c.value, c.verdict) for c in flagged] == [
+        ("7*8", "54", "56", "unverifiable")
+    ]
     assert not [c for c in check_claims("7 * 8 = 56. Again 7 * 8 = 56.") if c.rule == "inconsistent_quantity"]
 
 

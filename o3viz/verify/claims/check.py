@@ -14,7 +14,10 @@ Rules (the ``rule`` field):
   "a/b of n", "half of n"; ``rounding``: any of these, correct only by rounding.
 - Contradiction detection, extra claims on top: ``final_answer_mismatch`` (``#### N``,
   ``\\boxed{N}``, "The answer is N", "Answer: N" against the last stated result before it) and
-  ``inconsistent_quantity`` (one expression stated with two different values).
+  ``inconsistent_quantity`` (one expression stated with two different values: never ``wrong``,
+  since each statement is judged by its own rule; a later correct one is a correction).
+- One error, one flag (:mod:`o3viz.verify.claims.repeats`): a second rule on the same statement,
+  or the same wrong claim restated, is ``unverifiable`` with a note naming the flagged claim.
 
 Rounding rule: a stated value written with *d* decimals is correct when the exact value rounds
 to it at *d* decimals, or truncates to it (a repeating decimal cut short: 2/3 = 0.66); with
@@ -48,6 +51,7 @@ from o3viz.verify.claims.regions import (
     pieces,
     safe_span,
 )
+from o3viz.verify.claims.repeats import count_once
 from o3viz.verify.claims.rules import (
     check_annotations,
     check_final_answer,
@@ -124,14 +128,16 @@ def check_text(
         where.shift = lo
         part, stated = _check_chunk(text[lo:hi], where)
         safe = safe_span(text, lo, hi)
-        claims += [_cut_guard(replace(c, start=c.start + lo, end=c.end + lo), safe) for c in part]
+        claims += [
+            _asked(_cut_guard(replace(c, start=c.start + lo, end=c.end + lo), safe), text) for c in part
+        ]
         results += [(a + lo, b + lo, s) for a, b, s in stated]
     where.shift = 0
     claims.sort(key=lambda c: (c.start, c.end))
     claims += check_inconsistent(claims, where)
     claims += check_final_answer(text, sorted(results, key=lambda r: r[1]), where)
     claims.sort(key=lambda c: (c.start, c.end))
-    return ClaimReport(claims, sum(hi - lo for lo, hi in kept), left)
+    return ClaimReport(count_once(claims), sum(hi - lo for lo, hi in kept), left)
 
 
 def _cut_guard(claim: Claim, safe: tuple[int, int]) -> Claim:
@@ -139,6 +145,14 @@ def _cut_guard(claim: Claim, safe: tuple[int, int]) -> Claim:
     if claim.verdict == "wrong" and not safe[0] <= claim.start <= claim.end <= safe[1]:
         claim.verdict = "unverifiable"
         claim.note = "cut at a piece boundary"
+    return claim
+
+
+def _asked(claim: Claim, text: str) -> Claim:
+    """A claim asked, not stated ("4 * 5 = 25? No, 4 * 5 = 20.") cannot be ``wrong``."""
+    if claim.verdict == "wrong" and text[claim.end : claim.end + 3].lstrip(" $").startswith("?"):
+        claim.verdict = "unverifiable"
+        claim.note = "a question, not a statement"
     return claim
 
 

@@ -14,6 +14,8 @@ import math
 from fractions import Fraction
 from typing import Literal
 
+from o3viz.verify.claims.tokens import plain_number
+
 Value = Fraction | float
 Verdict = Literal["correct", "wrong", "unverifiable"]
 
@@ -104,7 +106,7 @@ class _Parser:
         if kind == "NUM":
             if len(text) > MAX_BITS // 3:
                 raise TooLarge
-            val = Fraction(text.replace(",", ""))
+            val = Fraction(plain_number(text))
             if self.peek()[0] == "PCT":
                 self.i += 1
                 val = val if self.pct_as_number else val / 100

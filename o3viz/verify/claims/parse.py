@@ -17,6 +17,8 @@ from o3viz.verify.claims.tokens import (
     Tok,
     continues_left,
     is_bullet,
+    is_dimension,
+    is_term_letters,
     is_unit,
     kind_at,
     next_sig,
@@ -205,6 +207,8 @@ class _RunState:
         n = next_sig(self.toks, j + 1)
         nk = kind_at(self.toks, n)
         if lw == "x" and self.last == "operand" and nk in ("NUM", "LP", "CUR"):
+            if is_dimension(self.toks, n):
+                self.run.guarded = True  # "a 2 x 4 piece of wood": a size, maybe not a product
             self.push("OP", "*", j)
             self.last = "operator"
             return j + 1
@@ -233,8 +237,9 @@ class _RunState:
     def _on_symbol_or_unit(self, j: int, t: Tok, n: int, nk: str) -> int | None:
         if self.last == "operand" and t.text in UNIT_LETTERS and self.toks[j - 1].kind == "WS":
             return self._after_unit(j)  # "7.5 m + 2.25 m": a one-letter unit ("2L + 8" is algebra)
-        is_var = len(t.text) == 1 or t.text.startswith("\\") or t.text == "π"
         glued = j > 0 and self.toks[j - 1].kind in ("NUM", "RP")
+        is_var = len(t.text) == 1 or t.text.startswith("\\") or t.text == "π"
+        is_var = is_var or glued and is_term_letters(t.text)  # "3ab" is a term, "7kg" a quantity
         if is_var or nk == "LP" and self.toks[j + 1].kind == "LP":
             if self.last == "operand" and not glued:
                 return None

@@ -17,9 +17,10 @@ from o3viz.verify.claims.types import Claim, Locator
 
 _ANNOT_RE = re.compile(r"<<([^<>]*)>>")
 _VISIBLE_RE = re.compile(
-    r"[^\S\n]*+\$?[^\S\n]*+(-?(?:\d{1,3}(?: \d{3}){1,12}(?![\d.])|\d[\d,]*(?:\.\d+)?(?:/\d+)?|\.\d+)%?)"
+    r"[^\S\n]*+\$?[^\S\n]*+(-?(?:\d{1,3}(?: \d{3}){1,12}(?!\d|\.\d)|\d[\d,]*(?:\.\d+)?(?:/\d+)?|\.\d+)%?)"
 )  # "12 500" (space-grouped thousands), "1,000", "3/4", ".5", "25%"; possessive blanks: linear
 _LEAD_NUM = re.compile(r"\$?[^\S\n]*+-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?")
+_ANSWER_NOISE = re.compile(r"\\[$,!;]|\\text\{[^{}]*\}|[$€£{}]")  # "\\$45.00" -> "45.00"
 _MAX_ANSWER = 200  # characters: a longer final answer is not an arithmetic result
 _BASE_RULES = {"arith_eq", "calc_annotation", "percent_of", "fraction_of", "rounding"}
 
@@ -67,6 +68,9 @@ def check_annotations(text: str, where: Locator) -> list[Claim]:
         checks = [readings(result)] + ([readings(stated)] if vis else [])
         results = [judge(lv, rv) if lv and rv else ("unverifiable", False) for rv in checks]
         verdict, rounded = _combine(results)
+        note = ""
+        if verdict == "wrong" and results[0][0] == "correct" and _cut_short(result.strip(), stated):
+            verdict, note = "unverifiable", "the calculator's result, cut short"  # 14.999999999999998 → 14.99
         claims.append(
             Claim(
                 start=m.start(),
@@ -77,14 +81,27 @@ def check_annotations(text: str, where: Locator) -> list[Claim]:
                 value=format_value(lv[0] if lv else None),
                 verdict=verdict,
                 rule="rounding" if rounded else "calc_annotation",
+                note=note,
             )
         )
     return claims
 
 
+def _cut_short(result: str, stated: str) -> bool:
+    """Whether ``stated`` copies the leading digits of a long calculator ``result``."""
+    shown = stated.replace(",", "").replace(" ", "").lstrip("$")
+    return len(result) > len(shown) + 6 and "." in shown and result.startswith(shown)
+
+
 def find_final_answer(text: str) -> tuple[int, int, str] | None:
-    """The stated final answer: (start, end, text) of ``\\boxed{N}``, ``#### N``, "the answer is N",
-    "Answer: N" or "A: N", from the one extractor (``o3viz.text.answers.extract_strong_answer``)."""
+    """The stated final answer: (start, end, number) of ``\\boxed{N}``, ``#### N``, "the answer is N",
+    "Answer: N" or "A: N", from the one extractor (``o3viz.text.answers.extract_strong_answer``).
+    Only a plain number (or ``a/b``) is returned, without its currency sign: ``\\boxed{\\$45.00}``
+    gives "45.00"; an expression, or a number in another base (``40_9``), gives None.
+
+    >>> find_final_answer("So 3 * 3 = 9.\\n#### $9")
+    (19, 21, '9')
+    """
     found = extract_strong_answer(text)
     if found is None or len(found.text) > _MAX_ANSWER:
         return None
@@ -94,29 +111,42 @@ def find_final_answer(text: str) -> tuple[int, int, str] | None:
         if m is None:
             return None
         answer = m.group()
-    return found.start, found.start + len(answer), answer
+    lead = len(found.text) - len(found.text.lstrip())
+    start, end = found.start + lead, found.start + lead + len(answer)
+    if end < len(text) and text[end] in "_^":
+        return None  # "$40_9$", "2^{10}": not the plain number it starts with
+    number = _ANSWER_NOISE.sub("", answer).strip()
+    if readings(number):
+        return start, end, number
+    run = parse_expression(normalize_text(answer).text)  # "\\frac{24}{2}" is a number too
+    if run is None or run.symbolic or not run.is_simple:
+        return None  # an expression ("3 - 2\\sqrt{2}"): no single stated number to compare
+    return start, end, answer
 
 
 def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Locator) -> list[Claim]:
     """``final_answer_mismatch``: the final answer against the last result stated before it.
 
-    ``results`` are (start, end, stated) of every stated result (right of an ``=``), in order.
+    ``results`` are (start, end, stated) of every stated result (right of an ``=``), in order; a
+    result inside the answer (``3 \\times 3 = \\boxed{9}``) counts as before it.
     """
     final = find_final_answer(text)
     if final is None:
         return []
     start, end, answer = final
-    avals = _run_values(parse_expression(normalize_text(answer).text))
-    last = next((r for r in reversed(results) if r[1] <= start and _number_values(r[2])), None)
-    if not avals or last is None:
+    last = next((r for r in reversed(results) if r[0] < end and _number_values(r[2])), None)
+    if last is None:
         return []
-    lvals = _number_values(last[2])
+    avals, lvals = _run_values(parse_expression(normalize_text(answer).text)), _number_values(last[2])
     verdict, _ = judge(lvals, readings(answer) or [(v, None) for v in avals])
     if verdict != "correct":  # the answer may round the last result: try the other way too
         alt, _ = judge(avals, readings(last[2]))
         verdict = alt if alt == "correct" else verdict
+    note = ""
     if verdict == "wrong" and _answer_explained(text, results, start, last, answer, avals):
         verdict = "unverifiable"  # the answer is stated before, just not as the last result
+    elif verdict == "wrong" and _mentions(_ANNOT_RE.sub(" ", text[last[1] : start]), [], any_number=True):
+        verdict, note = "unverifiable", "numbers follow the last result"  # "+ a 5 dollar tip"
     return [
         Claim(
             start=start,
@@ -127,6 +157,7 @@ def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Lo
             value=format_value(lvals[0]),
             verdict=verdict,
             rule="final_answer_mismatch",
+            note=note,
         )
     ]
 
@@ -152,12 +183,13 @@ def _answer_explained(
     return bool(said) and said in normalize_text(text[:start]).text
 
 
-def _mentions(text: str, values: list[Value]) -> bool:
-    """Whether one of ``values`` is written as a number in ``text`` ("$118 000" counts)."""
+def _mentions(text: str, values: list[Value], any_number: bool = False) -> bool:
+    """Whether one of ``values`` (with ``any_number``: any number) is written in ``text``
+    ("$118 000" counts)."""
     text = re.sub(r"(?<=\d)[ ,](?=\d{3}\b)", "", text)
     nums = [Fraction(n) for n in re.findall(r"\d+(?:\.\d+)?|\.\d+", text)]
     nums += [Fraction(_WORDS.index(w)) for w in re.findall(r"[a-z]+", text.lower()) if w in _WORDS]
-    return any(n == v for n in nums for v in values)
+    return bool(nums) if any_number else any(n == v for n in nums for v in values)
 
 
 _WORDS = (
@@ -167,7 +199,13 @@ _WORDS = (
 
 
 def check_inconsistent(claims: list[Claim], where: Locator) -> list[Claim]:
-    """``inconsistent_quantity``: the same expression stated with two values that disagree."""
+    """``inconsistent_quantity``: the same expression stated with two values that disagree.
+
+    Never ``wrong``: each statement is already judged by its own rule against the value we
+    compute, so a wrong one is flagged there (once), and a later statement that gets it right
+    is a correction ("2 * 3 * 20 + 1 is 121, not 126"). The claim records the disagreement as
+    ``unverifiable`` with the value we compute, never a value that was merely stated earlier.
+    """
     seen: dict[str, Claim] = {}
     out = []
     for c in claims:
@@ -179,6 +217,8 @@ def check_inconsistent(claims: list[Claim], where: Locator) -> list[Claim]:
         seen[c.expression] = c
         if prev is None or (prev.verdict == "correct" and c.verdict == "correct"):
             continue
+        if prev.start < c.end and c.start < prev.end:
+            continue  # one statement read by two rules ("= $<<…>>32 000"): not two statements
         a, b = _number_values(prev.stated), _number_values(c.stated)
         if not a or not b:
             continue
@@ -187,6 +227,7 @@ def check_inconsistent(claims: list[Claim], where: Locator) -> list[Claim]:
             or judge(b, readings(prev.stated), True)[0] == "correct"
         )
         if not agree:
+            fixed = "corrects" if c.verdict == "correct" else "differs from"
             out.append(
                 Claim(
                     start=c.start,
@@ -194,9 +235,10 @@ def check_inconsistent(claims: list[Claim], where: Locator) -> list[Claim]:
                     step=c.step,
                     expression=c.expression,
                     stated=c.stated,
-                    value=prev.stated,
-                    verdict="wrong",
+                    value=c.value,
+                    verdict="unverifiable",
                     rule="inconsistent_quantity",
+                    note=f"{fixed} {prev.stated} stated at step {prev.step}",
                 )
             )
     return out

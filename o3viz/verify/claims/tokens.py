@@ -34,6 +34,11 @@ _GUARD_WORDS = {
     "x",
     "sqrt",
     "root",
+    "group",
+    "grouping",
+    "grouped",
+    "bracket",
+    "bracketing",
 }  # a number right after one of these is probably the tail of a larger spoken expression
 _FRACTION_WORDS = {
     "half",
@@ -84,6 +89,19 @@ _RATE_WORDS = {"in", "per", "each", "every", "a", "an"}
 EQ_WORDS = {"is", "equals", "are"}
 UNIT_LETTERS = {"m", "g", "h", "s", "l", "L", "t", "K", "V", "W", "J", "N"}  # "7.5 m", "2 h"
 FUNCS = {"sqrt"}
+# letters glued to a number that are units or ordinals, not variables ("7kg", "3rd")
+GLUED_UNITS = set(
+    "km kg cm mm ml lb lbs oz ft in hr hrs min mph pm am st nd rd th mi yd gal qt pt sec mg "
+    "kw kwh hz gb mb kb tb pcs sq".split()
+)
+# nouns that make "2 x 4 <noun>" a size: "a 2 x 4 piece of wood", "a 4 x 8 sheet"
+DIMENSION_NOUNS = set(
+    "piece pieces board boards wood lumber plank planks stud studs beam beams sheet sheets "
+    "tile tiles rug rugs photo photos picture pictures frame frames canvas poster "
+    "panel panels block blocks brick bricks card cards".split()
+)
+# a measure between the size and the noun: "a 2 x 4 inch board" (not "25 feet long x 4 feet")
+_SIZE_UNITS = set("inch inches in foot feet ft cm mm meter meters metre metres".split())
 LOOK_BACK = 24  # tokens: how far a look to the left may go ("$ $ $ … 1 + 1" stays linear)
 
 
@@ -129,7 +147,7 @@ class Run:
         """Normalized expression string, e.g. ``16-3-4`` or ``0.2*50``."""
         out = []
         for kind, text in self.items:
-            out.append("-" if kind == "NEG" else text.replace(",", "") if kind == "NUM" else text)
+            out.append("-" if kind == "NEG" else plain_number(text) if kind == "NUM" else text)
         return "".join(out)
 
 
@@ -139,8 +157,44 @@ class Chain:
     links: list[str]  # the relation between runs[i] and runs[i+1]: "=", "≈" or "is"
 
 
+def plain_number(text: str) -> str:
+    """A number token without its thousands separators: "17 500" and "17,500" -> "17500"."""
+    return text.replace(",", "").replace(" ", "").replace("\u00a0", "")
+
+
 def tokenize(norm: str) -> list[Tok]:
-    return [Tok(m.lastgroup or "OTHER", m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(norm)]
+    toks = [Tok(m.lastgroup or "OTHER", m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(norm)]
+    return _join_groups(toks) if any(t.kind == "CUR" for t in toks) else toks
+
+
+_HEAD_RE = re.compile(r"\d{1,3}")
+_GROUP_RE = re.compile(r"\d{3}(?:\.\d+)?")
+
+
+def _join_groups(toks: list[Tok]) -> list[Tok]:
+    """Join a money amount's space-grouped thousands into one number: "$17 500" is 17500, also
+    when a calculator annotation was blanked between "$" and the digits. One pass, linear."""
+    out: list[Tok] = []
+    i, after_cur = 0, False
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "NUM" and after_cur and _HEAD_RE.fullmatch(t.text):
+            j = i
+            while (
+                j + 2 < len(toks)
+                and toks[j + 1].text in (" ", "\u00a0")
+                and toks[j + 2].kind == "NUM"
+                and "." not in toks[j].text
+                and _GROUP_RE.fullmatch(toks[j + 2].text)
+            ):
+                j += 2
+            if j > i:
+                t = Tok("NUM", "".join(x.text for x in toks[i : j + 1]), t.start, toks[j].end)
+                i = j
+        out.append(t)
+        after_cur = t.kind == "CUR" or after_cur and t.kind == "WS"
+        i += 1
+    return out
 
 
 def next_sig(toks: list[Tok], j: int) -> int:
@@ -181,6 +235,23 @@ def is_unit(word: str) -> bool:
     )
 
 
+def is_term_letters(word: str) -> bool:
+    """Letters glued to a number that name variables ("3ab", "2xy"), not a unit ("7kg", "3rd")."""
+    return 2 <= len(word) <= 3 and word.isalpha() and word.lower() not in GLUED_UNITS
+
+
+def is_dimension(toks: list[Tok], n: int) -> bool:
+    """Whether the number at ``n`` (after "2 x") ends a size such as "2 x 4 piece of wood"."""
+    if kind_at(toks, n) != "NUM" or kind_at(toks, n - 1) not in ("WS", "WORD"):
+        return False
+    k = next_sig(toks, n + 1)
+    while kind_at(toks, k) == "OTHER" and toks[k].text in "\"'″′-":
+        k = next_sig(toks, k + 1)  # 2 x 4" board, 2 x 4-inch
+    if kind_at(toks, k) == "WORD" and toks[k].text.lower() in _SIZE_UNITS:
+        k = next_sig(toks, k + 1)
+    return kind_at(toks, k) == "WORD" and toks[k].text.lower() in DIMENSION_NOUNS
+
+
 def is_bullet(toks: list[Tok], j: int) -> bool:
     """A "-" or "*" that starts a line and is followed by a space."""
     p = j - 1
@@ -201,6 +272,8 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
         return True  # "250 of the books - 135 sold": a binary minus whose left side is words
     if p >= 1 and toks[p].text == "." and toks[p - 1].text in (".", "…"):
         return True  # an ellipsis "(8 - 2)...(8 - 7)"
+    if p >= 0 and (toks[p].text.lower() == "and" or toks[p].text == ",") and _open_expression(toks, p - 1):
+        return True  # "grouping 3 * 4 and 5 + 1 gives 72": the result is for both together
     p, seen, words = first - 1, 0, []
     while p >= 0 and seen < 4 and first - p < LOOK_BACK:
         t = toks[p]
@@ -226,6 +299,26 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     if words[:1] == ["of"]:
         return words[1:2] and words[1] in _FRACTION_WORDS or _number_before(toks, p)
     return False
+
+
+def _open_expression(toks: list[Tok], p: int) -> bool:
+    """Whether an operator expression with no result of its own ends at ``p`` ("3 * 4" in
+    "3 * 4 and 5 + 1"; not "13" in "16 - 3 = 13 and 5 + 1")."""
+    stop, ops, operand = p - LOOK_BACK, 0, False
+    while p >= 0 and p > stop:
+        t = toks[p]
+        p -= 1
+        if t.kind in ("WS", "CUR", "PCT", "LP", "RP"):
+            continue
+        if t.kind == "NUM":
+            operand = True
+        elif t.kind == "OP" or t.text.lower() == "x":
+            if not operand:
+                return False  # "3 * and": no operand after the operator
+            ops += 1
+        else:
+            break
+    return operand and ops > 0
 
 
 def _number_before(toks: list[Tok], p: int) -> bool:
