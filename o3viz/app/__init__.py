@@ -13,6 +13,8 @@ from __future__ import annotations
 from o3viz.analysis.compare import branch_step_offset, compare_traces, same_question, shown_delta
 from o3viz.analysis.dataset import COLUMNS as DATASET_COLUMNS
 from o3viz.analysis.dataset import (
+    GRADE_LABELS,
+    GRADED_BY,
     GRADES,
     OUTLIER_RULE,
     dataset_summary,
@@ -37,6 +39,7 @@ from o3viz.analysis.summary import summarize
 from o3viz.analysis.verdicts import first_wrong_by, step_verdicts, verifier_names
 from o3viz.analysis.wrong_step import first_wrong_step, reference_last_held
 from o3viz.app.exports import label_export
+from o3viz.app.headers import SecurityHeaders
 from o3viz.app.inspect_view import PLOTLY_JS, VIEW_STATIC, ViewFigure, figure_view_data, inspect_view_data
 from o3viz.app.jobs import BranchJob, ImportJob, Progress, RunJob, TraceJob
 from o3viz.app.library import (
@@ -76,6 +79,7 @@ from o3viz.verify.sandbox.run import available_isolation, describe_isolation
 from o3viz.verify.trace_checks import check_label
 
 __all__ = [
+    "SecurityHeaders",
     "PLOTLY_JS",
     "VIEW_STATIC",
     "ViewFigure",
@@ -87,6 +91,8 @@ __all__ = [
     "DATASET_COLUMNS",
     "FIELD_ROLES",
     "GRADES",
+    "GRADE_LABELS",
+    "GRADED_BY",
     "ImportJob",
     "ImportOptions",
     "ImportOutcome",

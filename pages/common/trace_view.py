@@ -4,18 +4,22 @@ Prev/Next are answered in the browser, not after a rerun. Its script is the note
 (``o3viz/notebook/static/view.js``); plotly.js is the plotly package's own file, loaded once per
 frame from the component's folder (nothing from the network).
 
-The folder Streamlit serves is assembled once per version of those files, in the temp folder
-(index.html, bridge.js and the styles, view.js, plotly.min.js), and each trace's view data is a
-JSON file in it named by its content hash: the component's args stay small (the file's name and
+The folder Streamlit serves is assembled once per version of those files and user, in the temp
+folder (index.html, bridge.js and the styles, view.js, plotly.min.js), private to this user and
+checked before it is used (``_served``), and each trace's view data is a JSON file in it named by
+its content hash: the component's args stay small (the file's name and
 the server's selection push), so a rerun sends almost nothing and never redraws
 the view."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import html
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -61,32 +65,6 @@ def _static_plotly() -> str | None:
     return f"../../app/static/{name}"  # from component/<name>/index.html
 
 
-def _served(plotly_src: str | None) -> Path:
-    """The folder the component is served from, assembled once per version of its files; its page
-    loads plotly.js from ``plotly_src`` (None: the copy in the folder)."""
-    h = hashlib.sha256(PLOTLY_JS.read_bytes()[:4096] + (plotly_src or "").encode())
-    for name, path in sorted(_FILES.items()):
-        h.update(name.encode() + b"\0" + path.read_bytes())
-    root = Path(tempfile.gettempdir()) / f"o3viz-view-{h.hexdigest()[:16]}"
-    if not (root / "plotly.min.js").exists():
-        tmp = Path(tempfile.mkdtemp(prefix="o3viz-view-", dir=tempfile.gettempdir()))
-        for name, path in _FILES.items():
-            shutil.copyfile(path, tmp / name)
-        if plotly_src:
-            page = (tmp / "index.html").read_text(encoding="utf-8")
-            (tmp / "index.html").write_text(
-                page.replace('content="plotly.min.js"', f'content="{plotly_src}"'), encoding="utf-8"
-            )
-        shutil.copyfile(PLOTLY_JS, tmp / "plotly.min.js")
-        (tmp / "data").mkdir()
-        try:
-            os.replace(tmp, root)  # atomic: another process may have assembled it first
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-    (root / "data").mkdir(exist_ok=True)
-    return root
-
-
 # Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not.
 # The Attention tab's widgets (``WARM``: a few ms each to evaluate) are loaded once the map is drawn
 # and the reader pauses. The plotly chart (``CHART``: 4.7 MB, plotly.js inside) only when the reader
@@ -109,10 +87,91 @@ def _warm_chunks(names: tuple[str, ...] = WARM) -> list[str]:
     return [f[0].name for f in found if len(f) == 1]
 
 
+def _contents(plotly_src: str | None, warm: list[str], chart: str | None) -> dict[str, bytes]:
+    """The served folder's files (name: bytes). Its page loads plotly.js from ``plotly_src`` (None:
+    the copy in the folder), and names the bundles of Streamlit's that the view warms (``warm``,
+    ``chart``): the view reads them from its own page, never from a message."""
+    files = {name: path.read_bytes() for name, path in _FILES.items()}
+    page = files["index.html"].decode("utf-8")
+    metas = {
+        "o3-plotly": ("plotly.min.js", plotly_src),
+        "o3-warm": ("", " ".join(warm)),
+        "o3-chart": ("", chart),
+    }
+    for meta, (default, value) in metas.items():
+        if value:
+            old = f'<meta name="{meta}" content="{default}">'
+            page = page.replace(old, f'<meta name="{meta}" content="{html.escape(value)}">')
+    files["index.html"] = page.encode("utf-8")
+    files["plotly.min.js"] = PLOTLY_JS.read_bytes()
+    return files
+
+
+def _private(path: Path, *, folder: bool) -> bool:
+    """Whether ``path`` is this user's own folder (or file), itself and not a link to one, that no
+    one else may change (a folder: no one else may even enter it)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    kind = stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode)
+    return kind and info.st_uid == os.getuid() and not info.st_mode & (0o077 if folder else 0o022)
+
+
+def _as_expected(root: Path, files: dict[str, bytes]) -> bool:
+    """Whether ``root`` is a private folder holding exactly ``files`` (its data/ private too)."""
+    if not _private(root, folder=True):
+        return False
+    for name, content in files.items():
+        if not _private(root / name, folder=False) or (root / name).read_bytes() != content:
+            return False
+    return not (root / "data").exists() or _private(root / "data", folder=True)
+
+
+def _assemble(files: dict[str, bytes]) -> Path:
+    """A new private folder (mode 0700) holding ``files`` and an empty data/."""
+    tmp = Path(tempfile.mkdtemp(prefix="o3viz-view-", dir=tempfile.gettempdir()))
+    for name, content in files.items():
+        (tmp / name).write_bytes(content)
+        (tmp / name).chmod(0o600)  # whatever the umask: ``_private`` holds for each file
+    (tmp / "data").mkdir(mode=0o700)
+    return tmp
+
+
+def _folder_name(files: dict[str, bytes]) -> str:
+    """The served folder's name in the temp folder: this user's, for this version of ``files``."""
+    h = hashlib.sha256()
+    for name, content in sorted(files.items()):
+        h.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
+    return f"o3viz-view-{os.getuid()}-{h.hexdigest()[:16]}"
+
+
+def _served(plotly_src: str | None, warm: list[str], chart: str | None) -> Path:
+    """The folder the component is served from: one per version of its files and user, found by
+    name in the temp folder so that data published by earlier servers is reused. The name is
+    predictable, so anyone may have made it first: it is used only where it is this user's,
+    private (0700) and holds exactly these files; otherwise a fresh private folder is, for this
+    process only."""
+    files = _contents(plotly_src, warm, chart)
+    root = Path(tempfile.gettempdir()) / _folder_name(files)
+    if not _as_expected(root, files):
+        tmp = _assemble(files)
+        try:
+            os.rename(tmp, root)  # atomic; fails where the name is taken (an empty folder of ours aside)
+        except OSError:
+            if not _as_expected(root, files):  # not assembled by another server of this user meanwhile
+                # someone else's, or not as it should be: serve from the fresh folder, never from it
+                atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+                return tmp
+            shutil.rmtree(tmp, ignore_errors=True)
+    (root / "data").mkdir(mode=0o700, exist_ok=True)
+    return root
+
+
 PLOTLY_SRC = _static_plotly()
-SERVED = _served(PLOTLY_SRC)
 WARM_CHUNKS = _warm_chunks()
 CHART_CHUNK = (_warm_chunks((CHART,)) or [None])[0]
+SERVED = _served(PLOTLY_SRC, WARM_CHUNKS, CHART_CHUNK)
 _component = components.declare_component("o3view", path=str(SERVED))
 # the same files, as the component that draws one step-level figure in a tab (``figure_view``);
 # its own name keeps its frame apart from the map's (``iframe[src*='o3fig']``)
@@ -168,8 +227,6 @@ def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
     return _component(
         url=url,
         push=push,
-        warm=WARM_CHUNKS,
-        chart=CHART_CHUNK,
         height=height,
         key=key,
         default=None,

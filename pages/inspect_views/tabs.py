@@ -186,7 +186,7 @@ def attention_tab(key: str, trace: Trace) -> None:
         return
     proxy_note(trace)
     if kept := storage_note(att.info):  # what a long run kept differently, and why
-        st.caption(f"Kept at this length: {kept}.")
+        st.caption(escape_markdown(f"Kept at this length: {kept}."))  # the file's text, shown as it is
     _step_level(key, rnd, controls)
     _token_level(key, rnd)
 

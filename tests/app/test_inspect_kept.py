@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from o3viz.figures import escape_markdown
 from o3viz.paths import REPO_ROOT
 from o3viz.run.sizing import plan_storage
 from o3viz.testing.synthetic import make_trace
@@ -26,4 +27,4 @@ def test_the_attention_tab_says_what_a_long_capture_kept(tmp_path, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     captions = [c.value for c in at.caption]
     want = "Kept at this length: prefill attention kept as top-64 rows above 2k tokens (this prompt: 16,384)."
-    assert want in captions, captions
+    assert escape_markdown(want) in captions, captions  # the file's text, escaped: drawn as written

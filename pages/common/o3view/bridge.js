@@ -4,8 +4,13 @@
 // kept in step (the frame is same-origin), and the selection is reported to the server only so its
 // panels (branch, labels) know it. The server moves the selection itself (search, the first wrong
 // step, a link) by raising ``args.push.n``.
+// Only Streamlit may talk to it: a message counts only when it comes from the page this frame is in
+// and that page is of this frame's origin (another frame of the page, or a site that framed this
+// one, is ignored), and nothing in a message becomes script: the bundles the page is asked to load
+// are named by this frame's own page (``o3-warm``, ``o3-chart``, written by the server).
 (function () {
-  const send = (type, data) => window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data), '*');
+  const ORIGIN = window.location.origin;
+  const send = (type, data) => window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data), ORIGIN);
   let view = null, url = null, pushed = null, latest = null, loading = false, height = 0, seq = 0;
 
   // the page's URL follows a selection ({id, episode}; an episode left out leaves the URL's as it is)
@@ -48,25 +53,33 @@
   // Inspect's other tabs draw with Streamlit's own widgets and plotly chart, whose bundles the
   // page loads only when one first appears: the first switch to the Attention tab waited ~1.5 s
   // for its widgets. Once the map is drawn and the reader pauses, the page imports the widgets'
-  // (``names``: the URLs Streamlit imports, so each module is evaluated once), once per page. The
-  // chart's bundle (``chart``: 4.7 MB, plotly.js inside) holds the page's thread for 0.7-1 s while
-  // it is evaluated: loaded in a pause, it landed on the reader's next click. It is imported when
-  // the reader presses a tab whose panel holds none of these frames (one drawn by the server with
-  // Streamlit's chart), so it loads while that tab's run is on the server.
-  function warm(names, chart) {
+  // (``o3-warm``: the URLs Streamlit imports, so each module is evaluated once), once per page. The
+  // chart's bundle (``o3-chart``: 4.7 MB, plotly.js inside) holds the page's thread for 0.7-1 s
+  // while it is evaluated: loaded in a pause, it landed on the reader's next click. It is imported
+  // when the reader presses a tab whose panel holds none of these frames (one drawn by the server
+  // with Streamlit's chart), so it loads while that tab's run is on the server.
+  // The bundles are named in this frame's own page; each is a URL beside the page's main script: a
+  // file name (``Name.hash.js``) and nothing else, on this origin.
+  const BUNDLE = /^[A-Za-z0-9]+\.[A-Za-z0-9_-]+\.js$/;
+  function bundles(meta, main) {
+    const m = document.querySelector('meta[name="' + meta + '"]');
+    return (m ? m.content : '').split(/\s+/).filter((n) => BUNDLE.test(n))
+      .map((n) => new URL(n, main.src)).filter((u) => u.origin === ORIGIN).map((u) => u.toString());
+  }
+  function warm() {
     try {
       const w = window.parent, d = w.document;
       if (w.__o3vizWarm) return;
       const main = d.querySelector('script[src*="/static/js/index."]');
       if (!main) return;
       w.__o3vizWarm = true;
+      const srcs = bundles('o3-warm', main), chart = bundles('o3-chart', main)[0];
       if (chart) {  // the page's own listener (a frame's would die with it)
         const s = d.createElement('script');
-        s.textContent = '(' + chartOnPress.toString() + ')(' + JSON.stringify(new URL(chart, main.src).toString()) + ');';
+        s.textContent = '(' + chartOnPress.toString() + ')(' + JSON.stringify(chart) + ');';
         d.head.append(s);
       }
-      if (!names || !names.length) return;
-      const srcs = names.map((n) => new URL(n, main.src).toString());
+      if (!srcs.length) return;
       const go = () => {
         const s = d.createElement('script');
         s.type = 'module';
@@ -271,7 +284,7 @@
       loading = false;
       document.body.dataset.url = a.url;
       apply(latest);
-      warm(a.warm, a.chart);
+      warm();
     }).catch((e) => {
       loading = false;
       document.getElementById('root').textContent = 'The view could not be loaded: ' + e;
@@ -404,6 +417,7 @@
     });
   }
   window.addEventListener('message', (e) => {
+    if (e.source !== window.parent || e.origin !== ORIGIN) return;  // Streamlit's page only
     const m = e.data;
     if (!m || m.type !== 'streamlit:render') return;
     const a = m.args || {};
