@@ -13,6 +13,8 @@ import streamlit as st
 
 from o3viz.app import DATASET_COLUMNS as COLUMNS
 from o3viz.app import (
+    GRADE_LABELS,
+    GRADED_BY,
     GRADES,
     OUTLIER_RULE,
     Query,
@@ -76,13 +78,9 @@ def scope() -> Query:
     models = c[1].multiselect("Model", [v for v, _ in s.distinct("model")], key="ds_models")
     search = c[2].text_input("Search the steps", key="ds_search")
     c[3].selectbox(
-        "Correct according to",
+        GRADED_BY,
         list(GRADES),
-        format_func=lambda g: {
-            "either": "source, else o3viz",
-            "source": "the source",
-            "check": "o3viz's check",
-        }[g],
+        format_func=GRADE_LABELS.__getitem__,
         key="ds_grade",
         help="Which grading the figures use: the imported file's own label, o3viz's answer check "
         "against the reference, or the source's where it has one and o3viz's otherwise.",

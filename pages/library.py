@@ -45,11 +45,20 @@ COLUMNS = {
     "match": st.column_config.TextColumn("match", width=260, help="the words around the search's match"),
     "dataset": st.column_config.TextColumn("dataset", width=100),
     "model": st.column_config.TextColumn("model", width=150),
-    "correct": st.column_config.TextColumn("correct", width=62, help="✓ correct, ✗ wrong, — ungraded"),
+    "correct": st.column_config.TextColumn(
+        "graded",
+        width=62,
+        help="The final answer, graded by the source where it has a grade, else by o3viz's answer check: "
+        "✓ correct, ✗ wrong, — ungraded",
+    ),
     "steps": st.column_config.NumberColumn("steps", width=56),
     "backtracks": st.column_config.NumberColumn("backtracks", width=82),
     "claim errors": st.column_config.NumberColumn("claim errors", width=92, help="wrong arithmetic claims"),
-    "verdict": st.column_config.TextColumn("verdict", width=90),
+    "verdict": st.column_config.TextColumn(
+        "o3viz verdict",
+        width=100,
+        help="o3viz's verdict on the last round (its answer check and claim checks): pass, fail or unverifiable",
+    ),
     "source": st.column_config.TextColumn("source", width=64),
     "tokens": st.column_config.TextColumn(
         "tokens", width=64, help="— where the trace has no tokens (an import)"
@@ -210,7 +219,12 @@ def filters() -> Query:
         "Dataset", [v for v, _ in s.distinct("dataset")], key="lib_dataset", placeholder="all"
     )
     model = c[2].multiselect("Model", [v for v, _ in s.distinct("model")], key="lib_model", placeholder="all")
-    correct = c[3].selectbox("Correct", ("any", "correct", "wrong", "ungraded"), key="lib_correct")
+    correct = c[3].selectbox(
+        "Graded",
+        ("any", "correct", "wrong", "ungraded"),
+        key="lib_correct",
+        help="the source's grade where it has one, else o3viz's answer check",
+    )
     with c[4].popover("More", icon=":material/tune:", help="verdict, step type, sorting"):
         verdict = st.multiselect("Verdict", [v for v, _ in s.distinct("verdict")], key="lib_verdict")
         types = st.multiselect(

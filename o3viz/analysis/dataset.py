@@ -34,6 +34,10 @@ GRADES = {
     "source": ("source_correct", "the source's grade (the imported file's own label)"),
     "check": ("check_correct", "o3viz's answer check against the reference"),
 }
+# The one name of the option and of each choice, on every page ("Graded by") and in the CLI
+# (``--grade either|source|check``).
+GRADED_BY = "Graded by"
+GRADE_LABELS = {"either": "the source, else o3viz", "source": "the source", "check": "o3viz's check"}
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:

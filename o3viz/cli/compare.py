@@ -17,8 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare",
         help="compare two datasets question by question (paired accuracy, McNemar, reasoning)",
-        description="Pair two datasets of the store by question (the source's record within one "
-        "dataset, else the normalised question text) and print what changed from A to B: accuracy "
+        description="Pair two datasets of the store by question (the source's record where both "
+        "sides are the same records of one file, else the question text with spacing, case and "
+        "trailing punctuation folded) and print what changed from A to B: accuracy "
         "of each, the paired difference with its 95% interval, the 2x2 table, McNemar's exact p, "
         "and the paired difference of steps, backtracks, self-checks, first wrong step, step types "
         "and tokens. Unpaired questions are counted and listed.",
@@ -29,10 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--grade",
         choices=("either", "source", "check"),
         default="either",
-        help="what decides right and wrong: the source's grade where it has one, else o3viz's check "
-        "(either, default), only the source's, or only o3viz's answer check",
+        help="graded by: the source, else o3viz (either, default: the source's grade where it has one, "
+        "else o3viz's answer check), the source, or o3viz's check",
     )
-    p.add_argument("--key", choices=("auto", "record", "question"), default="auto", help="pairing key")
+    p.add_argument(
+        "--key",
+        choices=("auto", "record", "question"),
+        default="auto",
+        help="pairing key: record (the same records of one file, e.g. two systems of one import; "
+        "refused otherwise), question, or auto (record where that holds, default)",
+    )
     p.add_argument("--json", type=Path, help="write the result as JSON to this file")
     p.add_argument("--parquet", type=Path, help="write the paired rows (one per question) as Parquet")
     p.add_argument("--overwrite", action="store_true", help="replace --json / --parquet if they exist")

@@ -6,6 +6,7 @@ from o3viz.figures._style import (
     STEP_TYPE_LABELS,
     VERDICT_COLORS,
     clip_label,
+    counted,
     readable,
     warm_figures,
 )
@@ -137,6 +138,7 @@ __all__ = [
     "checks_figure",
     "claims_html",
     "clip_label",
+    "counted",
     "readable",
     "curves_figure",
     "diff_heatmap",

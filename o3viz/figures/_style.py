@@ -181,6 +181,15 @@ def readable(text: str) -> str:
     return readable_latex(text)
 
 
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1, with thousands separators.
+
+    >>> counted(1, "flip"), counted(1319, "flip")
+    ('1 flip', '1,319 flips')
+    """
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def esc(text: str) -> str:
     """Text for Plotly labels and hovers: ``<``, ``>`` and ``&`` escaped; quotes kept as they are
     (Plotly shows ``&quot;`` literally)."""

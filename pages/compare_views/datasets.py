@@ -12,6 +12,8 @@ import json
 import streamlit as st
 
 from o3viz.app import (
+    GRADE_LABELS,
+    GRADED_BY,
     O3vizError,
     PairedCompareRequest,
     Side,
@@ -22,6 +24,7 @@ from o3viz.app import (
 )
 from o3viz.figures import (
     clip_label,
+    counted,
     escape_markdown,
     paired_accuracy_figure,
     paired_measures_figure,
@@ -31,7 +34,6 @@ from pages.common.ui import pin, show_figure, store, sync_url
 
 MODES = {"traces": "Two traces", "datasets": "Two datasets"}
 PARAMS = ("da", "ma", "db", "mb", "grade")
-GRADES = {"either": "source's, else o3viz's", "source": "source's grade", "check": "o3viz's check"}
 FLIP_WORDS = {"A only": "A", "B only": "B"}  # the "right only in" column
 
 
@@ -96,7 +98,7 @@ def _picks(datasets: list[str]) -> dict:
         models = ["", *dataset_models(store(), sets[f"d{side}"])]
         _select(cols[c + 1], f"Model {side.upper()}", models, sets, f"m{side}", lambda v: v or "every model")
     cols[2].markdown("vs")
-    _select(cols[5], "Graded by", list(GRADES), sets, "grade", GRADES.__getitem__)
+    _select(cols[5], GRADED_BY, list(GRADE_LABELS), sets, "grade", GRADE_LABELS.__getitem__)
     st.session_state.compare_sets = sets
     sync_url(mode="datasets", trace=None, b=None, **{k: sets[k] or None for k in PARAMS})
     sets["_url"] = {k: sets[k] for k in PARAMS if sets[k]}
@@ -136,7 +138,7 @@ def _summary(r) -> None:
         d, lo, hi = r.diff
         st.markdown(
             f"B − A **{100 * d:+.1f} points** (paired 95% CI {100 * lo:+.1f} to {100 * hi:+.1f}) · "
-            f"McNemar exact p = **{r.p_mcnemar:.2g}** ({t.discordant:,} flips)"
+            f"McNemar exact p = **{r.p_mcnemar:.2g}** ({counted(t.discordant, 'flip')})"
         )
     st.markdown(
         "| | B right | B wrong |\n|---|---:|---:|\n"

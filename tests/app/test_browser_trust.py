@@ -139,7 +139,7 @@ def test_the_dataset_page_renders_one_trace(app):
     url, page, _ = app
     page.goto(f"{url}/dataset")
     page.get_by_text("Dataset").first.wait_for(timeout=LOAD_MS)
-    page.get_by_text("Correct according to").first.wait_for(timeout=LOAD_MS)
+    page.get_by_text("Graded by").first.wait_for(timeout=LOAD_MS)
     page.get_by_text(re.compile(r"Rule: robust z-score")).first.wait_for(timeout=LOAD_MS)
     text = page.locator("body").inner_text()
     assert "Encountered all NA values" not in text and "Traceback" not in text
