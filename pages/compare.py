@@ -102,7 +102,7 @@ def _steps_table(comp, a, b) -> None:
     if imp is not None:
         st.caption(
             f"Importance of each step, ranked within its own trace (0 = least, 1 = most): "
-            f"A by {importance_source(a.final)}, B by {importance_source(b.final)}."
+            f"A by {escape_markdown(importance_source(a.final))}, B by {escape_markdown(importance_source(b.final))}."
         )
     st.dataframe(
         rows,

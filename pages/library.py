@@ -105,7 +105,9 @@ def field_mapping(path, ds: str) -> ImportOptions:
     chosen), with how the first records read under that choice; open by itself when none would."""
     pv = preview_import(path, ImportOptions(ds))
     choices = [AUTOMATIC, *pv.fields]
-    with st.expander(f"Fields · {pv.summary()}", expanded=not pv.readable, icon=":material/table_view:"):
+    with st.expander(
+        f"Fields · {escape_markdown(pv.summary())}", expanded=not pv.readable, icon=":material/table_view:"
+    ):
         cols = st.columns(len(FIELD_ROLES))
         picked = {}
         for col, role in zip(cols, FIELD_ROLES, strict=True):

@@ -243,6 +243,6 @@ if msg and msg[0] == "ok":
     st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
     st.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")
 elif msg and msg[0] == "stopped":
-    st.info(msg[1], icon=":material/stop:")
+    st.info(escape_markdown(msg[1]), icon=":material/stop:")
 elif msg:
     st.error(escape_markdown(f"The run failed: {msg[1]}"))

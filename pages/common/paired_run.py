@@ -102,7 +102,8 @@ def render_paired() -> None:
     """The whole mode: the form, Start, the job's progress and Stop, then the link to Compare."""
     st.caption(
         "Run one task list under two settings, task by task, into two datasets paired by question. "
-        "Stop keeps every finished pair; starting the same list again resumes it."
+        "Stop keeps every finished pair; starting the same list with the same settings resumes it "
+        "(other settings need another datasets' name)."
     )
     req, problem = paired_form()
     if problem:
@@ -129,6 +130,6 @@ def render_paired() -> None:
             query_params={"mode": "datasets", "da": da, "db": db, "grade": "either"},
         )
     elif msg and msg[0] == "stopped":
-        st.info(msg[1], icon=":material/stop:")
+        st.info(escape_markdown(msg[1]), icon=":material/stop:")
     elif msg:
         st.error(escape_markdown(f"The paired run failed: {msg[1]}"))
