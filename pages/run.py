@@ -201,6 +201,20 @@ def run_ended(job: RunJob) -> None:
         st.session_state.run_message = ("ok", job.name + (" (stopped early)" if job.stopped else "") + said)
 
 
+def show_outcome() -> None:
+    """How the last run ended, on the first screen (above the settings): a finished run with its
+    link to Inspect, a stop, or the error."""
+    msg = take("run_message")
+    if msg and msg[0] == "ok":
+        c1, c2 = st.columns([4, 1], vertical_alignment="center")
+        c1.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
+        c2.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")
+    elif msg and msg[0] == "stopped":
+        st.info(escape_markdown(msg[1]), icon=":material/stop:")
+    elif msg:
+        st.error(escape_markdown(f"The run failed: {msg[1]}"))
+
+
 require_router()
 st.title("Run")
 MODES = {"one": "One run", "pair": "Compare two settings"}
@@ -216,6 +230,7 @@ if mode == "pair":
     render_paired()
     st.stop()
 st.caption("Generate with the instrumented model; the run's trace joins the library.")
+show_outcome()
 source, request, steering, problem = settings_form()
 if open_pair_when_done():
     st.stop()
@@ -238,11 +253,3 @@ if b2.button(
     help="Two runs of these settings, unsteered and steered, opened side by side in Compare",
 ):
     start_job("steer_job_on", lambda: start_pair(request, steering, start_run))
-msg = take("run_message")
-if msg and msg[0] == "ok":
-    st.success(escape_markdown(f"Finished: {msg[1]}. It is in the library."))
-    st.page_link("pages/inspect.py", label="Inspect it", icon=":material/account_tree:")
-elif msg and msg[0] == "stopped":
-    st.info(escape_markdown(msg[1]), icon=":material/stop:")
-elif msg:
-    st.error(escape_markdown(f"The run failed: {msg[1]}"))

@@ -83,3 +83,20 @@ def test_the_run_page_lists_the_prompts_sentences_to_mark(app):
     page.mouse.wheel(0, 200)
     _shot(page, "run")
     assert page.get_by_role("button", name="Run with and without steering").is_enabled()
+
+
+def test_a_finished_run_and_its_inspect_link_are_on_the_first_screen(app):
+    url, page, _ = app
+    page.goto(f"{url}/run")
+    run = page.get_by_role("button", name="Run", exact=True)
+    run.wait_for(timeout=LOAD_MS)
+    run.click()
+    done = page.get_by_text(re.compile(r"^Finished: ")).first
+    done.wait_for(timeout=LOAD_MS)
+    link = page.get_by_role("link", name="Inspect it")
+    link.wait_for(timeout=LOAD_MS)
+    page.evaluate("window.scrollTo(0, 0)")
+    for element in (done, link):  # the answer to "did it work, and where is it?" needs no scroll
+        box = element.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 720, box
+    _shot(page, "run_finished")
