@@ -202,6 +202,8 @@ def register_attention(
 
 
 _SWITCHES: dict[int, list] = {}  # id(model) -> [users, name, implementation to restore]
+_RELEASED = threading.Condition(_LOCK)  # notified when a model's last user of a switch leaves
+WAIT_FOR_SWITCH_S = 1800.0  # a run waits this long for another implementation's runs to end
 _HELD: ContextVar[frozenset[int]] = ContextVar("o3viz_held_models", default=frozenset())
 
 
@@ -225,23 +227,27 @@ def attention_implementation(model, name: str) -> Iterator[None]:
     The one place o3viz switches a model's implementation (capture, enrichment, the release
     loop). Overlapping users of the same name share the switch: the first switches, the last
     restores the previous implementation in ``finally``. Within one run a nested switch to
-    another name is a stack; another run asking for a different implementation while one is
-    active would change that run under its feet, so it raises ``UsageError``.
+    another name is a stack. Another run asking for a different implementation while one is
+    active would change that run under its feet, so it waits until those runs end (a second
+    tab's run queues behind the first tab's importance job), and raises ``UsageError`` only
+    after ``WAIT_FOR_SWITCH_S``.
     """
     if id(model) in _HELD.get():
         with _nested_switch(model, name):
             yield
         return
     with _LOCK:
+        busy = lambda: (e := _SWITCHES.get(id(model))) is not None and e[1] != name  # noqa: E731
+        if busy() and not _RELEASED.wait_for(lambda: not busy(), timeout=WAIT_FOR_SWITCH_S):
+            raise UsageError(
+                f"the model was busy with attention implementation {_SWITCHES[id(model)][1]!r} for "
+                f"{WAIT_FOR_SWITCH_S:.0f} s; try again when it ends"
+            )
         entry = _SWITCHES.get(id(model))
         if entry is None:
             entry = _SWITCHES[id(model)] = [0, name, model.config._attn_implementation]
             if entry[2] != name:
                 model.set_attn_implementation(name)
-        elif entry[1] != name:
-            raise UsageError(
-                f"the model is busy with attention implementation {entry[1]!r}; try again when it ends"
-            )
         entry[0] += 1
     held = _HELD.set(_HELD.get() | {id(model)})
     try:
@@ -254,6 +260,7 @@ def attention_implementation(model, name: str) -> Iterator[None]:
                 if entry[2] != name:
                     model.set_attn_implementation(entry[2])
                 del _SWITCHES[id(model)]
+                _RELEASED.notify_all()
 
 
 @contextmanager

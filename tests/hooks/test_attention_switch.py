@@ -1,5 +1,5 @@
 """The shared attention-implementation switch: shared by same-name users, a stack within one run,
-refused to a different implementation from another run, restored on exit."""
+waited for by a different implementation from another run, restored on exit."""
 
 from __future__ import annotations
 
@@ -36,14 +36,35 @@ def test_switch_restores_the_previous_implementation(model):
     assert model.config._attn_implementation == before
 
 
-def test_another_run_cannot_switch_a_busy_model_to_another_implementation(model):
+def test_another_run_waits_for_a_busy_model_then_switches_it(model):
+    """A second tab's run is queued behind the first tab's, not refused ("the model is busy")."""
+    seen: list[str] = []
+    started = threading.Event()
+
+    def other_run() -> None:
+        started.set()
+        with attention_implementation(model, "sdpa"):
+            seen.append(model.config._attn_implementation)
+
+    with attention_implementation(model, "eager"):
+        t = threading.Thread(target=contextvars.Context().run, args=(other_run,))
+        t.start()
+        assert started.wait(5)
+        t.join(0.3)  # it must still be waiting: the first run's implementation is left alone
+        assert t.is_alive() and not seen and model.config._attn_implementation == "eager"
+    t.join(10)
+    assert not t.is_alive() and seen == ["sdpa"]
+
+
+def test_a_wait_past_its_limit_is_one_line(model, monkeypatch):
+    import o3viz.hooks.instrument as instrument
+
+    monkeypatch.setattr(instrument, "WAIT_FOR_SWITCH_S", 0.05)
     errors: list[Exception] = []
 
     def other_run() -> None:
         try:
-            with attention_implementation(
-                model, "sdpa" if model.config._attn_implementation == "eager" else "eager"
-            ):
+            with attention_implementation(model, "sdpa"):
                 pass
         except UsageError as exc:
             errors.append(exc)
@@ -51,9 +72,9 @@ def test_another_run_cannot_switch_a_busy_model_to_another_implementation(model)
     with attention_implementation(model, "eager"):
         t = threading.Thread(target=contextvars.Context().run, args=(other_run,))
         t.start()
-        t.join()
+        t.join(10)
         assert model.config._attn_implementation == "eager"
-    assert len(errors) == 1 and "busy" in str(errors[0])
+    assert len(errors) == 1 and "busy with attention implementation 'eager'" in str(errors[0])
 
 
 def test_same_implementation_is_shared_and_restored_by_the_last_user(model):
