@@ -67,10 +67,16 @@ def checks_figure(trace: Trace) -> go.Figure:
         fig,
         "Verification: rounds × checks",
         height=160 + 40 * len(trace.rounds),
-        xaxis_title="check",
         plot_bgcolor="white",
-        # each column named by its check, not a number axis (−0.5, 0, 0.5, …) nobody can read
-        xaxis={"tickmode": "array", "tickvals": list(range(n)), "ticktext": columns, "showgrid": False},
+        # each column named by its check, not a number axis (−0.5, 0, 0.5, …) nobody can read; no
+        # axis title: the names say what a column is, and a title sat on tilted names
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(n)),
+            "ticktext": columns,
+            "showgrid": False,
+            "automargin": True,
+        },
     )
 
 
