@@ -21,7 +21,7 @@ import urllib.request
 import webbrowser
 from pathlib import Path
 
-from o3viz.errors import UsageError
+from o3viz.errors import O3vizError, UsageError
 from o3viz.paths import app_dir, home_dir
 
 TRACE_SUFFIXES = (".o3trace.json", ".o3trace.json.gz")
@@ -53,36 +53,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def trace_files(paths: list[Path]) -> list[Path]:
-    """The trace files ``paths`` name: files as given, folders searched (sorted, bounded)."""
+def trace_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The trace files ``paths`` name: files as given, folders searched (sorted, bounded); and
+    one line for each trace name in a folder that is not a regular file (a FIFO, a dangling link),
+    skipped without being opened. A path named that is neither file nor folder is one line."""
     out: list[Path] = []
+    skipped: list[str] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+            named = sorted(p for p in path.rglob("*") if p.name.endswith(TRACE_SUFFIXES) and not p.is_dir())
+            found = [p for p in named if p.is_file()]
+            skipped += [f"{p}: not a regular file" for p in named if not p.is_file()]
             if not found:
                 raise UsageError(f"{path}: no trace files (*.o3trace.json[.gz]) in this folder")
             out.extend(found[:MAX_FOLDER_FILES])
         elif path.is_file():
             out.append(path)
+        elif path.exists():  # a FIFO, socket or device: refused from its stat, never opened
+            raise UsageError(f"{path}: not a regular file or folder")
+        elif path.is_symlink():
+            raise UsageError(f"{path}: a symbolic link that leads to nothing (or to itself)")
         else:
             raise UsageError(f"{path}: no such file or folder")
-    return out
+    return out, skipped
 
 
-def add_to_store(files: list[Path]) -> list[str]:
-    """Add ``files`` to the store at ``home_dir()``; return their keys. A trace file is added as
-    it is; anything else goes through the importers (as ``o3viz import`` does)."""
+def add_to_store(files: list[Path]) -> tuple[list[str], list[str]]:
+    """Add ``files`` to the store at ``home_dir()``; return their keys, and one line naming each
+    file that could not be added and why (a truncated file, one that is not a trace): the others
+    are added all the same. A trace file is added as it is; anything else goes through the
+    importers (as ``o3viz import`` does)."""
     from o3viz.store.store import Store
 
-    store, keys = Store(home_dir()), []
+    store, keys, failed = Store(home_dir()), [], []
     for f in files:
-        if f.name.endswith(TRACE_SUFFIXES):
-            keys.append(store.add_file(f))
-        else:
-            from o3viz.importers import import_trace
+        try:
+            if f.name.endswith(TRACE_SUFFIXES):
+                keys.append(store.add_file(f))
+            else:
+                from o3viz.importers import import_trace
 
-            keys.append(store.add(import_trace(f)))
-    return keys
+                keys.append(store.add(import_trace(f)))
+        except O3vizError as exc:
+            failed.append(f"{f}: {str(exc).removeprefix(f'{f}: ').removeprefix('(file): ')}")
+    return keys, failed
 
 
 def port_free(host: str, port: int) -> bool:
@@ -125,18 +139,30 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be 1-65535, not {args.port}")
     if args.store:
-        os.environ["O3VIZ_HOME"] = str(args.store.expanduser().resolve())
-    files = trace_files(args.paths)
+        store = args.store.expanduser()
+        if store.exists() and not store.is_dir():
+            raise UsageError(
+                f"--store {args.store}: not a folder (the store is a folder; give a new or existing one)"
+            )
+        os.environ["O3VIZ_HOME"] = str(store.resolve())
+    files, skipped = trace_files(args.paths)
     app = app_dir()
     if not (app / "app.py").is_file():
         raise UsageError(f"the app is not installed beside o3viz ({app}); reinstall o3viz")
     if not port_free(args.host, args.port):
         raise UsageError(f"port {args.port} on {args.host} is taken; pass --port with a free one")
-    keys = add_to_store(files)
+    keys, failed = add_to_store(files)
+    for line in skipped + failed:
+        sys.stderr.write(f"o3viz: skipped {line}\n")
+    if files and not keys:
+        raise UsageError(f"none of the {len(files)} trace files could be added (each is named above)")
     shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     url = f"http://{shown}:{args.port}"
     if keys:
-        print(f"o3viz: added {len(keys)} trace{'' if len(keys) == 1 else 's'} to the store at {home_dir()}")
+        left = f" ({len(skipped) + len(failed)} skipped)" if skipped or failed else ""
+        print(
+            f"o3viz: added {len(keys)} trace{'' if len(keys) == 1 else 's'} to the store at {home_dir()}{left}"
+        )
         url += f"/inspect?trace={keys[0]}"
     scope = "this machine only" if args.host in ("127.0.0.1", "::1", "localhost") else "the network"
     print(f"o3viz: serving {scope} at {url}  (Ctrl-C stops it)", flush=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -55,6 +56,22 @@ def _check_text(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one command; its exit code. A reader that goes away (``o3viz compare ... | head``) ends
+    it quietly with exit code 1, for every command: no ``BrokenPipeError`` traceback."""
+    try:
+        try:
+            return _dispatch(argv, parser)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, where it is caught, not at exit
+    except BrokenPipeError:
+        # the interpreter flushes stdout again at exit: point it at devnull so that flush is quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+
+
+def _dispatch(argv: list[str] | None, parser: argparse.ArgumentParser | None) -> int:
     if parser is None and (sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"o3viz {__version__}")  # without importing every subcommand (they import torch)
         return 0

@@ -10,27 +10,26 @@ import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from o3viz.analysis.labels import AgreementTable, agreement_table
 from o3viz.errors import O3vizError, UsageError
+from o3viz.store.golden_lines import golden_labels, label_lines
 from o3viz.store.labels import (
     MAX_LABELLER_CHARS,
     Label,
     add_labels,
     all_labels,
-    check_label,
     check_step,
     current_labels,
     latest_labels,
+    step_counts,
 )
 from o3viz.store.query import Query
 from o3viz.store.store import Store, StoreError
-from o3viz.trace.bounded import MAX_RECORD_BYTES, read_lines
-from o3viz.trace.files import check_output, open_regular, write_atomic
+from o3viz.trace.files import check_output, write_atomic
 
-MAX_LABEL_FILE_BYTES = 256 << 20
 MAX_LABELS_PER_FILE = 1_000_000  # labels in one golden-set file (labels import)
 LABEL_BATCH = 5_000  # labels added at a time by labels import
 BATCH = 200
@@ -188,48 +187,25 @@ def _parquet(labels: list[Label]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _golden_labels(line: bytes, n: int, where: str) -> Iterator[Label]:
-    """The labels of one golden-set line (``export_labels``), each checked; else one line."""
-    try:
-        rec = json.loads(line)
-        for st in rec["steps"]:
-            r, i = (int(x) for x in str(st["step"]).split(":"))
-            for lab in st["labels"]:
-                yield check_label(Label(str(rec["key"]), r, i, str(lab["labeller"]), str(lab["verdict"]),
-                                        bool(lab.get("first_error")), lab.get("type"), str(lab.get("note") or "")))  # fmt: skip
-    except (ValueError, KeyError, TypeError, AttributeError, UsageError) as exc:
-        raise UsageError(f"{where} line {n}: not a golden-set record ({str(exc)[:80]})") from None
-
-
-def _label_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
-    where = os.fspath(path)
-    with open_regular(path, MAX_LABEL_FILE_BYTES, "the label file limit") as f:
-        for n, line, problem in read_lines(f, MAX_RECORD_BYTES):
-            if problem is not None:
-                raise UsageError(f"{where} line {n}: {problem}")
-            if line.strip():
-                yield n, line
-
-
 def _scan_label_file(store: Store, path: str | os.PathLike) -> set[str]:
     """First pass: every line parses, the file holds at most ``MAX_LABELS_PER_FILE`` labels, and
-    every labelled step exists (each trace loaded once). Returns the labellers' names (two at most:
-    only whether there is more than one matters)."""
+    every labelled step exists (each trace loaded once; what is kept per trace is its step counts).
+    Returns the labellers' names (two at most: only whether there is more than one matters)."""
     names: set[str] = set()
-    need: dict[tuple[str, int], int] = {}  # (key, round) -> the highest step labelled
-    count = 0
-    for n, line in _label_lines(path):
-        for lab in _golden_labels(line, n, os.fspath(path)):
-            count += 1
-            if count > MAX_LABELS_PER_FILE:
+    counts: dict[str, list[int]] = {}  # key -> steps per round, for the keys seen so far
+    total = 0
+    for n, line in label_lines(path):
+        for lab in golden_labels(line, n, os.fspath(path)):
+            total += 1
+            if total > MAX_LABELS_PER_FILE:
                 raise UsageError(
                     f"{os.fspath(path)}: more than {MAX_LABELS_PER_FILE:,} labels; split the file"
                 )
             if len(names) < 2:
                 names.add(lab.labeller)
-            need[(lab.key, lab.round)] = max(need.get((lab.key, lab.round), 0), lab.step)
-    for (key, rnd), step in sorted(need.items()):
-        check_step(store, key, rnd, step)
+            if lab.key not in counts:
+                counts[lab.key] = step_counts(store, lab.key)
+            check_step(store, lab.key, lab.round, lab.step, counts[lab.key])
     return names
 
 
@@ -241,12 +217,12 @@ def import_label_file(store: Store, path: str | os.PathLike, by: str) -> int:
     same verdict, first-error mark, type and note), or a line repeated, is not added again."""
     several = len(_scan_label_file(store, path)) > 1
     added, batch = 0, []
-    for n, line in _label_lines(path):
-        for lab in _golden_labels(line, n, os.fspath(path)):
+    for n, line in label_lines(path):
+        for lab in golden_labels(line, n, os.fspath(path)):
             lab.labeller = f"{by}/{lab.labeller}"[:MAX_LABELLER_CHARS] if several else by
-            batch.append(lab)  # checked in _golden_labels, and by add_labels with its new name
-        if len(batch) >= LABEL_BATCH:
-            added, batch = added + _add_new(store, batch), []
+            batch.append(lab)  # checked in golden_labels, and by add_labels with its new name
+            if len(batch) >= LABEL_BATCH:  # within a line too: one line may hold every label
+                added, batch = added + _add_new(store, batch), []
     return added + _add_new(store, batch)
 
 

@@ -114,13 +114,19 @@ def _check_types(label: Label) -> None:
     label.time = float(t)
 
 
-def check_step(store: Store, key: str, round: int, step: int) -> None:
-    """Refuse a key the store lacks or a step its trace lacks, in one line."""
-    trace = store.trace(key)  # StoreError "no trace ..." for an unknown key
-    if round >= len(trace.rounds) or step >= len(trace.rounds[round].steps):
-        n = len(trace.rounds[round].steps) if round < len(trace.rounds) else 0
+def step_counts(store: Store, key: str) -> list[int]:
+    """How many steps each round of trace ``key`` has (``StoreError`` for a key the store lacks)."""
+    return [len(r.steps) for r in store.trace(key).rounds]
+
+
+def check_step(store: Store, key: str, round: int, step: int, counts: list[int] | None = None) -> None:
+    """Refuse a key the store lacks or a step its trace lacks, in one line (``counts``: the
+    trace's ``step_counts``, when the caller has them)."""
+    counts = step_counts(store, key) if counts is None else counts
+    if round >= len(counts) or step >= counts[round]:
+        n = counts[round] if round < len(counts) else 0
         raise UsageError(
-            f"trace {key} has no step {round}:{step} (round {round} has {n} steps; rounds: {len(trace.rounds)})"
+            f"trace {key} has no step {round}:{step} (round {round} has {n} steps; rounds: {len(counts)})"
         )
 
 

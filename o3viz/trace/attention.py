@@ -209,10 +209,7 @@ class AttentionRecord:
             if getattr(self, k) is not None and not (k == "mean" and self.rows_top_k is not None):
                 d[k] = encode_array(getattr(self, k))
         if self.rows_top_k is not None:  # the mean rows as pairs (o3viz.run.sizing: rows == "top_k")
-            if isinstance(self.mean, PairRows) and self.mean.k <= self.rows_top_k:
-                values, index = self.mean.values, self.mean.index
-            else:
-                values, index = top_k_pairs(np.asarray(self.mean), self.rows_top_k)
+            values, index = _kept_pairs(self.mean, self.rows_top_k)
             d["mean"] = {"top_k": self.rows_top_k, "width": int(self.mean.shape[1]),
                          "values": encode_array(values), "index": encode_array(index)}  # fmt: skip
         if self.per_head_top is not None:
@@ -249,6 +246,12 @@ class AttentionRecord:
             rec.heads = req_list(d, "heads", path, int)
         if "top_k" in d["mean"]:
             rec.rows_top_k = req(d["mean"], "top_k", int, f"{path}.mean")
+            if rec.rows_top_k < max(rec.mean.k, 1):  # else every save would rebuild each row whole
+                raise fail(
+                    f"{path}.mean.top_k",
+                    f"is {rec.rows_top_k}: it must be at least 1 and at least the {rec.mean.k} pairs "
+                    "each row holds",
+                )
         if d.get("per_head_top") is not None:
             rec.per_head_top = _pairs(
                 req(d, "per_head_top", dict, path), f"{path}.per_head_top", 4, rec.mean.shape[1]
@@ -259,6 +262,16 @@ class AttentionRecord:
                     f"must have {rec.mean.shape[0]} rows of {len(rec.layers)} layers",
                 )
         return rec
+
+    def check_tokens(self, generated: int, prompt: int, path: str) -> None:
+        """Refuse, in one line, top-k mean rows wider than the round's tokens: ``width`` is a size
+        the file declares, and one row of it is built whole when a token is shown (P + G keys)."""
+        if isinstance(self.mean, PairRows) and self.mean.width > prompt + generated:
+            raise fail(
+                f"{path}.mean.width",
+                f"is {self.mean.width:,}, more than the round's {prompt:,} prompt and {generated:,} "
+                "generated tokens",
+            )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AttentionRecord):
@@ -377,6 +390,22 @@ def scatter_pairs(values: np.ndarray, index: np.ndarray, width: int) -> np.ndarr
     out = np.zeros((*values.shape[:-1], width), dtype=values.dtype)
     np.put_along_axis(out, index.astype(np.int64), values, axis=-1)
     return out
+
+
+def _kept_pairs(mean: np.ndarray | PairRows, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(G, ≤ k) values and key positions of each mean row's ``k`` largest entries; top-k rows are
+    cut from their own pairs (never rebuilt at full width: G × C can be far larger than the file).
+
+    >>> r = PairRows(np.array([[0.5, 0.25, 0.75]], np.float16), np.array([[1, 4, 6]], np.int32), 9)
+    >>> [a.tolist() for a in _kept_pairs(r, 2)]
+    [[[0.5, 0.75]], [[1, 6]]]
+    """
+    if not isinstance(mean, PairRows):
+        return top_k_pairs(np.asarray(mean), k)
+    if mean.k <= k:
+        return mean.values, mean.index
+    values, at = top_k_pairs(mean.values, k)  # at: positions among the pairs, ascending as the keys
+    return values, np.take_along_axis(mean.index, at, axis=-1)
 
 
 def _pairs(d: dict, path: str, ndim: int, width: int) -> tuple[np.ndarray, np.ndarray]:

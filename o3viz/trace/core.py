@@ -136,6 +136,7 @@ class Round:
             setattr(r, k, opt(d, k, typ, path))
         if d.get("attention") is not None:
             r.attention = AttentionRecord.from_dict(req(d, "attention", dict, path), f"{path}.attention")
+            r.attention.check_tokens(len(r.tokens), len(r.prompt_tokens), f"{path}.attention")
         if d.get("internals") is not None:
             r.internals = InternalsRecord.from_dict(req(d, "internals", dict, path), f"{path}.internals")
             r.internals.check_tokens(len(r.tokens), len(r.prompt_tokens), f"{path}.internals")
