@@ -4,14 +4,16 @@ B, their paired difference with a 95% interval, the 2×2 table, McNemar's exact 
 difference of every reasoning measure). Rows in are index rows (``o3viz.store.index.IndexRow``
 fields) as frames; the store side is ``o3viz.store.paired``.
 
-Pairing key: the source's record (its line in the file) where both sides are the same dataset (two
-systems of one file, such as GSM8K's four solutions), else the normalised question text (case,
-Unicode form, punctuation and spacing ignored). Each side keeps the first trace of a question;
-unpaired questions and repeats are counted and listed, never silently dropped.
+Pairing key: the source's record (its line in the file) where both sides are provably the same
+records of one file (two systems of one file, such as GSM8K's four solutions: the same record hash
+and question at every record), else the question text with only spacing, case, trailing
+punctuation and equivalent Unicode forms folded (``question_key``). Each side keeps the first trace
+of a question; unpaired questions and repeats are counted and listed, never silently dropped.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -29,7 +31,8 @@ Grade = Literal["either", "source", "check"]
 KeyBy = Literal["auto", "record", "question"]
 GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
 ROW_COLUMNS = (
-    "key", "name", "dataset", "model", "question", "answer", "record", "part", "tokens", "steps", "backtracks",
+    "key", "name", "dataset", "model", "question", "answer", "record", "part", "line_hash", "tokens", "steps",
+    "backtracks",
     "self_checks", "first_wrong_pos", "importance", "correct", "source_correct", "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
@@ -55,7 +58,7 @@ class PairedCompareRequest:
     a: Side
     b: Side
     grade: Grade = "either"  # the source's grade where it has one, else o3viz's answer check
-    key_by: KeyBy = "auto"  # record within one dataset, else the question text
+    key_by: KeyBy = "auto"  # record for the same records of one file, else the question text
     min_pairs: int = MIN_PAIRS
 
     def validate(self) -> PairedCompareRequest:
@@ -196,18 +199,48 @@ def _records(df: pd.DataFrame) -> list[dict]:
     ]
 
 
-_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+# Unicode compatibility forms that change what a question asks: NFKC would read "3²" as "32", "x₁"
+# as "x1" and "½" as "1⁄2". Other compatibility forms (full-width digits, ligatures, no-break
+# spaces, mathematical letters) are the same question written otherwise and are folded.
+_KEEP_FORMS = ("<super>", "<sub>", "<fraction>", "<circle>")
+# typographic marks that say the same as their ASCII forms (a curly apostrophe, a minus sign)
+_SAME_MARKS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "−": "-", "–": "-", "‐": "-"})
+_SPACE_BY_MARK = re.compile(r" (?=[^\w ])|(?<=[^\w ]) ")  # "7 + 3" and "7+3" are one question
+_END_MARKS = " .?,:;…。？"  # end punctuation carries no meaning
+_FACTORIAL_AFTER = "0123456789)]}!！"  # a "!" after these is a factorial, not an exclamation
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(c: str) -> str:
+    if unicodedata.decomposition(c).startswith(_KEEP_FORMS):
+        return c
+    return unicodedata.normalize("NFKC", c)
 
 
 def question_key(text: str | None) -> str:
-    """The question as a pairing key: Unicode-normalised, case-folded, punctuation and spacing
-    collapsed (so a curly apostrophe or a doubled space does not split a pair).
+    """The question as a pairing key: spacing and case folded, trailing punctuation dropped, the
+    same marks written alike; every operator, comparison, digit form and inner mark kept, so two
+    questions that ask different things never share a key.
 
     >>> question_key("Janet’s  ducks lay 16 eggs.") == question_key("janet's ducks lay 16 eggs")
     True
+    >>> question_key("What is 7 + 3?"), question_key("What is 7 - 3?"), question_key("3²"), question_key("5!")
+    ('what is 7+3', 'what is 7-3', '3²', '5!')
     """
-    t = unicodedata.normalize("NFKC", text or "").casefold()
-    return " ".join(_PUNCT.sub(" ", t).split())
+    t = text or ""
+    if not t.isascii():
+        t = unicodedata.normalize("NFC", t)
+        if not unicodedata.is_normalized("NFKC", t):
+            t = "".join(c if c.isascii() else _fold_char(c) for c in t)
+        t = t.translate(_SAME_MARKS)
+    t = " ".join(t.casefold().split())  # whitespace runs are single spaces from here
+    t = _SPACE_BY_MARK.sub("", t)
+    end = len(t)
+    while end and (
+        t[end - 1] in _END_MARKS or (t[end - 1] in "!！" and end > 1 and t[end - 2] not in _FACTORIAL_AFTER)
+    ):
+        end -= 1
+    return t[:end]
 
 
 def _keyed(df: pd.DataFrame, key_by: str) -> tuple[pd.DataFrame, int]:
@@ -222,13 +255,41 @@ def _keyed(df: pd.DataFrame, key_by: str) -> tuple[pd.DataFrame, int]:
     return kept, len(df) - len(kept)
 
 
+def record_mismatches(a: pd.DataFrame, b: pd.DataFrame) -> int | None:
+    """At the records both sides hold, how many are not provably the same source record: the same
+    record bytes under the same import options (``line_hash``, as ``o3viz.importers`` stores it) and
+    the same question. None when a row has no record or no record is on both sides.
+
+    Two files imported into one dataset have records 1, 2, ... each; only the hash tells line 1 of
+    one from line 1 of the other. One file's record fanned out into systems (GSM8K's four
+    solutions) gives every system the same hash.
+    """
+    if not (len(a) and len(b)) or a["record"].isna().any() or b["record"].isna().any():
+        return None
+    cols = ["record", "line_hash", "question"]
+    first_a, first_b = a[cols].drop_duplicates("record"), b[cols].drop_duplicates("record")
+    both = first_a.merge(first_b, on="record", suffixes=("_a", "_b"))
+    if both.empty:
+        return None
+    hashed = both["line_hash_a"].map(lambda h: isinstance(h, str) and h != "")
+    same = hashed & (both["line_hash_a"] == both["line_hash_b"])
+    same &= both["question_a"].map(question_key) == both["question_b"].map(question_key)
+    return int((~same).sum())
+
+
 def choose_key(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> str:
-    """``record`` for two sides of one dataset whose rows all have a record, else ``question``."""
-    if req.key_by != "auto":
-        return req.key_by
-    same = req.a.dataset == req.b.dataset
-    has_record = len(a) and len(b) and a["record"].notna().all() and b["record"].notna().all()
-    return "record" if same and has_record else "question"
+    """``record`` for two sides of one dataset that are provably the same source records
+    (``record_mismatches`` is 0), else ``question``. ``--key record`` on other rows is refused."""
+    if req.key_by == "question":
+        return "question"
+    bad = record_mismatches(a, b) if req.a.dataset == req.b.dataset else None
+    if req.key_by == "record" and bad != 0:
+        why = "some rows have no record" if bad is None else f"{bad:,} records differ in content or question"
+        raise UsageError(
+            f"--key record: A and B are not the same records of one file ({why}); pair by question "
+            "(--key question)"
+        )
+    return "record" if bad == 0 else "question"
 
 
 def pair_frames(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> Pairing:

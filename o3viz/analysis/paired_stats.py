@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 Z975 = 1.959963984540054
-EXACT_MAX = 20_000  # discordant pairs up to which McNemar's p is summed exactly (big integers)
+SMALL_N = 1000  # trials up to which the binomial tail is summed upward from 2**-n (a normal float)
+TAIL_RTOL = 1e-17  # the binomial tail's sum stops once a term adds less than this share of it
 # Student t 0.975 quantiles for 1..30 degrees of freedom (any statistics table)
 _T975 = (
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -59,19 +60,43 @@ def t975(df: int) -> float:
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """McNemar's exact two-sided p: the discordant pairs as Binomial(a_only + b_only, ½), twice the
-    smaller tail, at most 1 (1.0 when there are no discordant pairs).
+    smaller tail, at most 1 (1.0 when there are no discordant pairs). In floats (``binom_tail_half``),
+    never big integers, so it stays cheap at any n a dataset can hold.
 
     >>> mcnemar_exact(1, 9)  # 2 * (1 + 10) / 2**10
     0.021484375
     """
     n, k = a_only + b_only, min(a_only, b_only)
-    if n == 0:
+    if n == 0 or 2 * k + 1 >= n:  # the smaller tail holds half the mass or more
         return 1.0
-    if n > EXACT_MAX:  # normal approximation with continuity correction
-        z = (abs(a_only - b_only) - 1) / math.sqrt(n)
-        return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2.0 * binom_tail_half(k, n))
+
+
+def binom_tail_half(k: int, n: int) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, ½), with k < n / 2, in floats only.
+
+    Up to ``SMALL_N`` trials 2⁻ⁿ and every C(n, i) are ordinary floats, so the terms are summed
+    upward from 2⁻ⁿ (exact while C(n, i) < 2⁵³, as in a hand computation). Beyond, the last term
+    C(n, k) / 2ⁿ comes from ``lgamma`` and the earlier ones by the ratio i / (n − i + 1), until they
+    stop counting: relative error under 1e-10 (lgamma of a large n), and 0.0 once the tail underflows.
+
+    >>> binom_tail_half(1, 10) == 11 / 1024
+    True
+    """
+    if n <= SMALL_N:
+        term = total = math.ldexp(1.0, -n)
+        for i in range(k):
+            term = term * (n - i) / (i + 1)  # C(n, i + 1) / 2ⁿ; multiplied first, so exact when it can be
+            total += term
+        return total
+    log_last = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
+    total = term = 1.0  # in units of the last term, so nothing underflows before the end
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        total += term
+        if term < total * TAIL_RTOL:  # the ratios only shrink from here (k < n / 2)
+            break
+    return math.exp(log_last) * total
 
 
 def mcnemar_chi2(a_only: int, b_only: int) -> float:

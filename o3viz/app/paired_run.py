@@ -9,12 +9,14 @@ from typing import Any
 
 from o3viz.app.jobs import LOAD_LABEL, Job, Progress, Report
 from o3viz.run.paired_run import Loader, PairedRunRequest, PairedRunResult, run_pairs
+from o3viz.run.paired_settings import recorded_settings
 from o3viz.store.query import Query
 from o3viz.store.store import Store
 
 
 class StoreSink:
-    """The store as a paired run's sink: which tasks a dataset already holds, and ``add``."""
+    """The store as a paired run's sink: which tasks a dataset already holds, the settings a stored
+    trace was run with, ``add``, and ``discard`` (a trace whose partner could not be stored)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -28,6 +30,12 @@ class StoreSink:
 
     def add(self, trace: Any, **meta: Any) -> str:
         return self.store.add(trace, **meta)
+
+    def recorded(self, key: str) -> dict | None:
+        return recorded_settings(self.store.trace(key))
+
+    def discard(self, key: str) -> None:
+        self.store.delete([key])
 
 
 class PairedRunJob(Job):

@@ -42,7 +42,8 @@ def add_paired_arguments(p: argparse.ArgumentParser, src) -> None:
         metavar="NAME",
         default="",
         help="the datasets' common name: they become 'NAME · A: …' and 'NAME · B: …' "
-        "(default: the task list, e.g. gsm8k:0…19)",
+        "(default: the task list, e.g. gsm8k:0…19); a rerun with the same settings resumes them, "
+        "one with other settings (--max-new-tokens, --rounds, --model, ...) needs a new NAME",
     )
 
 

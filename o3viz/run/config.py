@@ -15,12 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+import numpy as np
+
 from o3viz.errors import UsageError
 from o3viz.hooks.daa import ALPHA
 from o3viz.hooks.steer import STEER_ALPHA, SteerHeads, parse_steer_heads
 
 ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
 MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
+# |λ|: the bias is a z-score of relevance, so ±100 already moves a logit by hundreds (saturated)
+MAX_STRENGTH = 100.0
 
 LayerChoice = Literal["auto", "all", "none"]
 StorageDtype = Literal["float16", "float32"]
@@ -106,6 +110,7 @@ class DAAConfig:
             raise UsageError(f"DAA mode must be off, observe, allocate or steer, not {self.mode!r}")
         if not 0 <= self.alpha <= 1:
             raise UsageError(f"DAA alpha must be in [0, 1], not {self.alpha}")
+        check_strength(self.strength)
         if self.mode != "steer":
             return
         if not self.spans:
@@ -116,6 +121,20 @@ class DAAConfig:
             raise UsageError(f"the steering alpha must be in (0, 1], not {self.steer_alpha}")
         if isinstance(self.steer_heads, str):
             parse_steer_heads(self.steer_heads)  # one line for a bad word
+
+
+def check_strength(strength: float | Sequence) -> None:
+    """A one-line ``UsageError`` unless λ is a number, or per-layer (L,) or per-layer-and-head (L, H)
+    numbers, every one finite and within ±``MAX_STRENGTH`` (NaN and inf reach the trace and the
+    store otherwise, after the work)."""
+    try:
+        lam = np.asarray(strength, dtype=float)
+    except (TypeError, ValueError):
+        lam = None
+    if lam is None or isinstance(strength, str | bool) or lam.ndim > 2:
+        raise UsageError(f"DAA strength must be a number or a list of numbers, not {strength!r:.60}")
+    if not np.isfinite(lam).all() or (np.abs(lam) > MAX_STRENGTH).any():
+        raise UsageError(f"DAA strength must be finite and within ±{MAX_STRENGTH:g}, not {strength!r:.60}")
 
 
 def parse_indices(text: str, what: str = "layers", *, allow_empty: bool = True) -> list[int]:

@@ -3,10 +3,12 @@ settings, A and B (DAA off and allocate, with and without steering, two models),
 store as two datasets that ``o3viz.store.paired.compare_datasets`` pairs question by question.
 
 The two sides run interleaved, task by task, and a task's two traces enter the store together once
-both finished: a Stop (or a crash) leaves both datasets holding the same questions, and what
-finished stays. Each trace carries its task's stable id (``task``) and its position in the source
-(``record``); a rerun of the same request skips the tasks whose trace is already in the store, so
-a stopped job resumes where it stopped.
+both finished (both encoded first; a side that cannot be stored takes its partner back out): a Stop
+(or a crash) leaves both datasets holding the same questions, and what finished stays. Each trace
+carries its task's stable id (``task``), its position in the source (``record``) and its side's
+settings (``info["paired_run"]``); a rerun of the same request skips the tasks whose trace is
+already in the store, so a stopped job resumes where it stopped, and a rerun with other settings
+into the same datasets is refused before any model loads (``check_resume``).
 
 >>> parse_setting("daa=allocate,strength=2").label
 'daa=allocate strength=2'
@@ -24,7 +26,9 @@ from typing import Any, Literal, Protocol
 from o3viz.errors import UsageError
 from o3viz.hooks.steer import parse_steer_heads
 from o3viz.run.config import DAA_MODES, DAAConfig, SteerSpan
+from o3viz.run.paired_settings import check_resume, side_settings
 from o3viz.run.request import RunRequest
+from o3viz.trace.io import trace_bytes
 
 TASK_SOURCES = ("gsm8k", "humaneval", "mbppplus")
 SETTING_KEYS = ("daa", "strength", "model", "steer", "alpha", "heads")
@@ -42,7 +46,17 @@ class PairSink(Protocol):
         ...
 
     def add(self, trace: Any, **meta: Any) -> str:
-        """Store ``trace`` with ``meta`` (source, name, dataset, record); returns its key."""
+        """Store ``trace`` with ``meta`` (source, name, dataset, record, and ``data``: its file's
+        bytes, already encoded); returns its key."""
+        ...
+
+    def recorded(self, key: str) -> dict | None:
+        """The settings the stored trace ``key`` was run with
+        (``o3viz.run.paired_settings.recorded_settings`` of it)."""
+        ...
+
+    def discard(self, key: str) -> None:
+        """Remove the trace ``key`` that this job just added (its partner could not be stored)."""
         ...
 
 
@@ -225,6 +239,10 @@ class PairedRunResult:
         return line + ("; stopped early" if self.stopped else "")
 
 
+def _side_settings(req: PairedRunRequest, side: SideName) -> dict:
+    return side_settings(req.request(side, req.tasks[0]))
+
+
 def _record(task_id: str, index: int) -> int:
     """The task's 1-based position in its source: GSM8K's line, else its place in the list."""
     source, _, ident = task_id.partition(":")
@@ -249,6 +267,10 @@ def run_pairs(
     stop = should_stop or (lambda: False)
     report = on_progress or (lambda done, total, label: None)
     have = {side: sink.tasks_in(req.dataset(side)) for side in ("A", "B")}
+    for side in ("A", "B"):  # before any model loads: one stored trace speaks for its dataset
+        if have[side]:
+            stored = sink.recorded(next(iter(have[side].values())))
+            check_resume(req.dataset(side), _side_settings(req, side), stored)
     models: dict[str | None, tuple[Any, Any]] = {}
     result = PairedRunResult(req)
     total, done = 2 * len(req.tasks), 0
@@ -267,14 +289,11 @@ def run_pairs(
             result.stopped = True
             break
         done += 2
-        for side, trace in traces.items():
-            keys[side] = sink.add(
-                trace,
-                source="run",
-                name=f"{task_id} · {side}: {req.setting(side).label}",
-                dataset=req.dataset(side),
-                record=_record(task_id, i),
-            )
+        try:
+            keys |= _store_pair(req, i, task_id, traces, sink)
+        except TaskFailed as exc:  # a trace that cannot be encoded: neither side is stored
+            result.failed.append(str(exc))
+            continue
         result.ran += bool(traces)
         result.resumed += not traces
         result.keys_a.append(keys["A"])
@@ -285,6 +304,35 @@ def run_pairs(
 
 class TaskFailed(Exception):
     """One task could not run; the job goes on with the next."""
+
+
+def _store_pair(req, i, task_id, traces: dict, sink: PairSink) -> dict[str, str]:
+    """Store a task's new traces together: every one encoded before the first is stored, and one
+    the store refuses takes the others of this task back out, so no side is left without its pair.
+    A run's trace carries its own times, so a key added here is this job's to discard."""
+    data = {}
+    for side, trace in traces.items():
+        trace.info["paired_run"] = {"side": side, "settings": _side_settings(req, side)}
+        try:
+            data[side] = trace_bytes(trace, gzipped=True)
+        except (TypeError, ValueError) as exc:  # NaN or a non-JSON value in the trace
+            raise TaskFailed(f"{task_id}: side {side} cannot be stored: {exc}".splitlines()[0][:300]) from exc
+    added: dict[str, str] = {}
+    try:
+        for side, trace in traces.items():
+            added[side] = sink.add(
+                trace,
+                data=data[side],
+                source="run",
+                name=f"{task_id} · {side}: {req.setting(side).label}",
+                dataset=req.dataset(side),
+                record=_record(task_id, i),
+            )
+    except BaseException:  # a full disk, a second Ctrl-C: what this task stored goes again
+        for key in added.values():
+            sink.discard(key)
+        raise
+    return added
 
 
 def _run_task(req, i, task_id, keys, load, models, on_token, stop, report, done) -> dict | None:

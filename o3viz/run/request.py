@@ -13,6 +13,7 @@ then the code that uses it.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,14 +64,14 @@ class RunRequest:
             raise UsageError(f"min new tokens must be 0 or more, not {self.min_new_tokens}")
         if self.explore < 0:
             raise UsageError(f"explore must be 0 or more, not {self.explore}")
-        if self.temperature <= 0:
-            raise UsageError(f"the temperature must be positive, not {self.temperature}")
+        if not (self.temperature > 0 and math.isfinite(self.temperature)):  # NaN fails both
+            raise UsageError(f"the temperature must be a positive finite number, not {self.temperature}")
         if self.max_rounds < 1:
             raise UsageError(f"rounds must be at least 1, not {self.max_rounds}")
         if not 0 <= self.confidence_threshold <= 1:
             raise UsageError(f"the confidence threshold must be in [0, 1], not {self.confidence_threshold}")
-        if self.timeout_s <= 0:
-            raise UsageError(f"the test timeout must be positive, not {self.timeout_s}")
+        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise UsageError(f"the test timeout must be positive and finite, not {self.timeout_s}")
         self.capture.validate()
         self.daa.validate()
         if self.compression is not None:

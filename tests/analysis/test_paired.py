@@ -127,8 +127,12 @@ def test_unpaired_and_repeated_questions_are_counted_and_listed():
 
 
 def test_same_dataset_pairs_by_record():
-    a = pd.DataFrame([_row(f"a{i}", "same text", 1, record=i + 1) for i in range(4)])
-    b = pd.DataFrame([_row(f"b{i}", "same text", i % 2, record=i + 1) for i in range(4)])
+    """Two systems of one file's records (the same record hash at each line) pair by record, even
+    where the question text repeats."""
+    a = pd.DataFrame([_row(f"a{i}", "same text", 1, record=i + 1) | {"line_hash": f"h{i}"} for i in range(4)])
+    b = pd.DataFrame(
+        [_row(f"b{i}", "same text", i % 2, record=i + 1) | {"line_hash": f"h{i}"} for i in range(4)]
+    )
     r = paired_compare(a, b, PairedCompareRequest(Side("gsm8k", "x"), Side("gsm8k", "y")))
     assert r.pairing.key_by == "record" and r.n == 4 and r.table.a_only == 2
 

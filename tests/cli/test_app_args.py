@@ -115,6 +115,7 @@ def test_a_dangling_link_named_says_so(tmp_path, no_server, capsys):
     assert "a symbolic link that leads to nothing" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args",
     [["info", str(samples_dir() / GOOD[0])], ["library", "list"]],
