@@ -168,8 +168,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "settings (--pair-a, --pair-b) into two paired datasets of the library instead.",
         epilog="paired run: o3viz run --tasks gsm8k --limit 20 --pair-a daa=off --pair-b daa=allocate "
         "--dataset gsm8k-daa runs the first 20 GSM8K problems under both settings (interleaved, task "
-        "by task; Ctrl-C stops after the current generation and keeps the finished pairs, a rerun "
-        "resumes), stores them as 'gsm8k-daa · A: daa=off' and 'gsm8k-daa · B: daa=allocate', and "
+        "by task; Ctrl-C stops after the current generation and keeps the finished pairs, a rerun with "
+        "the same settings resumes; other settings are refused), stores them as 'gsm8k-daa · A: daa=off' and 'gsm8k-daa · B: daa=allocate', and "
         "prints the paired table of o3viz compare --dataset. A setting is key=value items separated "
         "by commas: daa=off|observe|allocate|steer, strength=F (allocate's λ), model=PATH, "
         "steer=question|instruction|'sentence N' (steering, with alpha=F and heads=all|auto|L.H,...). "
