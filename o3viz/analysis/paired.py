@@ -204,7 +204,11 @@ def _records(df: pd.DataFrame) -> list[dict]:
 # spaces, mathematical letters) are the same question written otherwise and are folded.
 _KEEP_FORMS = ("<super>", "<sub>", "<fraction>", "<circle>")
 # typographic marks that say the same as their ASCII forms (a curly apostrophe, a minus sign)
-_SAME_MARKS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "−": "-", "–": "-", "‐": "-"})
+_SAME_MARKS = str.maketrans(
+    {"’": "'", "‘": "'", "“": '"', "”": '"', "−": "-", "–": "-", "‐": "-"}
+    # invisible marks (zero-width space, joiners, word joiner, BOM, soft hyphen) write nothing
+    | dict.fromkeys(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"])
+)
 _SPACE_BY_MARK = re.compile(r" (?=[^\w ])|(?<=[^\w ]) ")  # "7 + 3" and "7+3" are one question
 _END_MARKS = " .?,:;…。？"  # end punctuation carries no meaning
 _FACTORIAL_AFTER = "0123456789)]}!！"  # a "!" after these is a factorial, not an exclamation

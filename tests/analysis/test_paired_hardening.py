@@ -46,6 +46,8 @@ SAME = [
     ("Great\u00a0eggs!", "great eggs"),
     ("Caf\u0065\u0301 prices", "Café prices"),  # combining accent
     ("  Is 12 > 5 ?  ", "Is 12>5?"),
+    ("What is 7\u200b+3?", "What is 7+3?"),  # a zero-width space writes nothing
+    ("Is 12\u2060>\ufeff5?", "Is 12 > 5?"),
 ]
 
 
