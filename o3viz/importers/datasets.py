@@ -40,6 +40,7 @@ TEXT_FIELDS = (
     "generation",
     "text",
     "solution",
+    "steps",  # a list of step strings (as_text)
 )
 THINKING_FIELDS = ("reasoning_trace", "reasoning_content", "reasoning", "thinking")
 # the text of a question/answer benchmark (GSM8K's test file: the worked answer), tried last
@@ -69,7 +70,7 @@ MODEL_FIELDS = ("model_name", "model")
 ID_FIELDS = ("item_id", "problem_id", "id", "unique_id", "uuid", "idx")
 # a benchmark's worked solution whose marked answer is also the reference: GSM8K's test file
 # (question, answer "… #### 18") and MATH (problem, solution "… \\boxed{…}", answer)
-SOLUTION_REFERENCE = {"answer": "answer", "solution": "answer"}
+SOLUTION_REFERENCE = {"answer": "answer", "solution": "answer", "steps": "answer"}
 
 
 def get_field(record: Any, path: str) -> Any:
@@ -94,13 +95,27 @@ def _first_str(record: dict, fields: tuple[str, ...]) -> str | None:
     return first_field(record, fields)[1]
 
 
+def as_text(v: object) -> str | None:
+    """A field's value as text: a string, a number written out, or a list of strings (a record's
+    steps) one per line, so each stays a step of its own; None for anything else.
+
+    >>> as_text(["3*4 = 12.", "2 + 12 = 14."]), as_text(14), as_text([1, "a"]), as_text(True)
+    ('3*4 = 12.\\n2 + 12 = 14.', '14', None, None)
+    """
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+        return "\n".join(" ".join(x.split()) for x in v if x.strip())
+    return None
+
+
 def first_field(record: dict, fields: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """``(name, text)`` of the first of ``fields`` that holds a non-empty string (or a number)."""
+    """``(name, text)`` of the first of ``fields`` that holds non-empty text (``as_text``)."""
     for f in fields:
-        v = get_field(record, f)
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            v = str(v)
-        if isinstance(v, str) and v.strip():
+        v = as_text(get_field(record, f))
+        if v is not None and v.strip():
             return f, v
     return None, None
 
@@ -123,9 +138,11 @@ def _named(record: dict, name: str | None, defaults: tuple[str, ...], option: st
         raise TraceError(
             f"{option}={name!r}: no such field in the record (fields: {', '.join(list(record)[:12])})"
         )
-    if not isinstance(v, str | int | float) or isinstance(v, bool):
-        raise TraceError(f"{option}={name!r}: the field is a {type(v).__name__}, not text")
-    return str(v)
+    text = as_text(v)
+    if text is None:
+        what = "list of non-strings" if isinstance(v, list) else type(v).__name__
+        raise TraceError(f"{option}={name!r}: the field is a {what}, not text or a list of steps")
+    return text
 
 
 def pick_record(records: list, record: int | None, where: str) -> tuple[int, dict]:
