@@ -116,7 +116,14 @@ def test_a_click_on_a_heatmap_column_selects_that_step_for_the_map(app, browser)
     page.locator("[role='tab']", has_text="Attention").first.click()
     page.wait_for_function(SHOWN, arg=[FIG, ".fig .main-svg"], timeout=LOAD_MS)
     fr = page.frame(url=lambda u: "o3fig" in u)
-    # the heatmap shows the last round (no step selected yet): its title says which
+    # the heatmap shows the last round (no step selected yet): its title says which. Wait for the
+    # title itself and the heatmap's data (the svg can show before plotly draws them: a fresh clone
+    # at load 6 read an empty title here)
+    fr.wait_for_function(
+        """() => { const t = document.querySelector('.fig .gtitle'), gd = document.querySelector('.fig');
+          return !!(t && t.textContent.includes('(round ') && gd._fullData && gd._fullData.length); }""",
+        timeout=LOAD_MS,
+    )
     title = fr.evaluate("document.querySelector('.fig .gtitle').textContent")
     rnd = int(title.split("(round ")[1].split(")")[0])
     node = f"step:{rnd}:2"
