@@ -5,10 +5,11 @@ importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned
 
 The view is one self-contained page (``page``: plotly.js inlined, nothing from the network) built
 from the figures of ``o3viz.figures`` (``data``). In a notebook plotly.js travels once: the first
-view a kernel displays carries it, the views after borrow it (``standalone=True`` makes a view
-carry its own copy); ``save_view`` always writes the whole page. With anywidget installed it is a
-widget whose ``selected`` follows clicks in Python; without it (or where widgets don't run:
-nbconvert, GitHub) it is the same page as static HTML.
+view a kernel displays carries it, whatever its kind (the paired comparison too), the views after
+borrow it (``standalone=True`` makes a view carry its own copy); ``save_view`` always writes the
+whole page. With anywidget installed it is a widget whose ``selected`` follows clicks in Python;
+its output also holds the same page as static HTML (``text/html``), which is what front ends
+without the live widget show (nbconvert, when the notebook saved no widget state; GitHub).
 
 >>> from o3viz.testing.synthetic import make_trace
 >>> view = show(make_trace(4, seed=0), selected="step:0:2")
@@ -22,7 +23,7 @@ import os
 from pathlib import Path
 
 from o3viz.notebook.data import compare_view_data, trace_view_data
-from o3viz.notebook.page import iframe_html, notebook_page, page_html, reset_shared_plotly
+from o3viz.notebook.page import PageRenderer, iframe_html, notebook_page, page_html, reset_shared_plotly
 from o3viz.trace import Trace
 from o3viz.trace.files import write_atomic
 
@@ -30,24 +31,32 @@ TRACE_HEIGHT, COMPARE_HEIGHT = 575, 900  # px of the notebook output
 
 
 class StaticView:
-    """The view without a widget: its data, the height of its output and the selection it opens
-    on. ``html()`` is the whole page; its output is decided when it is first displayed."""
+    """The view without a widget: its data, the height of its output, the selection it opens on and
+    what writes its page (``render``: a trace's or a pair's ``page_html``, the paired comparison's
+    ``paired_page``). ``html()`` is the whole page; its output is decided when first displayed."""
 
-    def __init__(self, data: dict | str, height: int, selected: str | None, standalone: bool = False):
+    def __init__(
+        self,
+        data: object,
+        height: int,
+        selected: str | None,
+        standalone: bool = False,
+        render: PageRenderer = page_html,
+    ):
         self.data, self.height, self.selected, self.standalone = data, height, selected, standalone
+        self.render = render
         self._shown: str | None = None
 
     @property
     def page(self) -> str:
-        return self.data if isinstance(self.data, str) else page_html(self.data)
+        return self.render(self.data)
 
     def html(self) -> str:
         return self.page
 
     def _repr_html_(self) -> str:
-        if self._shown is None:
-            page = self.data if isinstance(self.data, str) else notebook_page(self.data, self.standalone)
-            self._shown = iframe_html(page, self.height)
+        if self._shown is None:  # the kernel's first view carries plotly.js, the others borrow it
+            self._shown = iframe_html(notebook_page(self.data, self.standalone, self.render), self.height)
         return self._shown
 
     def __repr__(self) -> str:
@@ -77,9 +86,9 @@ def show(
     comparison by question (``o3viz.notebook.paired``), graded by ``grade``. ``standalone``: the
     output carries its own plotly.js instead of borrowing the first view's."""
     if not isinstance(a, Trace):
-        from o3viz.notebook.paired import HEIGHT, paired_html
+        from o3viz.notebook.paired import HEIGHT, paired_page, paired_result
 
-        return StaticView(paired_html(a, b, grade=grade), HEIGHT, None)
+        return StaticView(paired_result(a, b, grade=grade), HEIGHT, None, standalone, render=paired_page)
     if b is None:
         data, height = trace_view_data(a, selected), TRACE_HEIGHT
     else:

@@ -6,8 +6,11 @@ In a notebook, plotly.js travels once: the first view a kernel displays carries 
 ``<script id="o3-plotly">``) and the views after it carry only ``SHARED_PLOTLY``, a loader that
 reads that script out of the first view's iframe (``srcdoc`` iframes are same-origin with the
 notebook) and runs it in their own frame; the text is kept on the notebook's window
-(``__o3vizPlotlyJs``) for the views after. A shared page that finds no carrier on its page says so
-instead of drawing. A saved page (``save_view``) always carries its own copy.
+(``__o3vizPlotlyJs``) for the views after. Every kind of view takes part (a trace, a pair, the
+paired dataset comparison of ``o3viz.notebook.paired``): each is a ``PageRenderer`` that writes its
+page with or without the copy (``plotly_head``), and ``notebook_page`` decides which. A shared
+page that finds no carrier on its page says so instead of drawing. A saved page (``save_view``)
+always carries its own copy.
 
 The page talks to whatever embeds it through ``postMessage``: it posts ``{o3viz: "select", id}``
 when the user picks a node and selects a node it is sent the same message for (the widget keeps
@@ -19,6 +22,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Any, Protocol
 
 from plotly.offline import get_plotlyjs
 
@@ -96,12 +100,28 @@ SHARED_PLOTLY = r"""
 })();
 """
 
-NO_PLOTLY = r"""
-document.querySelector('.o3').replaceChildren(Object.assign(document.createElement('p'), {className: 'muted',
-  textContent: 'This view draws with the plotly.js carried by the first o3viz view shown in this kernel, ' +
-    'and that view is not on this page. Show it with o3viz.show(..., standalone=True), or restart ' +
-    'the kernel and run all.'}));
+NO_PLOTLY_TEXT = (
+    "This view draws with the plotly.js carried by the first o3viz view shown in this kernel, and "
+    "that view is not on this page. Show it with o3viz.show(..., standalone=True), or restart the "
+    "kernel and run all."
+)
+NO_PLOTLY = f"""
+document.querySelector('.o3').replaceChildren(Object.assign(document.createElement('p'), {{className: 'muted',
+  textContent: {json.dumps(NO_PLOTLY_TEXT)}}}));
 """
+
+
+def plotly_head(shared: bool) -> str:
+    """A page's plotly.js: the carried copy (marked ``PLOTLY_MARK``, so the views after can find
+    it), or, ``shared``, the loader that borrows it. A shared page checks ``window.Plotly``."""
+    return f"<script>{SHARED_PLOTLY}</script>" if shared else f"{PLOTLY_MARK}{get_plotlyjs()}</script>"
+
+
+class PageRenderer(Protocol):
+    """Writes one kind of view as a whole HTML page: with its own plotly.js, or ``shared``, with
+    the loader that borrows the notebook's copy (``page_html``, ``paired.paired_page``)."""
+
+    def __call__(self, data: Any, *, shared: bool = False) -> str: ...
 
 
 def page_html(data: dict, *, shared: bool = False) -> str:
@@ -120,13 +140,8 @@ def page_html(data: dict, *, shared: bool = False) -> str:
     body = body.replace(
         '<div class="ans"></div>', f'<div class="ans">{html.escape(data.get("answer", ""))}</div>', 1
     )
-    if shared:
-        plotly, script = (
-            f"<script>{SHARED_PLOTLY}</script>",
-            f"if (window.Plotly) {{{SCRIPT}}} else {{{NO_PLOTLY}}}",
-        )
-    else:
-        plotly, script = f"{PLOTLY_MARK}{get_plotlyjs()}</script>", SCRIPT
+    plotly = plotly_head(shared)
+    script = f"if (window.Plotly) {{{SCRIPT}}} else {{{NO_PLOTLY}}}" if shared else SCRIPT
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>o3viz</title>'
         f"<style>{CSS}</style>{plotly}</head>"
@@ -143,13 +158,14 @@ def reset_shared_plotly() -> None:
     _CARRIED[0] = False
 
 
-def notebook_page(data: dict, standalone: bool = False) -> str:
-    """The page a notebook output holds: the whole page for the first view this kernel displays
-    (or a ``standalone`` one), then pages that borrow its plotly.js."""
+def notebook_page(data: Any, standalone: bool = False, render: PageRenderer = page_html) -> str:
+    """The page a notebook output holds, written by ``render`` (a trace's ``page_html`` unless
+    told): the whole page for the first view this kernel displays, whatever its kind (or a
+    ``standalone`` one), then pages that borrow its plotly.js."""
     if standalone or not _CARRIED[0]:
         _CARRIED[0] = True
-        return page_html(data)
-    return page_html(data, shared=True)
+        return render(data)
+    return render(data, shared=True)
 
 
 def iframe_html(page: str, height: int) -> str:

@@ -1,18 +1,23 @@
 """``o3viz.show(a, b)`` for two datasets of the store (names, or ``Side(dataset, model)``): the
 paired comparison as one self-contained page, the same numbers as Compare's dataset mode and
 ``o3viz compare``: the headline, accuracy of A and B with n, the difference with its paired 95%
-interval, McNemar's exact p, the 2×2 table, the two figures and the questions that flipped.
+interval, McNemar's exact p, the 2×2 table, the two figures and the questions that flipped. In a
+notebook it shares plotly.js with the other views (``o3viz.notebook.page``): it carries the copy
+when it is the first view shown, and borrows it otherwise; its numbers and tables are plain HTML,
+so they read even where the figures can't draw.
 """
 
 from __future__ import annotations
 
 import html
+import json
 
-from plotly.offline import get_plotlyjs
+import plotly.io as pio
 
 from o3viz.analysis.paired import PairedCompareRequest, PairedResult, Side
 from o3viz.errors import UsageError
 from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
+from o3viz.notebook.page import NO_PLOTLY_TEXT, plotly_head, script_json
 from o3viz.store.paired import compare_datasets
 from o3viz.store.store import Store
 
@@ -60,8 +65,24 @@ def _flips(r: PairedResult) -> str:
     )
 
 
-def paired_page(r: PairedResult) -> str:
-    """The paired comparison as one HTML page (plotly.js inlined, nothing from the network)."""
+# Draws the figures from their JSON; without plotly.js (a shared page whose carrier is not on the
+# page) the first figure's place says why, and the numbers and tables above still read.
+DRAW = f"""
+(function () {{
+  var F = JSON.parse(document.getElementById('o3-figs').textContent);
+  F.forEach(function (f, k) {{
+    var el = document.getElementById('o3-fig' + k);
+    if (window.Plotly) Plotly.newPlot(el, f.data, f.layout, {{responsive: true, displaylogo: false}});
+    else if (k === 0) el.replaceChildren(Object.assign(document.createElement('p'),
+      {{className: 'note', textContent: {json.dumps(NO_PLOTLY_TEXT)}}}));
+  }});
+}})();
+"""
+
+
+def paired_page(r: PairedResult, *, shared: bool = False) -> str:
+    """The paired comparison as one HTML page (plotly.js inlined, nothing from the network);
+    ``shared``: without plotly.js, borrowing the notebook's copy (``o3viz.notebook.page``)."""
     a, b = html.escape(r.request.a.label), html.escape(r.request.b.label)
     parts = [f"<p class='head'>{html.escape(r.headline())}</p>", f"<p>A = {a} · B = {b}</p>"]
     if r.too_small():
@@ -72,23 +93,27 @@ def paired_page(r: PairedResult) -> str:
         f"<p class='note'>{r.n:,} questions paired by {p.key_by}; unpaired {p.n_unpaired_a:,} in A, "
         f"{p.n_unpaired_b:,} in B</p>"
     )
-    for fig in (paired_accuracy_figure(r), paired_measures_figure(r)):
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+    figs = [json.loads(pio.to_json(f)) for f in (paired_accuracy_figure(r), paired_measures_figure(r))]
+    parts += [f'<div id="o3-fig{k}"></div>' for k in range(len(figs))]
     parts.append(_flips(r))
     return (
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>o3viz · {a} vs {b}</title>'
-        f"<style>{CSS}</style><script>{get_plotlyjs()}</script></head><body>{''.join(parts)}</body></html>"
+        f"<style>{CSS}</style>{plotly_head(shared)}</head><body>{''.join(parts)}"
+        f'<script type="application/json" id="o3-figs">{script_json(figs)}</script><script>{DRAW}</script>'
+        "</body></html>"
     )
 
 
-def paired_html(a, b=None, *, grade: str = "either", store: Store | None = None) -> str:
-    """The page of two datasets (``a``, ``b``: names or sides), or of a ``PairedResult`` given as
-    ``a`` (``o3viz.show`` wraps it in its static view)."""
+def paired_result(a, b=None, *, grade: str = "either", store: Store | None = None) -> PairedResult:
+    """The comparison of two datasets (``a``, ``b``: names or sides), or a ``PairedResult`` given
+    as ``a`` as it is (``o3viz.show`` wraps it in its static view, drawn by ``paired_page``)."""
     if isinstance(a, PairedResult):
-        result = a
-    elif b is None:
+        return a
+    if b is None:
         raise UsageError("o3viz.show: name two datasets (A and B) to compare them question by question")
-    else:
-        req = PairedCompareRequest(side_of(a), side_of(b), grade=grade)
-        result = compare_datasets(store or Store(), req)
-    return paired_page(result)
+    return compare_datasets(store or Store(), PairedCompareRequest(side_of(a), side_of(b), grade=grade))
+
+
+def paired_html(a, b=None, *, grade: str = "either", store: Store | None = None) -> str:
+    """The whole page (plotly.js inlined) of two datasets, or of a ``PairedResult`` given as ``a``."""
+    return paired_page(paired_result(a, b, grade=grade, store=store))
