@@ -108,7 +108,10 @@ class TraceJob(Job):
     """A job whose work returns a ``Trace``. The trace enters ``store`` (default: the one at
     ``home_dir()``) once, with ``source``, under ``name(trace, stopped)``: the name the page shows
     (``self.name``; ``self.key`` is its store key). A trace that ``keep`` refuses is not stored
-    (an analysis that found nothing)."""
+    (an analysis that found nothing). With ``replaces`` (the key of the stored trace the work
+    changed a copy of: importance added), the trace takes that one's place instead
+    (``o3viz.store.replace.replace_trace``: its dataset, record, name, tags, labels and branches),
+    and ``self.name`` is the name it keeps; a sample's copy is added beside it."""
 
     def __init__(
         self,
@@ -119,17 +122,27 @@ class TraceJob(Job):
         store: Store | None = None,
         keep: Callable[[Trace], bool] | None = None,
         start: Progress | None = None,
+        replaces: str | None = None,
     ) -> None:
         self.store = store if store is not None else Store()
         self.key: str | None = None
         self.name: str | None = None
-        self._name, self._source, self._keep = name, source, keep
+        self._name, self._source, self._keep, self._replaces = name, source, keep, replaces
         super().__init__(work, start=start)
 
     def finish(self, value: Trace) -> Trace:
-        if self._keep is None or self._keep(value):
-            self.name = self._name(value, self.stopped)
+        if self._keep is not None and not self._keep(value):
+            return value
+        self.name = self._name(value, self.stopped)
+        row = self.store.row(self._replaces) if self._replaces is not None else None
+        # a sample stays as shipped (``ensure_samples`` would put it back beside its copy)
+        if row is None or row["source"] == "sample":
             self.key = self.store.add(value, source=self._source, name=self.name)
+            return value
+        from o3viz.store.replace import replace_trace
+
+        self.key = replace_trace(self.store, self._replaces, value)
+        self.name = self.store.read_meta(self.key).get("name") or self.name
         return value
 
     @property

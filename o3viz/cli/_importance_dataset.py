@@ -1,6 +1,7 @@
 """``o3viz importance --dataset NAME --method resample --base-url URL``: counterfactual resampling
 of every trace of a stored dataset, many requests at once to one OpenAI-compatible server
-(``o3viz.analysis.importance.dataset_job``); each scored trace replaces its original in the store."""
+(``o3viz.analysis.importance.dataset_job``); each scored trace replaces its original in the store
+(``o3viz.store.replace``)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _traces(store, args: argparse.Namespace) -> tuple[list, list[str]]:
     out, skipped = [], []
     for key in keys:
         try:
-            trace = store.trace(key)
+            trace = store.editable_trace(key)  # scored below: never the process's shared copy
             if not -len(trace.rounds) <= args.round < len(trace.rounds):
                 raise UsageError(f"has {len(trace.rounds)} round(s)")
             check_steps(trace.rounds[args.round], "resampling")
@@ -40,6 +41,7 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
     from o3viz.analysis.importance import OpenAIBackend, RolloutCache, Sampling, add_importance
     from o3viz.analysis.importance.dataset_job import plan, prefetch_rollouts
     from o3viz.analysis.importance.resample import prefixes, resample_importance, rollout_prompt
+    from o3viz.store.replace import branch_parents, replace_trace
     from o3viz.store.store import Store
 
     if args.method != "resample" or not args.base_url or not args.model:
@@ -83,7 +85,8 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
     for e in rep.errors:
         print(f"failed: {e}", file=sys.stderr)
     reader = load(args.reader)
-    complete = steps = kept = 0
+    complete = steps = 0
+    branches = branch_parents(store)
     for old, trace in traces:  # scoring reads the cache only (should_stop): no request here
         rec = resample_importance(
             trace, backend, reader, k=args.k, sampling=sampling, threshold=args.threshold, cache=cache,
@@ -91,28 +94,11 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
             round_index=args.round, should_stop=lambda: True,
         )  # fmt: skip
         add_importance(trace, rec, args.round)
-        kept += _replace(store, old, trace)
+        replace_trace(store, old, trace, branches=branches)  # in place: dataset, record, labels, branches
         complete += bool(rec.info.get("complete"))
         steps += sum(s is not None for s in rec.scores)
     print(
         f"resample: {complete}/{len(traces)} traces of {args.dataset!r} complete ({steps} steps scored), "
-        f"saved in {store.root}" + (f"; {kept} originals kept, as branches hang from them" if kept else "")
+        f"saved in {store.root}"
     )
-    return 0
-
-
-def _replace(store, old: str, trace) -> int:
-    """Store the scored ``trace`` in place of ``old`` (its content key changes): its metadata and
-    labels go with it, and the original goes unless branches hang from it (their links name it).
-    Returns 1 when the original was kept."""
-    from o3viz.branch import branches_of
-    from o3viz.store.labels import carry_labels
-
-    new = store.add(trace, **store.read_meta(old))
-    if new == old:
-        return 0
-    carry_labels(store, old, new)
-    if branches_of(store, old):
-        return 1
-    store.delete([old])
     return 0

@@ -1,10 +1,12 @@
-"""``o3viz verify TRACE --verifier NAME``: add a verifier's step verdicts to a stored trace (in
-place, or to ``--out``), or to every trace of a dataset (``--dataset NAME``). Other verifiers'
-verdicts stay beside the new ones. A round that already holds the verifier's verdicts is skipped
-(``--redo`` replaces them), so an interrupted dataset run picks up where it stopped.
+"""``o3viz verify TRACE --verifier NAME``: add a verifier's step verdicts to a trace file or a
+stored trace (a store key: in place, through ``o3viz.store.replace``; or to ``--out``), or to every
+trace of a dataset (``--dataset NAME``). Other verifiers' verdicts stay beside the new ones. A
+round that already holds the verifier's verdicts is skipped (``--redo`` replaces them), so an
+interrupted dataset run picks up where it stopped.
 
 Examples:
   o3viz verify run.o3trace.json --verifier claims
+  o3viz verify 34f40467 --verifier claims
   o3viz verify run.o3trace.json --verifier prm --model Qwen/Qwen2.5-Math-PRM-7B --trust-remote-code
   o3viz verify --dataset gsm8k-labels --verifier judge --base-url http://127.0.0.1:8000/v1 --model m
   o3viz verify --list
@@ -18,6 +20,7 @@ import os
 import sys
 from pathlib import Path
 
+from o3viz.cli._trace_arg import TRACE_HELP
 from o3viz.errors import O3vizError, UsageError
 
 MAX_TRACES = 100_000
@@ -31,7 +34,7 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Examples:" + __doc__.split("Examples:", 1)[1],
     )
-    p.add_argument("trace", nargs="?", type=Path, help="a trace file (or give --dataset)")
+    p.add_argument("trace", nargs="?", type=Path, help=f"{TRACE_HELP} (or give --dataset)")
     p.add_argument("--verifier", default="claims", help="which verifier (--list names them)")
     p.add_argument("--list", action="store_true", help="list the verifiers and exit")
     p.add_argument("--dataset", help="judge every trace of this stored dataset, in place")
@@ -122,18 +125,27 @@ def run(args: argparse.Namespace) -> int:
     verifier = make_verifier(args.verifier, options_of(args))
     if args.dataset:
         return _run_dataset(args, verifier)
-    return _run_file(args, verifier)
+    return _run_one(args, verifier)
 
 
-def _run_file(args: argparse.Namespace, verifier) -> int:
-    from o3viz.trace import load_trace
+def _run_one(args: argparse.Namespace, verifier) -> int:
+    from o3viz.cli._trace_arg import open_trace
+    from o3viz.store.replace import replace_trace
+    from o3viz.store.store import Store
     from o3viz.verify.verifiers import add_verdicts
 
-    trace = load_trace(args.trace)
+    store = Store()
+    src = open_trace(args.trace, store)
+    trace = src.trace
     judged = add_verdicts(trace, verifier, redo=args.redo)
-    out = args.out or args.trace
-    trace.save(out, overwrite=args.out is None or out.resolve() == args.trace.resolve())
-    print(f"{verifier.name}: {judged} round(s) judged, {_summary(trace, verifier.name)}; saved {out}")
+    if src.key is not None and args.out is None:  # a store key: the stored trace, in place
+        new = replace_trace(store, src.key, trace)
+        where = f"the store as {new}" if new != src.key else f"the store as {new} (unchanged)"
+    else:
+        out = args.out or args.trace
+        same = src.path is not None and out.resolve() == src.path.resolve()
+        where = str(trace.save(out, overwrite=args.out is None or same))
+    print(f"{verifier.name}: {judged} round(s) judged, {_summary(trace, verifier.name)}; saved in {where}")
     return 0
 
 
@@ -145,6 +157,7 @@ def _summary(trace, name: str) -> str:
 
 def _run_dataset(args: argparse.Namespace, verifier) -> int:
     from o3viz.store.query import Query
+    from o3viz.store.replace import branch_parents, replace_trace
     from o3viz.store.store import Store
     from o3viz.verify.verifiers import add_verdicts
 
@@ -154,20 +167,26 @@ def _run_dataset(args: argparse.Namespace, verifier) -> int:
     keys = [r[0] for r in store.select(Query(dataset=[args.dataset]), ("key",), max_rows=MAX_TRACES)]
     if not keys:
         raise UsageError(f"no traces in dataset {args.dataset!r} (`o3viz library list` shows the datasets)")
-    done = skipped = 0
+    branches = branch_parents(store)
+    changed = same = skipped = failed = 0
     for key in keys:
         try:
-            trace = store.trace(key)
+            trace = store.editable_trace(key)  # changed below: never the process's shared copy
             if not add_verdicts(trace, verifier, redo=args.redo):
                 skipped += 1
                 continue
-            new = store.add(trace, **store.read_meta(key))
-            if new != key:
-                store.delete([key])
-            done += 1
+            if replace_trace(store, key, trace, branches=branches) == key:
+                same += 1  # --redo gave the verdicts it had
+            else:
+                changed += 1
         except O3vizError as exc:  # one bad trace does not stop the run: it is named and left
+            failed += 1
             print(f"failed {key}: {exc}", file=sys.stderr)
     print(
-        f"{verifier.name}: {done} trace(s) of {args.dataset!r} judged, {skipped} already judged; saved in {store.root}"
+        f"{verifier.name}: {changed + same} trace(s) of {args.dataset!r} judged"
+        + (f" ({same} unchanged)" if same else "")
+        + f", {skipped} already judged by {verifier.name}"
+        + (f", {failed} failed" if failed else "")
+        + (f"; saved in {store.root}" if changed else "; nothing to save")
     )
     return 0

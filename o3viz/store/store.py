@@ -275,6 +275,13 @@ class Store:
                     self._write_meta(key, meta, durable=durable)
         return key, meta
 
+    def write_meta(self, key: str, meta: dict) -> None:
+        """Replace trace ``key``'s metadata file with ``meta`` (validated: only the store's typed
+        fields are written). The index row is the caller's to update, in its transaction."""
+        meta = check_meta(meta, "metadata")
+        with self.guard("writing a trace's metadata"):
+            self._write_meta(key, meta)
+
     def _write_meta(self, key: str, meta: dict, *, durable: bool = True) -> None:
         data = json.dumps(meta, sort_keys=True).encode()
         write_atomic(self._meta_path(key), data, overwrite=True, durable=durable)
@@ -380,6 +387,7 @@ class Store:
     def delete(self, keys: list[str]) -> int:
         """Remove the files and then the rows of ``keys``; returns how many rows went."""
         for key in keys:
+            self.forget(key)
             with self.guard("deleting a trace"):
                 self.path(key).unlink(missing_ok=True)
                 self._meta_path(key).unlink(missing_ok=True)
@@ -403,15 +411,25 @@ class Store:
             if ck in _cache:
                 _cache.move_to_end(ck)
                 return _cache[ck]
-        path = self.path(key)
-        if len(key) != 16 or not all(c in "0123456789abcdef" for c in key) or not path.is_file():
-            raise StoreError(f"no trace {key!r} in the store at {self.root}")
-        trace = parse_trace_bytes(self.read_file(key))
+        trace = self.editable_trace(key)
         with _cache_lock:
             _cache[ck] = trace
             while len(_cache) > CACHE_TRACES:
                 _cache.popitem(last=False)
         return trace
+
+    def editable_trace(self, key: str) -> Trace:
+        """A private copy of the stored trace, parsed anew, for a caller that changes it and stores
+        it again (``o3viz.store.replace``): the one ``trace`` returns is shared by the process."""
+        path = self.path(key)
+        if len(key) != 16 or not all(c in "0123456789abcdef" for c in key) or not path.is_file():
+            raise StoreError(f"no trace {key!r} in the store at {self.root}")
+        return parse_trace_bytes(self.read_file(key))
+
+    def forget(self, key: str) -> None:
+        """Drop trace ``key`` from the process's parsed copies (it was deleted or replaced)."""
+        with _cache_lock:
+            _cache.pop((str(self.root), key), None)
 
     def trace_file_bytes(self, key: str) -> bytes:
         """The stored file's bytes (the download button), through the one bounded reader."""

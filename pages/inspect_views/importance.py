@@ -4,7 +4,7 @@ resampled step's interval against its noise floor, the step × step matrix (rece
 suppression KL), and the receiver heads.
 "Analyse with the local model" runs receiver heads + suppression, and "Resample with the local
 model" counterfactual resampling (cost shown first), in the background with progress and Stop,
-and adds the analysed copy to the library."""
+and stores the analysed copy in the trace's place (a sample's beside it)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ from pages.common.ui import get_model, library, pin, show_figure, store
 def _start(
     key: str, trace: Trace, methods=("receiver", "suppression"), resample=None
 ) -> tuple[str, TraceJob]:
-    """Analyse a copy of the trace in the background; the analysed copy enters the store once,
-    named after the trace, when it has scores."""
+    """Analyse a copy of the trace in the background; once it has scores, the analysed copy
+    takes the trace's place in the store (its dataset, record, name, labels and branches; a
+    sample's copy goes beside it, named after it)."""
     from o3viz.app.running import analyse_locally
 
     model, tok = get_model(None)  # the copy the Run page uses: one model in memory
@@ -54,12 +55,12 @@ def _start(
 
     job = TraceJob(
         work,
-        # the copy keeps its trace's name and source (an import stays an import) and says what was added
         name=lambda t, stopped: f"{entry.name} + {added}" + (" (stopped early)" if stopped else ""),
         source=entry.source,
         store=store(),
         keep=lambda t: bool(t.final.importance),
         start=Progress(0, 0, "reading the trace with the local model…"),
+        replaces=key,  # in place: the dataset's trace shows the scores
     )
     return key, job
 
