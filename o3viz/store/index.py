@@ -262,11 +262,11 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
 def import_content_id(trace: Trace) -> str:
     """The content identity of a plain import (one the importers marked with ``content_id``),
     computed again from what the trace holds now, never trusted from the file: a copy edited
-    after its import is its own trace. "" once it carries more (attention, importance, a parent),
-    so an enriched copy is its own trace too."""
+    after its import is its own trace. "" once it carries more (attention, importance, a
+    verifier's verdicts, a parent), so an enriched or verified copy is its own trace too."""
     if not isinstance(trace.info.get("content_id"), str) or trace.parent is not None:
         return ""
-    if any(r.attention is not None or r.importance for r in trace.rounds):
+    if any(r.attention is not None or r.importance or r.verdicts for r in trace.rounds):
         return ""
     return content_id(trace)
 

@@ -101,3 +101,13 @@ def test_verify_a_store_key_to_out_leaves_the_store_alone(store, tmp_path, capsy
     assert main(["verify", key, "--verifier", "claims", "--out", str(out)]) == 0
     assert _by_record(store)[1] == key and not _stored(store, key).final.verdicts
     assert parse_trace_bytes(out.read_bytes()).final.verdicts
+
+
+def test_a_verified_copy_of_a_stored_import_can_be_added_beside_it(store, tmp_path, capsys):
+    key = _by_record(store)[1]
+    out = tmp_path / "verified.o3trace.json.gz"
+    assert main(["verify", key, "--verifier", "claims", "--out", str(out)]) == 0
+    capsys.readouterr()
+    added = store.add_file(out)
+    assert added != key and store.row(added) is not None  # its own trace, not "already in the library"
+    assert _stored(store, added).final.verdicts and not _stored(store, key).final.verdicts
