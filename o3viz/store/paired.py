@@ -51,8 +51,7 @@ def compare_datasets(store: Store, req: PairedCompareRequest, *, labels: bool = 
     for name, side in (("A", req.a), ("B", req.b)):
         df = side_frame(store, side)
         if df.empty:
-            known = ", ".join(sorted(d for d, _ in store.distinct("dataset") if d)[:20]) or "none"
-            raise UsageError(f"side {name}: no traces in {side.label!r} (datasets in the store: {known})")
+            raise UsageError(f"side {name}: no traces in {side.label!r} ({_known(store, side)})")
         frames.append(df)
     a, b = frames
     lab = label_frame(store, [*a["key"], *b["key"]]) if labels else None
@@ -82,3 +81,14 @@ def dataset_models(store: Store, dataset: str) -> list[str]:
     sql = "SELECT model, count(*) FROM traces WHERE dataset = ? GROUP BY model ORDER BY count(*) DESC"
     with store.guard("querying"):
         return [m for m, _ in store.conn.execute(sql, (dataset,)) if m]
+
+
+def _known(store: Store, side: Side) -> str:
+    """What a side could have named: the dataset's models when the dataset exists and a model was
+    named (a misspelled model), else the datasets in the store."""
+    datasets = sorted(d for d, _ in store.distinct("dataset") if d)
+    if side.model and side.dataset in datasets:
+        rows = store.select(Query(dataset=[side.dataset]), ("model",))
+        models = sorted({m for (m,) in rows if m})
+        return f"models in {side.dataset!r}: {', '.join(models[:20]) or 'none'}"
+    return f"datasets in the store: {', '.join(datasets[:20]) or 'none'}"

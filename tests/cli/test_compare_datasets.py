@@ -56,7 +56,9 @@ def test_compare_two_datasets_matches_the_file(two_systems, tmp_path, capsys):
         (["--dataset", "ft"], "give it twice"),
         (["--dataset", "ft", "--dataset", "ft"], "same traces"),
         (["--dataset", "ft", "--dataset", "ver", "--model", "x"], "--model"),
-        (["--dataset", "ft", "--dataset", "nope"], "no traces in 'nope'"),
+        (["--dataset", "ft", "--dataset", "nope"], "no traces in 'nope' (datasets in the store: ft, ver)"),
+        # a misspelled model names that dataset's models, not the datasets
+        (["--dataset", "ft", "--dataset", "ft", "--model", A, "--model", "6b_ft"], "(models in 'ft': "),
     ],
 )
 def test_bad_requests_are_one_line(two_systems, capsys, argv, words):
