@@ -1,5 +1,7 @@
-"""Arithmetic claim checker on GSM8K: false alarms on references, detection of planted errors,
-each on a development half (even GSM8K line numbers, the only half rules may be tuned on) and a
+"""Arithmetic claim checker: false alarms, planted errors caught, and human-labelled steps.
+
+False alarms on GSM8K's references and detection of planted errors are each measured on a
+development half (even GSM8K line numbers, the only half rules may be tuned on) and a
 held-out half (odd line numbers); step-level measures on human-labelled steps (MR-GSM8K first
 errors, PRM800K ratings); and the final-answer extractor's agreement with ``ground_truth`` on the
 110 MATH-500 records of ``traces/``.
