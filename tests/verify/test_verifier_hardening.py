@@ -212,3 +212,16 @@ def test_each_box_is_read_once_and_at_most_a_bounded_length():
 def test_a_reply_that_is_not_text_is_unsure():
     j = JudgeVerifier(lambda p: None).verify(SOL)  # type: ignore[arg-type, return-value]
     assert j.verdicts == ["unsure"] * 3 and j.info["parsed"] is False
+
+
+def test_a_verifier_name_already_taken_is_refused_not_replaced():
+    from o3viz.verify.verifiers import ClaimVerifier, make_verifier, register_verifier, unregister_verifier
+
+    with pytest.raises(UsageError, match="verifier 'claims' is already registered"):
+        register_verifier("claims", lambda o: None, "a second claims")
+    assert isinstance(make_verifier("claims"), ClaimVerifier)  # the first one still runs
+    register_verifier("claims_copy", lambda o: ClaimVerifier(), "a plug-in's own name")
+    try:
+        assert isinstance(make_verifier("claims_copy"), ClaimVerifier)
+    finally:
+        unregister_verifier("claims_copy")

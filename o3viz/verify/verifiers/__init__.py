@@ -24,6 +24,7 @@ from o3viz.verify.verifiers.registry import (
     list_verifiers,
     make_verifier,
     register_verifier,
+    unregister_verifier,
 )
 
 
@@ -71,5 +72,6 @@ __all__ = [
     "make_verifier",
     "register_verifier",
     "solution_of",
+    "unregister_verifier",
     "verify_all",
 ]

@@ -45,8 +45,16 @@ _REGISTRY: dict[str, VerifierSpec] = {}
 def register_verifier(
     name: str, make: Callable[[VerifierOptions], Verifier], help: str, needs: str = ""
 ) -> None:
-    """Add (or replace) the verifier ``name``: ``make(options)`` builds it."""
+    """Add the verifier ``name``: ``make(options)`` builds it. A name already taken is refused in
+    one line, as ``register_format`` refuses one (a silent replacement hid which one ran)."""
+    if name in _REGISTRY:
+        raise UsageError(f"verifier {name!r} is already registered")
     _REGISTRY[name] = VerifierSpec(name, make, help, needs)
+
+
+def unregister_verifier(name: str) -> None:
+    """Remove a verifier added with ``register_verifier`` (a no-op for a name not in the table)."""
+    _REGISTRY.pop(name, None)
 
 
 def list_verifiers() -> list[VerifierSpec]:
