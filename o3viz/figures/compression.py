@@ -17,6 +17,7 @@ from o3viz.trace.compression import SEGMENT_STATES, CompressionRecord
 
 # Okabe-Ito: no green/red, which mean pass/fail elsewhere.
 STATE_COLORS = {"kept": "#d9d9d9", "compressed": "#0072B2", "expanded": "#E69F00", "released": "#CC79A7"}
+POINTER_COLOR = STATE_COLORS["compressed"]  # a pointer's line to its source: one blue in every figure
 STATE_NAMES = {"kept": "kept", "compressed": "pointer", "expanded": "expanded", "released": "released"}
 _AFTER_EVENT = {"compress": "compressed", "expand": "expanded", "release": "released"}
 
@@ -144,7 +145,7 @@ def build_compression_map(
                 x=xs,
                 y=ys,
                 mode="lines",
-                line={"color": "#4c78a8", "width": 1},
+                line={"color": POINTER_COLOR, "width": 1},
                 name="pointer → source",
                 hoverinfo="skip",
             )
@@ -216,7 +217,7 @@ def build_prompt_strip(record: CompressionRecord | dict, *, title: str | None = 
                 x=xs,
                 y=ys,
                 mode="lines",
-                line={"color": "#0072B2", "width": 1},
+                line={"color": POINTER_COLOR, "width": 1},
                 name="pointer → source",
                 hoverinfo="skip",
                 yaxis="y2",

@@ -98,3 +98,16 @@ def test_the_timeline_keeps_the_segments_that_change_during_generation():
 def test_memory_is_labelled_in_tokens_on_a_generation_step_axis():
     fig = build_memory_chart(_record())
     assert "tokens" in fig.layout.yaxis.title.text and "generation step" in fig.layout.xaxis.title.text
+
+
+def test_the_pointer_line_is_one_blue_in_both_figures():
+    from o3viz.figures.compression import POINTER_COLOR, build_prompt_strip
+
+    rec = _record()
+    lines = [
+        t.line.color
+        for fig in (build_compression_map(rec), build_prompt_strip(rec))
+        for t in fig.data
+        if t.name == "pointer → source"
+    ]
+    assert lines == [POINTER_COLOR, POINTER_COLOR]
