@@ -64,6 +64,22 @@ INDEXES = [
 INDEXES += [(f"traces_by_{c}", f"{c}, id") for c in ("steps", "backtracks", "claim_errors", "name")]  # sorts
 
 
+@contextlib.contextmanager
+def _immediate(conn: sqlite3.Connection):
+    """One write transaction on ``conn``, the one way the store opens one: committed at the end,
+    rolled back on any error. SQLite may have rolled back already (a full disk does): the original
+    error is the one to report, never "cannot rollback - no transaction is active"."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
+
+
 class StoreError(O3vizError):
     """The store cannot do what was asked (newer schema, full disk, unreadable folder)."""
 
@@ -149,16 +165,11 @@ class Store:
             if int(found[0]) < STORE_SCHEMA:
                 self._add_columns(conn)
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(conn):
             conn.execute(f"CREATE TABLE IF NOT EXISTS traces ({column_sql()})")
             conn.execute(FTS_SQL)
             self.create_indexes(conn)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     @staticmethod
     def create_indexes(conn: sqlite3.Connection) -> None:
@@ -181,8 +192,7 @@ class Store:
         """Bring an older index up to ``STORE_SCHEMA`` in place: add the columns it lacks and fill
         the gradings from what it has (``correct_by`` says which grade ``correct`` is). The check
         grade of an import graded by its file is unknown until ``reindex(store, full=True)``."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(conn):
             have = {r[1] for r in conn.execute("PRAGMA table_info(traces)")}
             for name, kind in (
                 ("source_correct", "INTEGER"),
@@ -198,10 +208,6 @@ class Store:
                 self._rebuild_fts(conn)
             conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
             self.bump_generation(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     @staticmethod
     def _rebuild_fts(conn: sqlite3.Connection) -> None:
@@ -224,19 +230,8 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self, doing: str):
-        with self.guard(doing):
-            conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                # SQLite may have rolled back already (a full disk does): the original error is the
-                # one to report, never "cannot rollback - no transaction is active"
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
+        with self.guard(doing), _immediate(self.conn) as conn:
+            yield conn
 
     # ------------------------------------------------------------------ files
 
