@@ -1,7 +1,8 @@
 """``o3viz run --tasks SOURCE --limit N --pair-a A --pair-b B``: one task list run under two
 settings (``o3viz.run.paired_run``) into two datasets of the library, with a progress bar; Ctrl-C
-stops after the current generation and keeps the finished pairs. At the end it prints the paired
-table of ``o3viz compare --dataset A --dataset B``."""
+stops after the current generation and keeps the finished pairs. Each side runs one round (the
+model's first reply; ``--rounds`` above 1 is refused). At the end it prints why pairs went ungraded,
+if any did, and the paired table of ``o3viz compare --dataset A --dataset B``."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def add_paired_arguments(p: argparse.ArgumentParser, src) -> None:
         default="",
         help="the datasets' common name: they become 'NAME · A: …' and 'NAME · B: …' "
         "(default: the task list, e.g. gsm8k:0…19); a rerun with the same settings resumes them, "
-        "one with other settings (--max-new-tokens, --rounds, --model, ...) needs a new NAME",
+        "one with other settings (--max-new-tokens, --model, ...) needs a new NAME; each side runs one "
+        "round, so --rounds above 1 is refused",
     )
 
 
@@ -127,6 +129,9 @@ def run_paired(args: argparse.Namespace, request_from_args) -> int:
     da, db = res.datasets
     result = compare_datasets(store, PairedCompareRequest(Side(da), Side(db)))
     print("\n".join(["", *format_result(result)]))
+    note = res.grading_note()  # after the table: why its pairs went ungraded, and what n would do
+    if note:
+        print(f"\nnote: {note}")
     print(
         f"\nagain: o3viz compare --dataset {shlex.quote(da)} --dataset {shlex.quote(db)} (or Compare → Two datasets)"
     )

@@ -10,6 +10,12 @@ settings (``info["paired_run"]``); a rerun of the same request skips the tasks w
 already in the store, so a stopped job resumes where it stopped, and a rerun with other settings
 into the same datasets is refused before any model loads (``check_resume``).
 
+A paired run changes only its setting: each side runs one round (the model's first reply), with the
+same token limit, so no side runs more rounds because of its own verdict or confidence, and the
+table's B − A measures the setting, not the number of rounds (docs/paired-compare.md). When pairs
+go ungraded, ``PairedRunResult.grading_note`` says why (replies cut at the limit) and about how
+many graded pairs a difference of 10 points needs (``pairs_needed``).
+
 >>> parse_setting("daa=allocate,strength=2").label
 'daa=allocate strength=2'
 >>> task_ids("gsm8k", 3, start=10)  # doctest: +SKIP
@@ -19,23 +25,42 @@ into the same datasets is refused before any model loads (``check_resume``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Literal, Protocol
 
 from o3viz.errors import UsageError
-from o3viz.hooks.steer import parse_steer_heads
-from o3viz.run.config import DAA_MODES, DAAConfig, SteerSpan
-from o3viz.run.paired_settings import check_resume, side_settings
+from o3viz.run.paired_settings import PairSetting, check_resume, parse_setting, side_settings
 from o3viz.run.request import RunRequest
+from o3viz.trace import Trace
 from o3viz.trace.io import trace_bytes
+from o3viz.verify.cut_short import cut_short, limit_tokens
+
+__all__ = [
+    "PairSetting",
+    "PairSink",
+    "PairedRunRequest",
+    "PairedRunResult",
+    "SideOutcome",
+    "grading_note",
+    "pairs_needed",
+    "parse_setting",
+    "run_pairs",
+    "side_outcome",
+    "task_ids",
+]
 
 TASK_SOURCES = ("gsm8k", "humaneval", "mbppplus")
-SETTING_KEYS = ("daa", "strength", "model", "steer", "alpha", "heads")
 MAX_TASKS = 5000  # one job; GSM8K's test set is 1,319
 SideName = Literal["A", "B"]
 Loader = Callable[[str | None], tuple[Any, Any]]  # model name (None: embedded) -> (model, tokenizer)
 OnProgress = Callable[[int, int, str], None]  # (runs done, runs in all, what is running now)
+ROUNDS = 1  # a paired run compares each side's first reply: the loop's rounds would differ by side
+DETECT = 0.10  # the difference (10 points of accuracy) the grading note sizes n for
+ASSUMED_FLIPS = 0.20  # the share of pairs that flip, where too few were graded to measure it
+MIN_TO_ESTIMATE = 10  # graded pairs needed before the note trusts the observed share of flips
 
 
 class PairSink(Protocol):
@@ -86,86 +111,11 @@ def task_ids(source: str, limit: int, start: int = 0) -> list[str]:
     return ids
 
 
-@dataclass(frozen=True)
-class PairSetting:
-    """One side's settings: what it changes from the shared ``RunRequest`` (its DAA mode, steering
-    and model); ``label`` names it in the dataset's name."""
-
-    daa: DAAConfig = field(default_factory=DAAConfig)
-    model: str | None = None  # None: the shared request's model
-    label: str = "daa=off"
-
-    def apply(self, req: RunRequest) -> RunRequest:
-        return dataclasses.replace(req, daa=self.daa, model=self.model or req.model)
-
-
-def _pairs(text: str) -> list[tuple[str, str]]:
-    """``k=v`` items separated by commas; an item without ``=`` continues the previous value (so
-    ``heads=3.1,5.0`` keeps its comma)."""
-    out: list[tuple[str, str]] = []
-    for item in text.split(","):
-        if "=" in item:
-            k, _, v = item.partition("=")
-            out.append((k.strip().lower(), v.strip()))
-        elif out and item.strip():
-            out[-1] = (out[-1][0], f"{out[-1][1]},{item.strip()}")
-        elif item.strip():
-            raise UsageError(f"setting {text!r}: write key=value items, e.g. daa=allocate,strength=2")
-    return out
-
-
-def parse_setting(text: str) -> PairSetting:
-    """A side's settings from ``key=value`` items separated by commas: ``daa`` (off, observe,
-    allocate, steer), ``strength`` (allocate's λ), ``model`` (a hub id or path), ``steer`` (a prompt
-    segment to steer towards: question, instruction or 'sentence N'; sets daa=steer), ``alpha`` and
-    ``heads`` (steering's). An empty text is the shared settings with DAA off.
-
-    >>> parse_setting("steer=question,alpha=0.05").daa.mode
-    'steer'
-    >>> parse_setting("model=/m/qwen").label
-    'model=qwen'
-    """
-    found = dict.fromkeys(SETTING_KEYS, None)
-    for k, v in _pairs(text or ""):
-        if k not in found:
-            raise UsageError(f"setting {text!r}: unknown key {k!r}; the keys are {', '.join(SETTING_KEYS)}")
-        if not v:
-            raise UsageError(f"setting {text!r}: {k}= has no value")
-        found[k] = v
-    mode = (found["daa"] or ("steer" if found["steer"] else "off")).lower()
-    if mode not in DAA_MODES:
-        raise UsageError(f"setting {text!r}: daa must be one of {', '.join(DAA_MODES)}, not {mode!r}")
-    if (mode == "steer") != bool(found["steer"]):
-        raise UsageError(
-            f"setting {text!r}: steering needs steer=SEGMENT (question, instruction, sentence N)"
-        )
-    kw: dict[str, Any] = {"mode": mode}
-    try:
-        if found["strength"] is not None:
-            kw["strength"] = float(found["strength"])
-        if mode == "steer":
-            kw["spans"] = [SteerSpan(segment=found["steer"])]
-            if found["alpha"] is not None:
-                kw["steer_alpha"] = float(found["alpha"])
-            if found["heads"] is not None:
-                kw["steer_heads"] = parse_steer_heads(found["heads"])
-    except ValueError as exc:
-        raise UsageError(f"setting {text!r}: {exc}") from None
-    daa = DAAConfig(**kw)
-    daa.validate()
-    parts = [f"{k}={found[k]}" for k in ("strength", "steer", "alpha", "heads") if found[k]]
-    if found["model"]:
-        parts.append(f"model={found['model'].rstrip('/').rsplit('/', 1)[-1]}")
-    if mode != "off" or not parts:
-        parts.insert(0, f"daa={mode}")
-    return PairSetting(daa=daa, model=found["model"], label=" ".join(parts))
-
-
 @dataclass
 class PairedRunRequest:
     """A task list run under two settings. ``run`` holds what both sides share (token limit,
-    capture, rounds, seed, ...; its prompt and task are ignored); ``a`` and ``b`` what differs.
-    The traces land in the datasets ``dataset("A")`` and ``dataset("B")``."""
+    capture, seed, ...; its prompt and task are ignored, and its rounds are ``ROUNDS``); ``a`` and
+    ``b`` what differs. The traces land in the datasets ``dataset("A")`` and ``dataset("B")``."""
 
     run: RunRequest
     tasks: list[str]
@@ -190,6 +140,12 @@ class PairedRunRequest:
             raise UsageError(f"A and B have the same label ({self.a.label})")
         if not self.name.strip():
             raise UsageError("name the datasets (--dataset NAME)")
+        if self.run.rounds not in (None, ROUNDS):
+            raise UsageError(
+                f"a paired run compares each side's first reply: --rounds {self.run.rounds} would let "
+                "one side's verdicts and confidence decide how many rounds it runs, so B − A would "
+                "measure rounds, not the setting; leave --rounds out (or 1)"
+            )
         for side in "AB":
             self.request(side, self.tasks[0]).validate()
         return self
@@ -202,8 +158,9 @@ class PairedRunRequest:
         return f"{self.name} · {side}: {self.setting(side).label}"
 
     def request(self, side: SideName, task_id: str) -> RunRequest:
-        """The one run of ``task_id`` under ``side``'s settings."""
-        base = dataclasses.replace(self.run, task_id=task_id, prompt=None)
+        """The one run of ``task_id`` under ``side``'s settings: one round (``ROUNDS``), whatever
+        the loop's default for a task, so both sides run the same rounds."""
+        base = dataclasses.replace(self.run, task_id=task_id, prompt=None, rounds=ROUNDS)
         return self.setting(side).apply(base)
 
 
@@ -219,6 +176,7 @@ class PairedRunResult:
     resumed: int = 0  # tasks whose two traces were already in the store
     failed: list[str] = field(default_factory=list)  # "task: error" for a task that could not run
     stopped: bool = False  # a Stop ended the job before the last task
+    outcomes: list[tuple[SideOutcome, SideOutcome]] = field(default_factory=list)  # (A, B), pairs run now
 
     @property
     def pairs(self) -> int:
@@ -237,6 +195,93 @@ class PairedRunResult:
         if self.failed:
             line += f"; {len(self.failed)} failed (first: {self.failed[0]})"
         return line + ("; stopped early" if self.stopped else "")
+
+    def grading_note(self) -> str | None:
+        """Why pairs run now went ungraded and about how many graded pairs a 10-point difference
+        needs; None when every pair run now is graded and there are enough of them."""
+        return grading_note(self.outcomes, self.request.run.max_new_tokens)
+
+
+@dataclass(frozen=True)
+class SideOutcome:
+    """One side's reply to one task, as the grading note reads it."""
+
+    tokens: int  # tokens generated (one round: one reply)
+    cut: bool  # stopped at its token limit, so not graded (``o3viz.verify.cut_short``)
+    correct: int | None  # 1/0 by the answer check (code: its tests); None where not graded
+
+
+def side_outcome(trace: Trace) -> SideOutcome:
+    """``trace``'s outcome: its final round's answer check (code: its tests) under the cut-short
+    rule; the same grade as the comparison's ``check`` column (``o3viz.analysis.provenance``)."""
+    rnd, correct = trace.final, None
+    answer = next((c for c in reversed(rnd.checks) if c.kind == "answer"), None)
+    if cut_short(rnd) is not None:
+        pass  # not graded (one rule), whatever its checks say
+    elif answer is not None and answer.verdict in ("correct", "wrong"):
+        correct = int(answer.verdict == "correct")
+    elif trace.task.kind == "code" and rnd.verdict in ("pass", "fail"):
+        correct = int(rnd.verdict == "pass")
+    return SideOutcome(len(rnd.tokens), limit_tokens(rnd) is not None, correct)
+
+
+def pairs_needed(diff: float, flips: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Graded pairs for McNemar's test to find a difference ``diff`` between two paired accuracies
+    at two-sided level ``alpha`` with ``power``, when a share ``flips`` of the pairs are discordant
+    (Connor 1987, the normal approximation; ``flips`` is at least ``diff``, since the difference is
+    made of flips).
+
+    >>> pairs_needed(0.10, 0.20), pairs_needed(0.05, 0.20)
+    (155, 626)
+    """
+    psi, z = max(flips, diff), NormalDist()
+    root = z.inv_cdf(1 - alpha / 2) * math.sqrt(psi) + z.inv_cdf(power) * math.sqrt(psi - diff**2)
+    return math.ceil(root**2 / diff**2)
+
+
+def grading_note(outcomes: list[tuple[SideOutcome, SideOutcome]], limit: int) -> str | None:
+    """The note for ``outcomes`` (A, B per pair) run with token ``limit`` (see ``grading_note`` of
+    ``PairedRunResult``).
+
+    >>> cut, done = SideOutcome(160, True, None), SideOutcome(90, False, 1)
+    >>> print(grading_note([(cut, cut), (cut, done)], 160))  # doctest: +NORMALIZE_WHITESPACE
+    0 of 2 pairs run now are graded on both sides: 2 replies on side A and 1 on side B were cut at
+    160 tokens, so they are not graded; the replies that ended on their own took up to 90 tokens,
+    and a cut one needs more than 160: raise --max-new-tokens to 320 or more (under a new --dataset
+    NAME). Detecting a 10-point difference (McNemar, 5% level, 80% power) takes about 155 graded
+    pairs, if about 20% of pairs flip (too few were graded here to measure it).
+    """
+    graded = [(a, b) for a, b in outcomes if a.correct is not None and b.correct is not None]
+    flips = sum(a.correct != b.correct for a, b in graded)
+    measured = len(graded) >= MIN_TO_ESTIMATE and flips > 0
+    psi = flips / len(graded) if measured else ASSUMED_FLIPS
+    need = pairs_needed(DETECT, psi)
+    if not outcomes or (len(graded) == len(outcomes) and len(graded) >= need):
+        return None
+    cut_a, cut_b = (sum(pair[i].cut for pair in outcomes) for i in (0, 1))
+    line = f"{len(graded)} of {len(outcomes)} pairs run now are graded on both sides"
+    if cut_a or cut_b:
+        ended = [o.tokens for pair in outcomes for o in pair if not o.cut]
+        took = f"the replies that ended on their own took up to {max(ended)} tokens, and " if ended else ""
+        line += (
+            f": {cut_a} replies on side A and {cut_b} on side B were cut at {limit} tokens, so they are "
+            f"not graded; {took}a cut one needs more than {limit}: raise --max-new-tokens to "
+            f"{2 * limit} or more (under a new --dataset NAME)"
+        )
+    blank = sum(o.correct is None and not o.cut for pair in outcomes for o in pair)
+    if blank:
+        line += f"{';' if cut_a or cut_b else ':'} {blank} replies gave no answer the check could grade"
+    why = f"with {flips} of {len(graded)} graded pairs flipping, as here"
+    if not measured:
+        few = len(graded) < MIN_TO_ESTIMATE
+        seen = (
+            "too few were graded here to measure it" if few else f"none of {len(graded)} graded pairs flipped"
+        )
+        why = f"if about {ASSUMED_FLIPS:.0%} of pairs flip ({seen})"
+    return (
+        f"{line}. Detecting a {DETECT * 100:.0f}-point difference (McNemar, 5% level, 80% power) takes "
+        f"about {need} graded pairs, {why}."
+    )
 
 
 def _side_settings(req: PairedRunRequest, side: SideName) -> dict:
@@ -296,6 +341,8 @@ def run_pairs(
             continue
         result.ran += bool(traces)
         result.resumed += not traces
+        if len(traces) == 2:
+            result.outcomes.append((side_outcome(traces["A"]), side_outcome(traces["B"])))
         result.keys_a.append(keys["A"])
         result.keys_b.append(keys["B"])
     report(done, total, result.summary())

@@ -1,5 +1,6 @@
-"""What a paired run's traces record about their side (``side_settings``, kept in each trace's
-``info["paired_run"]``) and the check that keeps a rerun with other settings out of the same two
+"""A paired run's side settings: what a side changes (``PairSetting``, parsed from
+``daa=allocate,strength=2`` by ``parse_setting``), what a paired run's traces record about their
+side (``side_settings``, kept in each trace's ``info["paired_run"]``) and the check that keeps a rerun with other settings out of the same two
 datasets (``check_resume``): a rerun with another token limit, rounds or model would otherwise skip
 the tasks already there and table the mixture as one run.
 
@@ -11,11 +12,92 @@ o3viz.errors.UsageError: 'd · A: daa=off' already holds runs with other setting
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 from o3viz.errors import UsageError
+from o3viz.hooks.steer import parse_steer_heads
+from o3viz.run.config import DAA_MODES, DAAConfig, SteerSpan
 from o3viz.run.provenance import settings_of
 from o3viz.run.request import RunRequest
+
+SETTING_KEYS = ("daa", "strength", "model", "steer", "alpha", "heads")
+
+
+@dataclass(frozen=True)
+class PairSetting:
+    """One side's settings: what it changes from the shared ``RunRequest`` (its DAA mode, steering
+    and model); ``label`` names it in the dataset's name."""
+
+    daa: DAAConfig = field(default_factory=DAAConfig)
+    model: str | None = None  # None: the shared request's model
+    label: str = "daa=off"
+
+    def apply(self, req: RunRequest) -> RunRequest:
+        return dataclasses.replace(req, daa=self.daa, model=self.model or req.model)
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """``k=v`` items separated by commas; an item without ``=`` continues the previous value (so
+    ``heads=3.1,5.0`` keeps its comma)."""
+    out: list[tuple[str, str]] = []
+    for item in text.split(","):
+        if "=" in item:
+            k, _, v = item.partition("=")
+            out.append((k.strip().lower(), v.strip()))
+        elif out and item.strip():
+            out[-1] = (out[-1][0], f"{out[-1][1]},{item.strip()}")
+        elif item.strip():
+            raise UsageError(f"setting {text!r}: write key=value items, e.g. daa=allocate,strength=2")
+    return out
+
+
+def parse_setting(text: str) -> PairSetting:
+    """A side's settings from ``key=value`` items separated by commas: ``daa`` (off, observe,
+    allocate, steer), ``strength`` (allocate's λ), ``model`` (a hub id or path), ``steer`` (a prompt
+    segment to steer towards: question, instruction or 'sentence N'; sets daa=steer), ``alpha`` and
+    ``heads`` (steering's). An empty text is the shared settings with DAA off.
+
+    >>> parse_setting("steer=question,alpha=0.05").daa.mode
+    'steer'
+    >>> parse_setting("model=/m/qwen").label
+    'model=qwen'
+    """
+    found = dict.fromkeys(SETTING_KEYS, None)
+    for k, v in _pairs(text or ""):
+        if k not in found:
+            raise UsageError(f"setting {text!r}: unknown key {k!r}; the keys are {', '.join(SETTING_KEYS)}")
+        if not v:
+            raise UsageError(f"setting {text!r}: {k}= has no value")
+        found[k] = v
+    mode = (found["daa"] or ("steer" if found["steer"] else "off")).lower()
+    if mode not in DAA_MODES:
+        raise UsageError(f"setting {text!r}: daa must be one of {', '.join(DAA_MODES)}, not {mode!r}")
+    if (mode == "steer") != bool(found["steer"]):
+        raise UsageError(
+            f"setting {text!r}: steering needs steer=SEGMENT (question, instruction, sentence N)"
+        )
+    kw: dict[str, Any] = {"mode": mode}
+    try:
+        if found["strength"] is not None:
+            kw["strength"] = float(found["strength"])
+        if mode == "steer":
+            kw["spans"] = [SteerSpan(segment=found["steer"])]
+            if found["alpha"] is not None:
+                kw["steer_alpha"] = float(found["alpha"])
+            if found["heads"] is not None:
+                kw["steer_heads"] = parse_steer_heads(found["heads"])
+    except ValueError as exc:
+        raise UsageError(f"setting {text!r}: {exc}") from None
+    daa = DAAConfig(**kw)
+    daa.validate()
+    parts = [f"{k}={found[k]}" for k in ("strength", "steer", "alpha", "heads") if found[k]]
+    if found["model"]:
+        parts.append(f"model={found['model'].rstrip('/').rsplit('/', 1)[-1]}")
+    if mode != "off" or not parts:
+        parts.insert(0, f"daa={mode}")
+    return PairSetting(daa=daa, model=found["model"], label=" ".join(parts))
 
 
 def side_settings(sub: RunRequest) -> dict:
@@ -64,4 +146,11 @@ def check_resume(dataset: str, want: dict, stored: dict | None) -> None:
         raise UsageError(f"{where} runs with other settings: {shown}; {fix}")
 
 
-__all__ = ["check_resume", "recorded_settings", "side_settings"]
+__all__ = [
+    "SETTING_KEYS",
+    "PairSetting",
+    "check_resume",
+    "parse_setting",
+    "recorded_settings",
+    "side_settings",
+]

@@ -1,6 +1,8 @@
 """The three-layer loop of the seed article: base (generate with capture) → verification (tests
 for code, claims and the final answer for math) → optimization (a revision prompt built from the
-feedback), until the checks pass, the model is confident enough, or ``max_rounds`` is reached.
+feedback), until the checks pass, the model is confident enough, or ``max_rounds`` is reached. A
+reply cut short (at its token limit) is neither graded nor accepted, so it never ends the loop as a
+success.
 
 Confidence is the mean probability of the answer's tokens: the tokens of the final number for
 math, of the code block for code, of the whole text otherwise. The verdict → action map is the
@@ -23,7 +25,7 @@ from o3viz.run.steer_spans import pin_occurrences
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace
-from o3viz.verify.cut_short import apply_cut_short
+from o3viz.verify.cut_short import apply_cut_short, cut_short
 from o3viz.verify.policy import (
     STOP_ACTIONS,
     answer_check,
@@ -192,5 +194,6 @@ def _judge(spec: TaskSpec, rnd: Round, req: RunRequest, last: bool) -> None:
     """The verification layer and the policy: checks, branch verdicts, the action and its feedback."""
     verify_round(spec, rnd, req.timeout_s)
     judge_branches(spec, rnd, req.timeout_s)
-    rnd.action = choose_action(rnd.checks, rnd.confidence, req.confidence_threshold, last)
+    why = cut_short(rnd)  # a cut reply is never accepted, however confident (``o3viz.verify.policy``)
+    rnd.action = choose_action(rnd.checks, rnd.confidence, req.confidence_threshold, last, cut_short=why)
     rnd.feedback = feedback_for(rnd.action, rnd.checks, rnd.answer) or None

@@ -8,6 +8,7 @@ Transition matrix (first matching row wins):
 state of the round's checks            action             feedback in the next round's prompt
 =====================================  =================  =========================================
 last round (``max_rounds`` reached)    stop_max_rounds    none
+the reply was cut short (not graded)   revise_cut_short   "it was cut off": shorter, then the answer
 every test passes / answer correct     accept             none
 a test fails or errors or times out    revise_tests       failing tests with their messages
 final answer wrong (reference known)   revise_answer      "the final answer N is wrong" + claims
@@ -18,7 +19,9 @@ nothing failed, confidence < τ         recheck            ask to re-derive and 
 
 A failing check always outranks confidence: the model's own probability is only used when the
 verifier found nothing either way (the article's two stopping conditions: a confidence threshold
-and a maximum number of steps).
+and a maximum number of steps). A reply cut short (at its token limit or by hand:
+``o3viz.verify.cut_short``) is never accepted, whatever its confidence or tests: it holds no
+finished answer, so the loop cannot end on it as a success.
 """
 
 from __future__ import annotations
@@ -103,10 +106,25 @@ def round_verdict(checks: list[Check]) -> str:
     return "pass" if any(c.verdict in PASSING for c in checks) else "unverifiable"
 
 
-def choose_action(checks: list[Check], confidence: float | None, threshold: float, last_round: bool) -> str:
-    """The transition matrix above, as code."""
+def choose_action(
+    checks: list[Check],
+    confidence: float | None,
+    threshold: float,
+    last_round: bool,
+    cut_short: str | None = None,
+) -> str:
+    """The transition matrix above, as code. ``cut_short`` is why the reply was cut short
+    (``o3viz.verify.cut_short.cut_short``), None where it ended on its own.
+
+    >>> choose_action([], 0.99, 0.9, False)
+    'accept_confident'
+    >>> choose_action([], 0.99, 0.9, False, cut_short="stopped at the limit (160 tokens)")
+    'revise_cut_short'
+    """
     if last_round:
         return "stop_max_rounds"
+    if cut_short is not None:  # before accept: a cut reply's passing tests or confidence prove nothing
+        return "revise_cut_short"
     if any(c.kind == "test" and c.verdict in FAILING for c in checks):
         return "revise_tests"
     if any(c.kind == "answer" and c.verdict == "wrong" for c in checks):
@@ -132,6 +150,11 @@ def feedback_for(action: str, checks: list[Check], answer: str | None, max_items
         for c in [c for c in checks if c.kind == "claim" and c.verdict == "wrong"][:max_items]:
             lines.append(f"- You wrote {c.expression} = {c.stated}, but {c.expression} = {c.computed}.")
         return "\n".join(lines) or "Your final answer is wrong."
+    if action == "revise_cut_short":
+        return (
+            "Your previous reply was cut off before it finished. Solve it again more briefly, "
+            "then state the final answer."
+        )
     if action == "recheck":
         return "Check your answer by working backwards from it, then state the final answer again."
     return ""

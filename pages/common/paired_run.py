@@ -54,7 +54,7 @@ def paired_form() -> tuple[PairedRunRequest | None, str | None]:
     start = c3.number_input("From task number", 0, 2000, 0, key="pr_start")
     sa, sb = st.columns(2)
     text_a, text_b = _side(sa, "A", "off"), _side(sb, "B", "allocate")
-    s1, s2, s3, s4 = st.columns([2, 1.2, 1, 1.6])
+    s1, s2, s3 = st.columns([2, 1.6, 1.6])
     model = s1.text_input("Shared model (empty = embedded SmolLM2-135M-Instruct)", "", key="pr_model")
     max_new = s2.slider(
         "Max new tokens",
@@ -65,13 +65,11 @@ def paired_form() -> tuple[PairedRunRequest | None, str | None]:
         help="A reply cut off at this limit is not graded: at 128 tokens 9 of 10 GSM8K replies of the "
         "embedded model were cut off, so the accuracy comparison had nothing to compare",
     )
-    rounds = s3.slider(
-        "Rounds", 1, 3, 1, key="pr_rounds", help="1 = the model's first answer; more = the verify loop"
-    )
-    name = s4.text_input("Datasets' name (empty = the task list)", "", key="pr_name")
+    name = s3.text_input("Datasets' name (empty = the task list)", "", key="pr_name")
     try:
         ids = _ids(LISTS[source], int(n), int(start))
-        run = RunRequest(model=model.strip() or None, max_new_tokens=max_new, rounds=rounds)
+        # one round per side: a verify loop's rounds would differ by side (docs/paired-compare.md)
+        run = RunRequest(model=model.strip() or None, max_new_tokens=max_new, rounds=1)
         sides = [parse_setting(t) for t in (text_a, text_b)]
         return PairedRunRequest(run, ids, *sides, name.strip()).validate(), None
     except UsageError as exc:
@@ -88,7 +86,7 @@ def paired_ended(job: PairedRunJob) -> None:
     res = job.result
     pin([k for k in res.keys_a + res.keys_b if k])
     if res.pairs:
-        st.session_state.paired_message = ("ok", res.summary(), res.datasets)
+        st.session_state.paired_message = ("ok", res.summary(), res.datasets, res.grading_note())
     elif res.failed:  # nothing kept is never a success
         st.session_state.paired_message = ("error", res.summary())
     else:
@@ -102,6 +100,7 @@ def render_paired() -> None:
     """The whole mode: the form, Start, the job's progress and Stop, then the link to Compare."""
     st.caption(
         "Run one task list under two settings, task by task, into two datasets paired by question. "
+        "Each side gives its first reply (one round), so only the setting differs. "
         "Stop keeps every finished pair; starting the same list with the same settings resumes it "
         "(other settings need another datasets' name)."
     )
@@ -122,6 +121,8 @@ def render_paired() -> None:
     msg = take("paired_message")
     if msg and msg[0] == "ok":
         st.success(escape_markdown(f"Finished: {msg[1]}."))
+        if msg[3]:  # pairs went ungraded: why, and about how many a difference needs
+            st.warning(escape_markdown(msg[3]), icon=":material/rule:")
         da, db = msg[2]
         st.page_link(
             "pages/compare.py",

@@ -61,6 +61,8 @@ def test_two_settings_run_as_one_job_and_open_in_compare(tmp_path, monkeypatch, 
     _wait(at)
     done = [s.value for s in at.success]
     assert len(done) == 1 and "2 of 2 tasks paired" in done[0], done
+    notes = [w.value for w in at.warning]  # 16 tokens: the tiny model's replies are cut, so ungraded
+    assert any("of 2 pairs run now are graded on both sides" in w for w in notes), notes
     (link,) = [p for p in at.get("page_link") if "Compare the two datasets" in p.proto.label]
     assert "mode=datasets" in link.proto.page or link.proto.query_string, link.proto
     query = link.proto.query_string

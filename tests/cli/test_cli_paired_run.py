@@ -36,6 +36,7 @@ def test_a_paired_run_lands_as_two_paired_datasets_and_prints_the_table(tiny_dir
     assert f"A = {a} (2 traces)   B = {b} (2 traces)" in out
     assert "paired by question: 2 questions; unpaired 0 in A, 0 in B" in out
     assert "B right" in out and "McNemar" not in out.split("B right")[0]
+    assert "note: 0 of 2 pairs run now are graded on both sides: 2 replies on side A and 2 on side B" in out
     # a rerun resumes: nothing runs again, the same table
     assert main(argv) == 0
     assert "(2 already there)" in capsys.readouterr().out
@@ -46,6 +47,7 @@ def test_a_paired_run_lands_as_two_paired_datasets_and_prints_the_table(tiny_dir
     "extra, message",
     [
         (["--tasks", "gsm8k", "--pair-b", "daa=allocate"], "--limit"),
+        (["--tasks", "gsm8k", "--limit", "2", "--pair-b", "daa=allocate", "--rounds", "3"], "--rounds 3"),
         (["--tasks", "gsm8k", "--limit", "2"], "--pair-b"),
         (["--tasks", "gsm8k", "--limit", "2", "--pair-b", "daa=sideways"], "--pair-b: setting"),
         (

@@ -58,7 +58,7 @@ def test_a_rerun_with_other_shared_settings_is_refused_before_any_model(tiny, tm
 
     for other, said in [
         (_request(n=2, max_new_tokens=8), "max_new_tokens 4 (now 8)"),
-        (_request(n=2, rounds=2), "rounds 1 (now 2)"),
+        (_request(n=2, min_new_tokens=2), "min_new_tokens 0 (now 2)"),
         (_request(n=2, model="another/model"), "model None (now 'another/model')"),
         (_request(n=2, seed=3), "seed 0 (now 3)"),
     ]:
