@@ -174,7 +174,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "prints the paired table of o3viz compare --dataset. A setting is key=value items separated "
         "by commas: daa=off|observe|allocate|steer, strength=F (allocate's λ), model=PATH, "
         "steer=question|instruction|'sentence N' (steering, with alpha=F and heads=all|auto|L.H,...). "
-        "The other options (--model, --max-new-tokens, --rounds, --layers, ...) apply to both sides.",
+        "The other options (--model, --max-new-tokens, --layers, ...) apply to both sides; each side "
+        "runs one round (its first reply), so --rounds above 1 is refused.",
     )
     add_capture_arguments(p, task_list=True)
     add_loop_arguments(p)

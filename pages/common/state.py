@@ -45,7 +45,8 @@ STATE: dict[str, object] = {
     "steer_job_on": None,  # the steered run of that pair (RunJob)
     "steer_pair": {},  # "off"/"on" -> the stored key of each finished run of the pair
     "paired_job": None,  # the Run page's "Compare two settings" job in progress (PairedRunJob)
-    "paired_message": None,  # ("ok", summary line, (dataset A, dataset B)) or ("error", line)
+    # ("ok", summary, (dataset A, dataset B), grading note or None), ("stopped", line) or ("error", line)
+    "paired_message": None,
     "importance_job": None,  # (trace key, TraceJob): the importance analysis in progress
     "importance_message": None,  # ("ok", name) or ("error", line)
     "branch_job": None,  # ((trace key, step "R:I"), BranchJob): the branch being made
