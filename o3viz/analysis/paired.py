@@ -4,6 +4,13 @@ B, their paired difference with a 95% interval, the 2×2 table, McNemar's exact 
 difference of every reasoning measure). Rows in are index rows (``o3viz.store.index.IndexRow``
 fields) as frames; the store side is ``o3viz.store.paired``.
 
+A flip whose two answers are the same (``answers_equivalent``, the grading's own equivalence) stays
+a flip, since the 2×2 table and McNemar's test count it under the chosen grade, but it is listed
+after the others with its reason (``flip_note``: "same answer; the source graded them
+differently"). The result also says where another grade turns the difference the other way
+(``reversals``) and which measures are thin (``thin``: fewer than ``MIN_N`` pairs or ``MIN_EVENTS``
+events), and suggests the sides worth opening on (``PairedCompareRequest.suggested``).
+
 Pairing key: the source's record (its line in the file) where both sides are provably the same
 records of one file (two systems of one file, such as GSM8K's four solutions: the same record hash
 and question at every record), else the question text with only spacing, case, trailing
@@ -25,6 +32,7 @@ import pandas as pd
 from o3viz.analysis.paired_measures import MEASURES, measure_frame, paired_measures
 from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference
 from o3viz.errors import UsageError
+from o3viz.text.answers import answers_equivalent
 from o3viz.text.classify import TYPES as STEP_TYPES
 
 Grade = Literal["either", "source", "check"]
@@ -37,6 +45,15 @@ ROW_COLUMNS = (
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
 MAX_LISTED = 200  # unpaired / repeated questions listed by name (all are counted)
+MIN_N = 10  # a measure over fewer pairs is thin: drawn hollow and labelled "thin: n = 4"
+MIN_EVENTS = 5  # a count or share resting on fewer events (both sides together) is thin too
+EVENT_MEASURES = ("steps", "backtracks", "self_checks", "tokens", "labelled_wrong")  # counts of events
+GRADE_NAMES = {  # "Under <name> the difference reverses"
+    "either": "the source's grade (else o3viz's check)",
+    "source": "the source's grade",
+    "check": "o3viz's check",
+}
+MAX_SUGGEST_SIDES = 80  # sides compared when suggesting a pair (most traces first)
 
 
 @dataclass
@@ -78,6 +95,43 @@ class PairedCompareRequest:
             raise UsageError(f"min_pairs {self.min_pairs!r}: a whole number of at least 1")
         return self
 
+    @classmethod
+    def suggested(cls, rows: pd.DataFrame) -> PairedCompareRequest | None:
+        """The two sides that share the most questions (``question_key``), fewer repeats breaking a
+        tie: two datasets, or two models of one; None when no two share a question. ``rows``:
+        dataset, model and question of every trace.
+
+        >>> rows = pd.DataFrame({"dataset": ["x", "y", "z", "z"], "model": ["", "", "m1", "m1"],
+        ...                      "question": ["1+1?", "Who?", "1+1", "who"]})
+        >>> r = PairedCompareRequest.suggested(rows)
+        >>> r.a.label, r.b.label
+        ('x', 'z')
+        """
+        if rows.empty:
+            return None
+        rows = rows[rows["dataset"].fillna("") != ""]
+        keys = rows.assign(k=rows["question"].map(question_key))
+        keys = keys[keys["k"] != ""]
+        sides: dict[tuple[str, str], pd.Series] = {}
+        for d, g in keys.groupby("dataset", sort=True):
+            sides[(d, "")] = g["k"]
+            models = sorted(m for m in g["model"].dropna().unique() if m)
+            if len(models) >= 2:  # systems of one dataset are sides of their own
+                sides |= {(d, m): g["k"][g["model"] == m] for m in models}
+        kept = sorted(sides, key=lambda s: -len(sides[s]))[:MAX_SUGGEST_SIDES]
+        kept.sort()
+        sets = {s: set(sides[s]) for s in kept}
+        best, best_score = None, (0, 0)
+        for i, sa in enumerate(kept):
+            for sb in kept[i + 1 :]:
+                if sa[0] == sb[0] and "" in (sa[1], sb[1]):  # a dataset and one of its own models
+                    continue
+                repeats = len(sides[sa]) - len(sets[sa]) + len(sides[sb]) - len(sets[sb])
+                score = (len(sets[sa] & sets[sb]), -repeats)
+                if score[0] and (best is None or score > best_score):
+                    best, best_score = (sa, sb), score
+        return None if best is None else cls(Side(*best[0]), Side(*best[1]))
+
 
 @dataclass
 class Pairing:
@@ -109,7 +163,7 @@ class PairedResult:
     diff: tuple[float, float, float] | None  # (B − A, lo, hi), Agresti–Min 95%
     p_mcnemar: float
     chi2: float  # McNemar's statistic, for comparison with tables that print it
-    measures: pd.DataFrame  # measure, n, mean_a, mean_b, diff, lo, hi
+    measures: pd.DataFrame  # measure, what, n, mean_a, mean_b, diff, lo, hi, events, thin (mark_thin)
     by_grade: dict[str, dict] = field(default_factory=dict)  # the table under each other grade
 
     @property
@@ -121,8 +175,57 @@ class PairedResult:
         return self.pairing.rows
 
     def flips(self) -> pd.DataFrame:
-        """The questions that flipped (A only right first, then B only right)."""
+        """The questions that flipped (A only right first, then B only right, then those whose two
+        answers are the same, each with its ``flip_note``)."""
         return self.rows[self.rows["flip"].isin(["A only", "B only"])]
+
+    @property
+    def thin_rule(self) -> str:
+        """When a measure is thin, in words."""
+        return THIN_RULE
+
+    @property
+    def same_answer_flips(self) -> int:
+        """Flips whose two answers are the same: graded differently, not answered differently."""
+        return int((self.rows["flip_note"] != "").sum()) if "flip_note" in self.rows else 0
+
+    def grade_table(self) -> list[dict]:
+        """Accuracy of A and B under the chosen grade and under each other (``by_grade``), each
+        with ``reverses``: whether its difference B − A has the opposite sign of the chosen one."""
+        shown = {"graded": self.graded, "accuracy_a": self.acc_a, "accuracy_b": self.acc_b,
+                 "mcnemar_p": self.p_mcnemar}  # fmt: skip
+        out = [{"grade": self.request.grade, "name": GRADE_NAMES[self.request.grade], "shown": True, **shown}]
+        d = None if self.acc_a is None else self.acc_b - self.acc_a
+        for g, v in self.by_grade.items():
+            dv = v["accuracy_b"] - v["accuracy_a"]
+            out.append({"grade": g, "name": GRADE_NAMES[g], "shown": False, **v} | {"reverses": d is not None and d * dv < 0})  # fmt: skip
+        out[0]["reverses"] = False
+        return out
+
+    def reversals(self) -> list[str]:
+        """One sentence per other grade under which the difference goes the other way."""
+        return [
+            f"Under {g['name']} the difference reverses: A {g['accuracy_a']:.1%} vs B {g['accuracy_b']:.1%} "
+            f"(n = {g['graded']:,})."
+            for g in self.grade_table()
+            if g["reverses"]
+        ]
+
+    def grade_disagreements(self) -> str | None:
+        """How often the source's grade and o3viz's check disagree on each side's paired answers
+        (where both graded), in one sentence; None where neither side has both."""
+        parts = []
+        for side in ("a", "b"):
+            s = pd.to_numeric(self.rows[f"source_correct_{side}"], errors="coerce")
+            c = pd.to_numeric(self.rows[f"check_correct_{side}"], errors="coerce")
+            both = s.notna() & c.notna()
+            if both.any():
+                parts.append(
+                    f"{int((s[both] != c[both]).sum()):,} of {int(both.sum()):,} answers in {side.upper()}"
+                )
+        if not parts:
+            return None
+        return "The source's grade and o3viz's check disagree on " + " and ".join(parts) + "."
 
     def too_small(self) -> str | None:
         """A plain sentence when the pairs are too few to say which is better, else None."""
@@ -189,6 +292,10 @@ class PairedResult:
             "repeats": {"a": p.repeats_a, "b": p.repeats_b},
             "measures": _records(self.measures),
             "by_grade": self.by_grade,
+            "reversals": self.reversals(),
+            "grade_disagreements": self.grade_disagreements(),
+            "same_answer_flips": self.same_answer_flips,
+            "thin_rule": THIN_RULE,
         }
 
 
@@ -349,7 +456,59 @@ def _flip_column(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
     return out
 
 
-_FLIP_ORDER = {"A only": 0, "B only": 1, "both wrong": 2, "both right": 3, "ungraded": 4}
+# flips first; a flip of two equal answers after the others (its note says why it is one)
+_FLIP_ORDER = {"A only": 0, "B only": 1, "same answer": 1.5, "both wrong": 2, "both right": 3, "ungraded": 4}
+THIN_RULE = f"thin: fewer than {MIN_N} pairs, or a count or share resting on fewer than {MIN_EVENTS} events"
+
+
+def _grader(source_a, source_b, grade: str) -> str:
+    """Who graded a pair differently, in words."""
+    if grade == "check" or (grade == "either" and pd.isna(source_a) and pd.isna(source_b)):
+        return "o3viz's check graded them differently"
+    if grade == "source" or not (pd.isna(source_a) or pd.isna(source_b)):
+        return "the source graded them differently"
+    return "the source graded one and o3viz's check the other"
+
+
+def flip_notes(rows: pd.DataFrame, grade: str) -> list[str]:
+    """Per paired row, why a flip whose two answers are the same (by ``answers_equivalent``, the
+    equivalence grading uses) is one; "" elsewhere.
+
+    >>> rows = pd.DataFrame({"flip": ["B only", "B only"], "answer_a": ["3\\sqrt{13}", "4"],
+    ...                      "answer_b": ["3 \\sqrt{13}", "5"], "source_correct_a": [0, 0],
+    ...                      "source_correct_b": [1, 1]})
+    >>> flip_notes(rows, "either")
+    ['same answer; the source graded them differently', '']
+    """
+    out = []
+    for f, aa, ab, sa, sb in zip(rows["flip"], rows["answer_a"], rows["answer_b"], rows["source_correct_a"],
+                                 rows["source_correct_b"], strict=True):  # fmt: skip
+        same = f in ("A only", "B only") and isinstance(aa, str) and isinstance(ab, str)
+        out.append(f"same answer; {_grader(sa, sb, grade)}" if same and answers_equivalent(aa, ab) else "")
+    return out
+
+
+def mark_thin(measures: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``measures`` with ``events`` (the counted things behind a count or a share, both sides
+    together over the measure's pairs; NaN for other measures) and ``thin`` ("thin: n = 4",
+    "thin: 1 event", or "" for a measure that rests on enough)."""
+    events, thin = [], []
+    for m, n in zip(measures["measure"], measures["n"], strict=True):
+        ok = rows[f"d_{m}"].notna()
+        if m in EVENT_MEASURES:
+            e = float(rows.loc[ok, f"{m}_a"].sum() + rows.loc[ok, f"{m}_b"].sum())
+        elif m.startswith("share_") and f"t_{m[6:]}_a" in rows:
+            e = float(sum(pd.to_numeric(rows.loc[ok, f"t_{m[6:]}_{s}"], errors="coerce").sum() for s in "ab"))
+        else:
+            e = np.nan
+        events.append(e)
+        if n < MIN_N:
+            thin.append(f"thin: n = {n}")
+        elif e < MIN_EVENTS:  # False for NaN
+            thin.append(f"thin: {e:.0f} event{'' if e == 1 else 's'}")
+        else:
+            thin.append("")
+    return measures.assign(events=events, thin=thin)
 
 
 def paired_compare(
@@ -363,8 +522,10 @@ def paired_compare(
     ca, cb = _grade_arrays(rows, req.grade)
     table = table_of(ca, cb)
     rows["flip"] = _flip_column(ca, cb)
+    rows["flip_note"] = flip_notes(rows, req.grade)
     rows = measure_frame(rows, labels)
-    rows = rows.sort_values("flip", key=lambda s: s.map(_FLIP_ORDER), kind="stable").reset_index(drop=True)
+    order = rows["flip"].where(rows["flip_note"] == "", "same answer").map(_FLIP_ORDER)
+    rows = rows.iloc[np.argsort(order.to_numpy(), kind="stable")].reset_index(drop=True)
     pairing.rows = rows
     by_grade = {}
     for g in GRADE_COLUMNS:
@@ -386,9 +547,21 @@ def paired_compare(
         diff=paired_difference(table),
         p_mcnemar=mcnemar_exact(table.a_only, table.b_only),
         chi2=mcnemar_chi2(table.a_only, table.b_only),
-        measures=paired_measures(rows),
+        measures=mark_thin(paired_measures(rows), rows),
         by_grade=by_grade,
     )
 
 
-__all__ = ["MEASURES", "PairedCompareRequest", "PairedResult", "Pairing", "Side", "paired_compare"]
+__all__ = [
+    "MEASURES",
+    "MIN_EVENTS",
+    "MIN_N",
+    "THIN_RULE",
+    "PairedCompareRequest",
+    "PairedResult",
+    "Pairing",
+    "Side",
+    "flip_notes",
+    "mark_thin",
+    "paired_compare",
+]

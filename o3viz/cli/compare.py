@@ -68,7 +68,10 @@ def _num(v) -> str:
 
 
 def format_result(r) -> list[str]:
-    """The result as lines of text: the headline, the table, the grades, the measures, unpaired."""
+    """The result as lines of text: the headline, the table, the grades (and where another would
+    reverse the direction), the measures with their n and thin rows marked, unpaired."""
+    from o3viz.analysis.paired import THIN_RULE
+
     t, p, a, b = r.table, r.pairing, r.request.a.label, r.request.b.label
     out = [
         f"A = {a} ({r.n_a:,} traces)   B = {b} ({r.n_b:,} traces)",
@@ -93,17 +96,32 @@ def format_result(r) -> list[str]:
         )
     small = r.too_small()
     out += [r.headline()] + ([small] if small and small != r.headline() else [])
-    for g, v in r.by_grade.items():
+    for g in r.grade_table()[1:]:
         out.append(
-            f"under the {g} grade: A {_pct(v['accuracy_a'])}, B {_pct(v['accuracy_b'])} "
-            f"(n = {v['graded']:,}; McNemar p = {v['mcnemar_p']:.3g})"
+            f"under {g['name']}: A {_pct(g['accuracy_a'])}, B {_pct(g['accuracy_b'])} "
+            f"(n = {g['graded']:,}; McNemar p = {g['mcnemar_p']:.3g})"
+            + ("  <- reverses the direction" if g["reverses"] else "")
         )
-    out += ["", f"{'measure (B − A per question)':44}{'n':>6}{'A':>10}{'B':>10}{'B − A':>10}  95% CI"]
+    out += [f"warning: {line}" for line in r.reversals()]
+    if disagree := r.grade_disagreements():
+        out.append(disagree)
+    if same := r.same_answer_flips:
+        out.append(
+            f"{same:,} of {r.table.discordant:,} flips give the same answer on both sides: "
+            "the grade differs, not the answer (they stay in the table)"
+        )
+    out += [
+        "",
+        f"{'measure (B − A per question)':44}{'n':>6}{'events':>8}{'A':>10}{'B':>10}{'B − A':>10}  95% CI",
+    ]
     for m in r.measures.itertuples():
+        events = "—" if math.isnan(m.events) else f"{m.events:,.0f}"
         out.append(
-            f"{m.what[:44]:44}{m.n:>6,}{m.mean_a:>10.3g}{m.mean_b:>10.3g}{_num(m.diff):>10}  "
-            f"{_num(m.lo)} to {_num(m.hi)}"
+            f"{m.what[:44]:44}{m.n:>6,}{events:>8}{m.mean_a:>10.3g}{m.mean_b:>10.3g}{_num(m.diff):>10}  "
+            f"{_num(m.lo)} to {_num(m.hi)}" + (f"  ({m.thin})" if m.thin else "")
         )
+    if r.measures["thin"].astype(bool).any():
+        out.append(f"({THIN_RULE}: read those rows as hints)")
     for side, names, n in (("A", p.unpaired_a, p.n_unpaired_a), ("B", p.unpaired_b, p.n_unpaired_b)):
         if n:
             out.append(f"only in {side} ({n:,}): " + "; ".join(names[:5]) + (" …" if n > 5 else ""))

@@ -1,8 +1,11 @@
-"""Compare's dataset mode: two datasets (or two models of one) paired by question. The first screen
-says which is better, by how much and on which questions: accuracy of A and B with n, the paired
-difference with its 95% interval, McNemar's exact p, the 2×2 table, and the questions that flipped,
-listed first; one click opens that pair in the two-trace Compare. Below: the figures, what changed
-in the reasoning, the unpaired questions and the downloads."""
+"""Compare's dataset mode: two datasets (or two models of one) paired by question. It opens on the
+two sides that share the most questions (``PairedCompareRequest.suggested``), or says in one line
+that no two do. The first screen says which is better, by how much and on which questions: accuracy
+of A and B with n, the paired difference with its 95% interval, McNemar's exact p, the 2×2 table,
+the same numbers under the other grades (with a warning where one reverses the direction), and the
+questions that flipped, listed first (a flip of two equal answers last, with its reason); one click
+opens that pair in the two-trace Compare. Below: the figures (thin measures hollow), what changed
+in the reasoning with n, the unpaired questions and the downloads."""
 
 from __future__ import annotations
 
@@ -16,11 +19,13 @@ from o3viz.app import (
     GRADED_BY,
     O3vizError,
     PairedCompareRequest,
+    Query,
     Side,
     compare_datasets,
     dataset_models,
     one_line,
     paired_rows,
+    select_frame,
 )
 from o3viz.figures import (
     clip_label,
@@ -34,7 +39,7 @@ from pages.common.ui import pin, show_figure, store, sync_url
 
 MODES = {"traces": "Two traces", "datasets": "Two datasets"}
 PARAMS = ("da", "ma", "db", "mb", "grade")
-FLIP_WORDS = {"A only": "A", "B only": "B"}  # the "right only in" column
+FLIP_WORDS = {"A only": "A", "B only": "B"}  # the "right in" column
 
 
 def _copy_mode() -> None:
@@ -64,8 +69,22 @@ def mode_switch(container=st) -> str:
     return st.session_state.compare_mode
 
 
-def _defaults(datasets: list[str]) -> dict:
-    """Two datasets when there are two; else two models of the one dataset."""
+@st.cache_data(max_entries=4, show_spinner="Finding two datasets on the same questions…")
+def _suggested(root: str, stamp: tuple) -> dict | None:
+    """The sides sharing the most questions (``PairedCompareRequest.suggested``); None if none do."""
+    rows = select_frame(store(), Query(sort="id", descending=False), ("dataset", "model", "question"))
+    req = PairedCompareRequest.suggested(rows)
+    return (
+        None
+        if req is None
+        else {"da": req.a.dataset, "ma": req.a.model, "db": req.b.dataset, "mb": req.b.model}
+    )
+
+
+def _defaults(datasets: list[str], suggested: dict | None) -> dict:
+    """The suggested pair; else two datasets when there are two, else two models of the one."""
+    if suggested is not None:
+        return suggested | {"grade": "either"}
     if len(datasets) >= 2:
         return {"da": datasets[0], "ma": "", "db": datasets[1], "mb": "", "grade": "either"}
     models = dataset_models(store(), datasets[0]) + ["", ""]
@@ -82,9 +101,9 @@ def _select(container, label: str, options: list[str], sets: dict, name: str, fm
     sets[name] = container.selectbox(label, options, key=key, **kw)
 
 
-def _picks(datasets: list[str]) -> dict:
-    """The sides as picked (the session's, a link's, else defaults), widgets in one row."""
-    sets = dict(st.session_state.compare_sets or _defaults(datasets))
+def _picks(datasets: list[str], suggested: dict | None) -> dict:
+    """The sides as picked (the session's, a link's, else the suggested pair), widgets in one row."""
+    sets = dict(st.session_state.compare_sets or _defaults(datasets, suggested))
     url = {k: st.query_params.get(k) for k in PARAMS if st.query_params.get(k) is not None}
     if url and url != sets.get("_url"):  # a link: it wins over this session's pickers
         sets |= url
@@ -125,64 +144,112 @@ def _open_pair(key_a: str, key_b: str) -> None:
     st.rerun()
 
 
+def _grades(r) -> None:
+    """Beside the chosen grade's accuracies: the same under each other grade ("reverses" where its
+    difference goes the other way), and how often the two graders disagree."""
+    shown, *others = r.grade_table()
+    parts = []
+    for g in others:
+        same = all(g[k] == shown[k] for k in ("graded", "accuracy_a", "accuracy_b"))
+        flag = " :orange[**reverses**]" if g["reverses"] else ""
+        parts.append(
+            f"{GRADE_LABELS[g['grade']]}: the same"
+            if same
+            else f"{GRADE_LABELS[g['grade']]}: A {_pct(g['accuracy_a'])}, B {_pct(g['accuracy_b'])} "
+            f"(n = {g['graded']:,}){flag}"
+        )
+    if parts:
+        st.markdown("**Other grades** · " + " · ".join(parts))
+    if disagree := r.grade_disagreements():
+        st.caption(escape_markdown(disagree))
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v:.1%}"
+
+
 def _summary(r) -> None:
-    """Accuracy of A and B, the difference with its interval, McNemar p, the 2×2 table, n."""
+    """The headline, a warning where another grade reverses it, accuracy of A and B with n and the
+    other grades beside them, the difference with its interval and McNemar p."""
     t = r.table
     st.markdown(f"**{escape_markdown(r.headline())}**")
-    if r.too_small():
-        st.info(r.too_small(), icon=":material/info:")
+    for line in r.reversals():
+        st.warning(escape_markdown(line), icon=":material/swap_horiz:")
     m = st.columns(2)
-    m[0].metric(f"Accuracy A (n = {r.graded:,})", "—" if r.acc_a is None else f"{r.acc_a:.1%}")
-    m[1].metric(f"Accuracy B (n = {r.graded:,})", "—" if r.acc_b is None else f"{r.acc_b:.1%}")
+    m[0].metric(f"Accuracy A (n = {r.graded:,})", _pct(r.acc_a))
+    m[1].metric(f"Accuracy B (n = {r.graded:,})", _pct(r.acc_b))
+    _grades(r)
     if r.diff is not None:
         d, lo, hi = r.diff
         st.markdown(
             f"B − A **{100 * d:+.1f} points** (paired 95% CI {100 * lo:+.1f} to {100 * hi:+.1f}) · "
             f"McNemar exact p = **{r.p_mcnemar:.2g}** ({counted(t.discordant, 'flip')})"
         )
+    small = r.too_small()
+    if small and small != r.headline():
+        st.info(small, icon=":material/info:")
+
+
+def _table(r) -> None:
+    """The 2×2 table and how the questions were paired (under the flips: its off-diagonal cells)."""
+    t, p = r.table, r.pairing
     st.markdown(
         "| | B right | B wrong |\n|---|---:|---:|\n"
         f"| **A right** | {t.both:,} | {t.a_only:,} |\n| **A wrong** | {t.b_only:,} | {t.neither:,} |"
     )
-    p = r.pairing
     st.caption(
         f"{r.n:,} questions paired by {p.key_by} · unpaired: {p.n_unpaired_a:,} in A, {p.n_unpaired_b:,} in B"
         + (f" · repeats left out: {p.repeats_a + p.repeats_b:,}" if p.repeats_a or p.repeats_b else "")
     )
 
 
+def _answer(v) -> str:
+    """A final answer for the flip table ("—" for none, never "nan")."""
+    return clip_label(readable(v), 20) if isinstance(v, str) and v else "—"
+
+
 def _flips(r) -> None:
     """The questions that flipped, first; a click opens the pair in the two-trace Compare."""
     rows = r.rows
     flips = rows[rows["flip"].isin(FLIP_WORDS)]
+    same = r.same_answer_flips
     if len(flips):
-        st.markdown(f"**Questions that flipped ({len(flips):,})** · click one to open the pair in Compare")
+        why = "; ".join(dict.fromkeys(n.removeprefix("same answer; ") for n in flips["flip_note"] if n))
+        st.markdown(
+            f"**Questions that flipped ({len(flips):,})** · "
+            + (f"{same:,} with the same answer on both sides ({why}; listed last) · " if same else "")
+            + "click one to open the pair in Compare"
+        )
     else:
         st.markdown(f"**No question flipped** · all {len(rows):,} pairs; click one to open it in Compare")
     shown = flips if len(flips) else rows
     table = [
         {
-            "right only in": FLIP_WORDS.get(f, f),
+            "right in": FLIP_WORDS.get(f, f),
             "question": clip_label(readable(q or n), 120),
-            "A answer": clip_label(readable(str(aa or "—")), 20),
-            "B answer": clip_label(readable(str(ab or "—")), 20),
+            "A answer": _answer(aa),
+            "B answer": _answer(ab),
+            "note": "same answer" if note else "",
             "A steps": sa,
             "B steps": sb,
         }
-        for f, q, n, aa, ab, sa, sb in zip(
+        for f, q, n, aa, ab, note, sa, sb in zip(
             shown["flip"], shown["question_a"], shown["name_a"], shown["answer_a"], shown["answer_b"],
-            shown["steps_a"], shown["steps_b"], strict=True,
+            shown["flip_note"], shown["steps_a"], shown["steps_b"], strict=True,
         )
     ]  # fmt: skip
+    if not same:  # no flip of two equal answers: no empty note column
+        table = [{k: v for k, v in row.items() if k != "note"} for row in table]
     opened = (st.session_state.compare_sets or {}).get("opened", 0)
     event = st.dataframe(
-        table, hide_index=True, height=330, on_select="rerun", selection_mode="single-row",
+        table, hide_index=True, height=min(250, 35 * (len(table) + 1) + 3), on_select="rerun", selection_mode="single-row",
         key=f"pc_flips_{opened}", width="stretch",
         column_config={
-            "right only in": st.column_config.TextColumn(width=90),
-            "question": st.column_config.TextColumn(width="large"),
+            "right in": st.column_config.TextColumn(width=60),
+            "question": st.column_config.TextColumn(width=210),
             "A answer": st.column_config.TextColumn(width=70),
             "B answer": st.column_config.TextColumn(width=70),
+            "note": st.column_config.TextColumn(width=95, help="same answer: graded differently, not answered differently"),
         },
     )  # fmt: skip
     picked = event.selection.rows if event else []
@@ -196,10 +263,13 @@ def _details(r) -> None:
     show_figure(paired_measures_figure(r), "pc_measures")
     st.subheader("What changed in the reasoning (B − A per question)")
     st.dataframe(
-        r.measures.drop(columns=["measure"]).rename(columns={"what": "measure", "mean_a": "A", "mean_b": "B",
-                                                             "diff": "B − A", "lo": "95% CI low", "hi": "95% CI high"}),
+        r.measures.drop(columns=["measure"]).round(3).rename(columns={"what": "measure", "mean_a": "A", "mean_b": "B",
+                                                             "diff": "B − A", "lo": "95% CI low", "hi": "95% CI high",
+                                                             "thin": "note"}),
         hide_index=True, width="stretch",
     )  # fmt: skip
+    st.caption(f"n: pairs with the measure on both sides; events: what a count or share counts, A and B "
+               f"together. {r.thin_rule}: drawn hollow, read as a hint.")  # fmt: skip
     for side, names, n in (("A", r.pairing.unpaired_a, r.pairing.n_unpaired_a), ("B", r.pairing.unpaired_b, r.pairing.n_unpaired_b)):  # fmt: skip
         if n:
             with st.expander(f"Only in {side}: {n:,} questions without a partner"):
@@ -216,6 +286,20 @@ def _details(r) -> None:
     )
 
 
+def _nothing_shared(r, suggested: dict | None) -> str:
+    """The one line for two sides without a common question: the pair to pick, if the store has one."""
+    if suggested is None:
+        return (
+            "No two datasets in the library share a question, so there is nothing to pair: import two "
+            "runs on the same questions (two models, or two settings) to compare them."
+        )
+    a, b = (Side(suggested[f"d{x}"], suggested[f"m{x}"]).label for x in "ab")
+    return escape_markdown(
+        f"{r.request.a.label} and {r.request.b.label} share no question ({r.n_a:,} and {r.n_b:,} traces): "
+        f"pick two on the same questions, such as {a} and {b}."
+    )
+
+
 def render_datasets() -> None:
     """The whole dataset mode of Compare."""
     s = store()
@@ -224,17 +308,22 @@ def render_datasets() -> None:
         st.info("No datasets in the library yet: import one (a JSONL file) on the Library page.")
         st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
         return
-    sets = _picks(datasets)
     stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0])
+    suggested = _suggested(str(s.root), stamp)
+    sets = _picks(datasets, suggested)
     sides = ((sets["da"], sets["ma"]), (sets["db"], sets["mb"]))
     try:
         r = _compare(str(s.root), stamp, sides, sets["grade"])
     except O3vizError as exc:
         st.error(one_line(exc), icon=":material/block:")
         return
+    if r.n == 0:  # nothing in common: one line, not a page of zeros
+        st.info(_nothing_shared(r, suggested), icon=":material/info:")
+        return
     left, right = st.columns([1, 1.5])
     with left:
         _summary(r)
     with right:
         _flips(r)
+        _table(r)
     _details(r)

@@ -43,12 +43,13 @@ def test_accuracy_figure_carries_the_numbers():
 def test_measures_figure_counts_relative_shares_in_points():
     r = _result()
     fig = paired_measures_figure(r)
-    counts, shares = fig.data
-    steps = list(counts.y).index("steps")
+    counts = next(tr for tr in fig.data if tr.xaxis == "x" and tr.name == "measures")
+    shares = [y for tr in fig.data if tr.xaxis == "x2" for y in tr.y]
+    steps = list(counts.y).index("steps (n = 40)")
     assert counts.x[steps] == pytest.approx(100 * 2.5 / 4)  # +2.5 steps on A's 4: +62.5% of A
-    backtracks = list(counts.y).index("backtracks")
+    backtracks = list(counts.y).index("backtracks (n = 40)")
     assert counts.x[backtracks] == pytest.approx(100.0)
-    assert all(s.startswith("share of") for s in shares.y)
+    assert all(s.startswith("share of") for s in shares)
 
 
 def test_empty_results_say_why():
@@ -79,3 +80,22 @@ def test_show_two_datasets_of_the_store(shared_data, tmp_path):
     assert f"{100 * want['accuracy_a']:.1f}%" in page and f"{100 * want['accuracy_b']:.1f}%" in page
     assert f"Questions that flipped ({want['a_only'] + want['b_only']})" in page
     assert "<iframe" in view._repr_html_()
+
+
+def test_thin_measures_are_drawn_hollow_and_say_so():
+    """A measure resting on one event (self-checks) or on 4 pairs (first wrong step) is drawn
+    hollow in the faded colour with "thin" in its label; steps over 40 pairs stay solid with n."""
+    a = pd.DataFrame([_row(f"a{i}", f"q{i}", 1, 4) | {"self_checks": int(i == 0), "first_wrong_pos": 0.5 if i < 4 else None}
+                      for i in range(40)])  # fmt: skip
+    b = pd.DataFrame(
+        [_row(f"b{i}", f"q{i}", 1, 6) | {"first_wrong_pos": 0.2 if i < 4 else None} for i in range(40)]
+    )
+    fig = paired_measures_figure(paired_compare(a, b, PairedCompareRequest(Side("A"), Side("B"))))
+    solid = [y for tr in fig.data if tr.name == "measures" for y in tr.y]
+    thin = [tr for tr in fig.data if tr.name == "thin"]
+    assert "steps (n = 40)" in solid
+    assert all(tr.marker.symbol == "circle-open" and tr.marker.color == "#9ca3af" for tr in thin)
+    labels = [y for tr in thin for y in tr.y]
+    assert "self-checks (thin: 1 event)" in labels
+    assert "first wrong step (0 = first, 1 = last) (thin: n = 4)" in labels
+    assert not any("thin" in y for y in solid)
