@@ -20,20 +20,33 @@ of a question; unpaired questions and repeats are counted and listed, never sile
 
 from __future__ import annotations
 
-import functools
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from o3viz.analysis.paired_measures import MEASURES, measure_frame, paired_measures
-from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference
+from o3viz.analysis.paired_measures import THIN_RULE, mark_thin, measure_frame, paired_measures
+from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference, table_of
+from o3viz.analysis.pairing import (
+    Pairing,
+    pair_frames,
+    question_key,
+)
 from o3viz.errors import UsageError
 from o3viz.text.answers import answers_equivalent
 from o3viz.text.classify import TYPES as STEP_TYPES
+
+__all__ = [
+    "GRADE_COLUMNS",
+    "MIN_PAIRS",
+    "ROW_COLUMNS",
+    "PairedCompareRequest",
+    "PairedResult",
+    "Side",
+    "flip_notes",
+    "paired_compare",
+]
 
 Grade = Literal["either", "source", "check"]
 KeyBy = Literal["auto", "record", "question"]
@@ -44,10 +57,6 @@ ROW_COLUMNS = (
     "self_checks", "first_wrong_pos", "importance", "correct", "source_correct", "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
-MAX_LISTED = 200  # unpaired / repeated questions listed by name (all are counted)
-MIN_N = 10  # a measure over fewer pairs is thin: drawn hollow and labelled "thin: n = 4"
-MIN_EVENTS = 5  # a count or share resting on fewer events (both sides together) is thin too
-EVENT_MEASURES = ("steps", "backtracks", "self_checks", "tokens", "labelled_wrong")  # counts of events
 GRADE_NAMES = {  # "Under <name> the difference reverses"
     "either": "the source's grade (else o3viz's check)",
     "source": "the source's grade",
@@ -131,21 +140,6 @@ class PairedCompareRequest:
                 if score[0] and (best is None or score > best_score):
                     best, best_score = (sa, sb), score
         return None if best is None else cls(Side(*best[0]), Side(*best[1]))
-
-
-@dataclass
-class Pairing:
-    """The matched rows (``rows``: one per question, ``_a``/``_b`` suffixed columns) and what
-    did not match."""
-
-    rows: pd.DataFrame
-    key_by: str  # record | question
-    unpaired_a: list[str] = field(default_factory=list)  # trace names, at most MAX_LISTED
-    unpaired_b: list[str] = field(default_factory=list)
-    n_unpaired_a: int = 0
-    n_unpaired_b: int = 0
-    repeats_a: int = 0  # further traces of an already-seen question (not paired)
-    repeats_b: int = 0
 
 
 @dataclass
@@ -306,138 +300,6 @@ def _records(df: pd.DataFrame) -> list[dict]:
     ]
 
 
-# Unicode compatibility forms that change what a question asks: NFKC would read "3²" as "32", "x₁"
-# as "x1" and "½" as "1⁄2". Other compatibility forms (full-width digits, ligatures, no-break
-# spaces, mathematical letters) are the same question written otherwise and are folded.
-_KEEP_FORMS = ("<super>", "<sub>", "<fraction>", "<circle>")
-# typographic marks that say the same as their ASCII forms (a curly apostrophe, a minus sign)
-_SAME_MARKS = str.maketrans(
-    {"’": "'", "‘": "'", "“": '"', "”": '"', "−": "-", "–": "-", "‐": "-"}
-    # invisible marks (zero-width space, joiners, word joiner, BOM, soft hyphen) write nothing
-    | dict.fromkeys(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"])
-)
-_SPACE_BY_MARK = re.compile(r" (?=[^\w ])|(?<=[^\w ]) ")  # "7 + 3" and "7+3" are one question
-_END_MARKS = " .?,:;…。？"  # end punctuation carries no meaning
-_FACTORIAL_AFTER = "0123456789)]}!！"  # a "!" after these is a factorial, not an exclamation
-
-
-@functools.lru_cache(maxsize=4096)
-def _fold_char(c: str) -> str:
-    if unicodedata.decomposition(c).startswith(_KEEP_FORMS):
-        return c
-    return unicodedata.normalize("NFKC", c)
-
-
-def question_key(text: str | None) -> str:
-    """The question as a pairing key: spacing and case folded, trailing punctuation dropped, the
-    same marks written alike; every operator, comparison, digit form and inner mark kept, so two
-    questions that ask different things never share a key.
-
-    >>> question_key("Janet’s  ducks lay 16 eggs.") == question_key("janet's ducks lay 16 eggs")
-    True
-    >>> question_key("What is 7 + 3?"), question_key("What is 7 - 3?"), question_key("3²"), question_key("5!")
-    ('what is 7+3', 'what is 7-3', '3²', '5!')
-    """
-    t = text or ""
-    if not t.isascii():
-        t = unicodedata.normalize("NFC", t)
-        if not unicodedata.is_normalized("NFKC", t):
-            t = "".join(c if c.isascii() else _fold_char(c) for c in t)
-        t = t.translate(_SAME_MARKS)
-    t = " ".join(t.casefold().split())  # whitespace runs are single spaces from here
-    t = _SPACE_BY_MARK.sub("", t)
-    end = len(t)
-    while end and (
-        t[end - 1] in _END_MARKS or (t[end - 1] in "!！" and end > 1 and t[end - 2] not in _FACTORIAL_AFTER)
-    ):
-        end -= 1
-    return t[:end]
-
-
-def _keyed(df: pd.DataFrame, key_by: str) -> tuple[pd.DataFrame, int]:
-    """``df`` with a ``pair_key``; the first trace of each key kept, and how many repeats dropped."""
-    df = df.copy()
-    if key_by == "record":
-        df["pair_key"] = df["record"].map(lambda r: "" if pd.isna(r) else f"record {int(r)}")
-    else:
-        df["pair_key"] = df["question"].map(question_key)
-    df = df[df["pair_key"] != ""]
-    kept = df.drop_duplicates("pair_key", keep="first")
-    return kept, len(df) - len(kept)
-
-
-def record_mismatches(a: pd.DataFrame, b: pd.DataFrame) -> int | None:
-    """At the records both sides hold, how many are not provably the same source record: the same
-    record bytes under the same import options (``line_hash``, as ``o3viz.importers`` stores it) and
-    the same question. None when a row has no record or no record is on both sides.
-
-    Two files imported into one dataset have records 1, 2, ... each; only the hash tells line 1 of
-    one from line 1 of the other. One file's record fanned out into systems (GSM8K's four
-    solutions) gives every system the same hash.
-    """
-    if not (len(a) and len(b)) or a["record"].isna().any() or b["record"].isna().any():
-        return None
-    cols = ["record", "line_hash", "question"]
-    first_a, first_b = a[cols].drop_duplicates("record"), b[cols].drop_duplicates("record")
-    both = first_a.merge(first_b, on="record", suffixes=("_a", "_b"))
-    if both.empty:
-        return None
-    hashed = both["line_hash_a"].map(lambda h: isinstance(h, str) and h != "")
-    same = hashed & (both["line_hash_a"] == both["line_hash_b"])
-    same &= both["question_a"].map(question_key) == both["question_b"].map(question_key)
-    return int((~same).sum())
-
-
-def choose_key(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> str:
-    """``record`` for two sides of one dataset that are provably the same source records
-    (``record_mismatches`` is 0), else ``question``. ``--key record`` on other rows is refused."""
-    if req.key_by == "question":
-        return "question"
-    bad = record_mismatches(a, b) if req.a.dataset == req.b.dataset else None
-    if req.key_by == "record" and bad != 0:
-        why = "some rows have no record" if bad is None else f"{bad:,} records differ in content or question"
-        raise UsageError(
-            f"--key record: A and B are not the same records of one file ({why}); pair by question "
-            "(--key question)"
-        )
-    return "record" if bad == 0 else "question"
-
-
-def pair_frames(a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest) -> Pairing:
-    """Match A's rows with B's by question (``choose_key``); one merged row per paired question,
-    in A's order."""
-    key_by = choose_key(a, b, req)
-    ka, ra = _keyed(a, key_by)
-    kb, rb = _keyed(b, key_by)
-    rows = ka.merge(kb, on="pair_key", suffixes=("_a", "_b"), how="inner", sort=False)
-    only_a = ka[~ka["pair_key"].isin(kb["pair_key"])]
-    only_b = kb[~kb["pair_key"].isin(ka["pair_key"])]
-    # rows without a key (no question text / no record) cannot pair: they count as unpaired
-    no_key_a, no_key_b = len(a) - len(ka) - ra, len(b) - len(kb) - rb
-    return Pairing(
-        rows=rows.reset_index(drop=True),
-        key_by=key_by,
-        unpaired_a=only_a["name"].astype(str).tolist()[:MAX_LISTED],
-        unpaired_b=only_b["name"].astype(str).tolist()[:MAX_LISTED],
-        n_unpaired_a=len(only_a) + no_key_a,
-        n_unpaired_b=len(only_b) + no_key_b,
-        repeats_a=ra,
-        repeats_b=rb,
-    )
-
-
-def table_of(ca: np.ndarray, cb: np.ndarray) -> Table2x2:
-    """The 2×2 table of two 1/0/NaN arrays (pairs with a NaN on either side left out)."""
-    ok = ~(np.isnan(ca) | np.isnan(cb))
-    ca, cb = ca[ok] == 1, cb[ok] == 1
-    return Table2x2(
-        both=int((ca & cb).sum()),
-        a_only=int((ca & ~cb).sum()),
-        b_only=int((~ca & cb).sum()),
-        neither=int((~ca & ~cb).sum()),
-    )
-
-
 def _grade_arrays(rows: pd.DataFrame, grade: str) -> tuple[np.ndarray, np.ndarray]:
     col = GRADE_COLUMNS[grade]
     return (
@@ -458,7 +320,6 @@ def _flip_column(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
 
 # flips first; a flip of two equal answers after the others (its note says why it is one)
 _FLIP_ORDER = {"A only": 0, "B only": 1, "same answer": 1.5, "both wrong": 2, "both right": 3, "ungraded": 4}
-THIN_RULE = f"thin: fewer than {MIN_N} pairs, or a count or share resting on fewer than {MIN_EVENTS} events"
 
 
 def _grader(source_a, source_b, grade: str) -> str:
@@ -488,36 +349,13 @@ def flip_notes(rows: pd.DataFrame, grade: str) -> list[str]:
     return out
 
 
-def mark_thin(measures: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
-    """``measures`` with ``events`` (the counted things behind a count or a share, both sides
-    together over the measure's pairs; NaN for other measures) and ``thin`` ("thin: n = 4",
-    "thin: 1 event", or "" for a measure that rests on enough)."""
-    events, thin = [], []
-    for m, n in zip(measures["measure"], measures["n"], strict=True):
-        ok = rows[f"d_{m}"].notna()
-        if m in EVENT_MEASURES:
-            e = float(rows.loc[ok, f"{m}_a"].sum() + rows.loc[ok, f"{m}_b"].sum())
-        elif m.startswith("share_") and f"t_{m[6:]}_a" in rows:
-            e = float(sum(pd.to_numeric(rows.loc[ok, f"t_{m[6:]}_{s}"], errors="coerce").sum() for s in "ab"))
-        else:
-            e = np.nan
-        events.append(e)
-        if n < MIN_N:
-            thin.append(f"thin: n = {n}")
-        elif e < MIN_EVENTS:  # False for NaN
-            thin.append(f"thin: {e:.0f} event{'' if e == 1 else 's'}")
-        else:
-            thin.append("")
-    return measures.assign(events=events, thin=thin)
-
-
 def paired_compare(
     a: pd.DataFrame, b: pd.DataFrame, req: PairedCompareRequest, labels: pd.DataFrame | None = None
 ) -> PairedResult:
     """Pair ``a`` and ``b`` (frames of ``ROW_COLUMNS``) and say what changed. ``labels`` (key,
     labelled, labelled_wrong) adds people's step labels as a measure where both traces have them."""
     req.validate()
-    pairing = pair_frames(a, b, req)
+    pairing = pair_frames(a, b, req.key_by, req.a.dataset == req.b.dataset)
     rows = pairing.rows
     ca, cb = _grade_arrays(rows, req.grade)
     table = table_of(ca, cb)
@@ -550,18 +388,3 @@ def paired_compare(
         measures=mark_thin(paired_measures(rows), rows),
         by_grade=by_grade,
     )
-
-
-__all__ = [
-    "MEASURES",
-    "MIN_EVENTS",
-    "MIN_N",
-    "THIN_RULE",
-    "PairedCompareRequest",
-    "PairedResult",
-    "Pairing",
-    "Side",
-    "flip_notes",
-    "mark_thin",
-    "paired_compare",
-]

@@ -15,6 +15,11 @@ import pandas as pd
 from o3viz.analysis.paired_stats import mean_difference
 from o3viz.text.classify import TYPES as STEP_TYPES
 
+MIN_N = 10  # a measure over fewer pairs is thin: drawn hollow and labelled "thin: n = 4"
+MIN_EVENTS = 5  # a count or share resting on fewer events (both sides together) is thin too
+EVENT_MEASURES = ("steps", "backtracks", "self_checks", "tokens", "labelled_wrong")  # counts of events
+THIN_RULE = f"thin: fewer than {MIN_N} pairs, or a count or share resting on fewer than {MIN_EVENTS} events"
+
 # measure -> what it counts, in words (the fixed ones; importance and label measures are added
 # when present)
 MEASURES = {
@@ -125,3 +130,26 @@ def paired_measures(rows: pd.DataFrame) -> pd.DataFrame:
         )
     cols = ["measure", "what", "n", "mean_a", "mean_b", "diff", "lo", "hi"]
     return pd.DataFrame(out, columns=cols)
+
+
+def mark_thin(measures: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``measures`` with ``events`` (the counted things behind a count or a share, both sides
+    together over the measure's pairs; NaN for other measures) and ``thin`` ("thin: n = 4",
+    "thin: 1 event", or "" for a measure that rests on enough)."""
+    events, thin = [], []
+    for m, n in zip(measures["measure"], measures["n"], strict=True):
+        ok = rows[f"d_{m}"].notna()
+        if m in EVENT_MEASURES:
+            e = float(rows.loc[ok, f"{m}_a"].sum() + rows.loc[ok, f"{m}_b"].sum())
+        elif m.startswith("share_") and f"t_{m[6:]}_a" in rows:
+            e = float(sum(pd.to_numeric(rows.loc[ok, f"t_{m[6:]}_{s}"], errors="coerce").sum() for s in "ab"))
+        else:
+            e = np.nan
+        events.append(e)
+        if n < MIN_N:
+            thin.append(f"thin: n = {n}")
+        elif e < MIN_EVENTS:  # False for NaN
+            thin.append(f"thin: {e:.0f} event{'' if e == 1 else 's'}")
+        else:
+            thin.append("")
+    return measures.assign(events=events, thin=thin)

@@ -138,3 +138,15 @@ def mean_difference(diffs: np.ndarray) -> tuple[float, float, float] | None:
     mean = float(x.mean())
     half = t975(len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
     return mean, mean - half, mean + half
+
+
+def table_of(ca: np.ndarray, cb: np.ndarray) -> Table2x2:
+    """The 2×2 table of two 1/0/NaN arrays (pairs with a NaN on either side left out)."""
+    ok = ~(np.isnan(ca) | np.isnan(cb))
+    ca, cb = ca[ok] == 1, cb[ok] == 1
+    return Table2x2(
+        both=int((ca & cb).sum()),
+        a_only=int((ca & ~cb).sum()),
+        b_only=int((~ca & cb).sum()),
+        neither=int((~ca & ~cb).sum()),
+    )

@@ -70,7 +70,7 @@ def _num(v) -> str:
 def format_result(r) -> list[str]:
     """The result as lines of text: the headline, the table, the grades (and where another would
     reverse the direction), the measures with their n and thin rows marked, unpaired."""
-    from o3viz.analysis.paired import THIN_RULE
+    from o3viz.analysis.paired_measures import THIN_RULE
 
     t, p, a, b = r.table, r.pairing, r.request.a.label, r.request.b.label
     out = [

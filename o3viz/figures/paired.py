@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from o3viz.analysis.dataset import wilson
-from o3viz.analysis.paired import MIN_EVENTS, MIN_N, THIN_RULE
+from o3viz.analysis.paired_measures import MIN_EVENTS, MIN_N, THIN_RULE
 from o3viz.figures._style import A_COLOR, B_COLOR, base_layout, empty_figure
 
 DIFF_COLOR = "#111827"

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from o3viz.analysis.paired import ROW_COLUMNS, PairedCompareRequest, Side, paired_compare, question_key
+from o3viz.analysis.paired import ROW_COLUMNS, PairedCompareRequest, Side, paired_compare
 from o3viz.analysis.paired_stats import (
     Table2x2,
     mcnemar_chi2,
@@ -20,6 +20,7 @@ from o3viz.analysis.paired_stats import (
     paired_difference,
     t975,
 )
+from o3viz.analysis.pairing import question_key
 from o3viz.errors import UsageError
 
 # Agresti, An Introduction to Categorical Data Analysis (2nd ed., 2007), Table 8.1: approval of the

@@ -10,15 +10,9 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from o3viz.analysis.paired import (
-    ROW_COLUMNS,
-    PairedCompareRequest,
-    Side,
-    paired_compare,
-    question_key,
-    record_mismatches,
-)
+from o3viz.analysis.paired import ROW_COLUMNS, PairedCompareRequest, Side, paired_compare
 from o3viz.analysis.paired_stats import binom_tail_half, mcnemar_exact
+from o3viz.analysis.pairing import question_key, record_mismatches
 from o3viz.errors import UsageError
 
 # ---------------------------------------------------------------- the question key
