@@ -57,9 +57,9 @@ def _scores(rolls: list[list[str] | None]) -> list[float | None]:
 def simulate(records: list[dict], k: int, plan) -> list[dict]:
     """One row per problem: rollouts used and recalls of the fixed and adaptive runs."""
     from benchmarks._importance_model import top_recall
-    from o3viz.analysis.importance import RolloutCache, Sampling
     from o3viz.analysis.importance.adaptive import collect_adaptive
     from o3viz.analysis.importance.resample import collect_rollouts
+    from o3viz.clients import RolloutCache, Sampling
 
     sampling = Sampling(max_tokens=1)
     out = []

@@ -43,8 +43,8 @@ def _timed(fn) -> float:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from o3viz.analysis.importance import RolloutCache, Sampling
     from o3viz.branch import Continuer, edit_and_continue, find_fork, request_from_trace, resample_from
+    from o3viz.clients import RolloutCache, Sampling
     from o3viz.model import load_model
     from o3viz.run.capture import capture
     from o3viz.trace import load_trace

@@ -233,8 +233,9 @@ def _cost(args, model, tok) -> dict:
 
     from o3viz.analysis.importance.reading import ReadSequence
     from o3viz.analysis.importance.receiver import receiver_from_matrices, step_attention
-    from o3viz.analysis.importance.rollouts import Sampling, generate_shared_prefix
     from o3viz.analysis.importance.suppression import suppression_matrix
+    from o3viz.clients import Sampling
+    from o3viz.clients.local import generate_shared_prefix
     from o3viz.hooks.blockwise import WindowRecorder, recording
     from o3viz.hooks.suppress import suppressing
 

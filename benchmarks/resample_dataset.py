@@ -39,9 +39,9 @@ def _jobs(tmp: Path, records: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.analysis.importance import OpenAIBackend, RolloutCache, Sampling
     from o3viz.analysis.importance.dataset_job import prefetch_rollouts
     from o3viz.analysis.importance.resample import collect_rollouts
+    from o3viz.clients import OpenAIBackend, RolloutCache, Sampling
     from o3viz.model import resolve_model
     from o3viz.testing.serve import SAMPLING_BODY, transformers_serve
 

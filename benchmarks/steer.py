@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from o3viz.hooks.steer import parse_steer_heads
     from o3viz.model import load_model
     from o3viz.run.config import DAAConfig, SteerSpan
-    from o3viz.run.steer_profile import PROFILE_START, choose_heads
+    from o3viz.run.daa.steer_profile import PROFILE_START, choose_heads
     from o3viz.tasks.steering import steering_tasks
 
     if args.threads:

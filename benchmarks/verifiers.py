@@ -204,8 +204,6 @@ def _prm(args: argparse.Namespace):
 
 @contextlib.contextmanager
 def _judge(args: argparse.Namespace):
-    from o3viz.cli.verify import endpoint_ask
-
     greedy = {
         "do_sample": False,
         "max_new_tokens": args.judge_max_tokens,
@@ -214,16 +212,21 @@ def _judge(args: argparse.Namespace):
     }
     gen = {"generation_config": json.dumps(greedy)}
     if args.base_url:
-        ask = endpoint_ask(args.base_url, args.model or "", max_tokens=args.judge_max_tokens)
-        yield JudgeVerifier(ask, label=f"{args.base_url} {args.model}")
+        yield JudgeVerifier.over_endpoint(args.base_url, args.model or "", max_tokens=args.judge_max_tokens)
         return
     from o3viz.model import resolve_model
     from o3viz.testing.serve import transformers_serve
 
     path = resolve_model(None)[0]
     with transformers_serve(path, Path("/tmp/o3viz_verifiers_serve.log")) as url:
-        ask = endpoint_ask(url, path, max_tokens=args.judge_max_tokens, extra_body=gen)
-        yield JudgeVerifier(ask, label=f"transformers serve (embedded) {url}", name="judge:embedded")
+        yield JudgeVerifier.over_endpoint(
+            url,
+            path,
+            max_tokens=args.judge_max_tokens,
+            extra_body=gen,
+            label=f"transformers serve (embedded) {url}",
+            name="judge:embedded",
+        )
 
 
 def run(args: argparse.Namespace) -> int:

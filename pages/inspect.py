@@ -37,8 +37,8 @@ from pages.common.ui import (
 )
 from pages.inspect_views.branch import branch_header
 from pages.inspect_views.importance import importance_view
-from pages.inspect_views.internals import internals_view
 from pages.inspect_views.map import map_view
+from pages.inspect_views.routing_lens import internals_view
 from pages.inspect_views.tabs import (
     attention_tab,
     compression_tab,

@@ -9,7 +9,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from o3viz.app import O3vizError, dataset_agreement, label_count, label_export, label_queue
+from o3viz.app import (
+    O3vizError,
+    dataset_agreement,
+    label_count,
+    label_export,
+    label_queue,
+    make_id,
+    parse_step_ref,
+    step_ref,
+)
 from o3viz.figures import escape_markdown
 from pages.common.ui import pin, require_router, store
 
@@ -28,7 +37,7 @@ def _export(root: str, dataset: str | None, fmt: str, agreed: bool, stamp: int):
 
 def _open(key: str, r: int, i: int) -> None:
     pin([key])
-    st.session_state.inspect_key, st.session_state.inspect_node = key, f"step:{r}:{i}"
+    st.session_state.inspect_key, st.session_state.inspect_node = key, make_id("step", r, i)
     st.session_state.inspect_view = None
     st.switch_page("pages/inspect.py")
 
@@ -65,7 +74,8 @@ def queue(dataset: str | None) -> None:
     if b[2].button("Skip it", key="labels_skip"):
         st.session_state.label_skipped.add(state.next)
         st.rerun()
-    st.caption(escape_markdown(f"next: step {r}:{i} of {key}; on Inspect, c / w / u label it and n moves on"))
+    at = f"step {step_ref(r, i)} of {key}"
+    st.caption(escape_markdown(f"next: {at}; on Inspect, c / w / u label it and n moves on"))
 
 
 def agreement(dataset: str | None) -> None:
@@ -88,7 +98,7 @@ def agreement(dataset: str | None) -> None:
     for line in notes:
         st.caption(escape_markdown(line))
     rows = [{"labellers": f"{p.a} · {p.b}", "trace": k, "step": s, "first says / second says": f"{a} / {b}",
-             "open": f"/inspect?trace={k}&node=step:{s}"} for p in table.pairs for k, s, a, b in p.disagree[:50]]  # fmt: skip
+             "open": f"/inspect?trace={k}&node={parse_step_ref(s).id}"} for p in table.pairs for k, s, a, b in p.disagree[:50]]  # fmt: skip
     if rows:
         st.markdown(f"**Where they disagree** ({len(rows)} shown)")
         df = pd.DataFrame(rows)[["labellers", "trace", "step", "first says / second says", "open"]]

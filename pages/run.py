@@ -14,7 +14,7 @@ from o3viz.app import (
     run_name,
     stopped_at_limit,
 )
-from o3viz.app.running import CaptureConfig, DAAConfig, RunRequest, execute, parse_layers
+from o3viz.app.running import DAA_MODES, CaptureConfig, DAAConfig, RunRequest, execute, parse_layers
 from o3viz.figures import escape_markdown
 from pages.common.jobs import follow_job, start_job
 from pages.common.paired_run import render_paired
@@ -80,9 +80,7 @@ def settings_form() -> tuple[str, RunRequest, DAAConfig | None, str | None]:
             "Layers kept per head (auto, all, none or e.g. 0,15,29)", "auto", key="run_layers"
         )
         explore = m2.number_input("Explore K decision points", 0, 8, 0, key="run_explore")
-        daa = m1.selectbox(
-            "DAA mode", ["off", "observe", "allocate", "steer"], key="run_daa", help="steer: mark spans below"
-        )
+        daa = m1.selectbox("DAA mode", DAA_MODES, key="run_daa", help="steer: mark spans below")
         strength = m2.slider(
             "DAA strength λ", 0.0, 4.0, 1.0, 0.1, key="run_strength", disabled=daa != "allocate"
         )

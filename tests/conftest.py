@@ -1,9 +1,10 @@
-"""Shared test fixtures (paths to the project, its samples and ../shared/data) and the test tiers
-(markers model, server, browser, subprocess, and light for none of them: `make check` runs light)."""
+"""Shared test fixtures (paths to the project, its samples and ../shared/data) and the rules of the
+test tiers (markers model, server, browser, subprocess, and light for none of them: `make check` runs
+light). Each test module names its own tiers in a `pytestmark`."""
 
 from __future__ import annotations
 
-import fnmatch
+import ast
 import multiprocessing.process
 import os
 import subprocess
@@ -60,110 +61,19 @@ def transformers_server(tmp_path_factory):
 
 
 # Test tiers ----------------------------------------------------------------------------------
-# Each test is in one or more heavy tiers, or in `light` (none of them). `make check` runs the light
-# tier; `pytest -m model` (or server, browser, subprocess) runs one tier on its own. A module is put in
-# a tier below by its path (a glob under tests/); a single test that differs from its module is named
-# in TESTS. A light test that starts a process fails and says which marker it needs.
+# A test's tier lives with the test: a module says `pytestmark = [pytest.mark.model, ...]`, and a test
+# that differs from its module carries its own `@pytest.mark.subprocess`. A test with none of the heavy
+# markers below is `light`, and `make check` runs the light tier; `pytest -m model` (or server, browser,
+# subprocess) runs one tier on its own. Two rules stay here, because they hold for every test and list
+# none: a light test that starts a process or builds a model fails and names the marker it needs, and a
+# module whose file name says `browser` must be marked `browser` (the name is a promise the mark keeps;
+# the name alone puts nothing in a tier).
 TIERS = {
     "model": "runs a model: the embedded SmolLM2-135M or a tiny random one",
     "server": "starts or talks to a listening server (Streamlit, transformers serve, a local HTTP stub)",
     "browser": "drives Chromium through Playwright",
     "subprocess": "starts processes: the sandbox, worker processes, the CLI as a program, git",
 }
-MODULES: dict[str, tuple[str, ...]] = {
-    "tests/app/test_browser*.py": ("browser", "server"),
-    "tests/*server*.py": ("server",),
-    "tests/app/test_app_responsive.py": ("browser", "server"),
-    "tests/notebook/test_widget_browser.py": ("browser",),
-    "tests/notebook/test_shared_plotly.py": ("browser",),
-    "tests/notebook/test_long_view_browser.py": ("browser",),
-    "tests/notebook/test_notebook.py": ("browser", "subprocess"),
-    "tests/app/test_serving.py": ("server", "subprocess"),
-    "tests/analysis/test_importance_dataset_job.py": ("server", "subprocess"),
-    "tests/analysis/test_importance_endpoint.py": ("server",),
-    "tests/analysis/test_importance_server.py": ("model", "server"),
-    "tests/analysis/test_importance_resample.py": ("model", "server"),
-    "tests/branch/test_branch_server.py": ("server",),
-    "tests/cli/test_branch_cli.py": ("model", "server"),
-    "tests/cli/test_importance_cli.py": ("model", "server"),
-    "tests/cli/test_importance_dataset_cli.py": ("server", "subprocess"),
-    "tests/analysis/test_importance_receiver.py": ("model",),
-    "tests/analysis/test_importance_suppression.py": ("model",),
-    "tests/hooks/*.py": ("model",),
-    "tests/importers/test_enrich.py": ("model",),
-    "tests/run/test_capture*.py": ("model",),
-    "tests/run/test_compressed.py": ("model",),
-    "tests/run/test_steer.py": ("model",),
-    "tests/run/test_run_loop.py": ("model", "subprocess"),
-    "tests/compress/test_release.py": ("model",),
-    "tests/branch/test_branch_core.py": ("model",),
-    "tests/cli/test_cli_run.py": ("model",),
-    "tests/cli/test_cli_steer.py": ("model",),
-    "tests/cli/test_cli_files.py": ("model", "subprocess"),
-    "tests/cli/test_cli_info.py": ("model", "subprocess"),
-    "tests/test_model.py": ("model",),
-    "tests/test_moefy.py": ("model",),
-    "tests/verify/test_verifiers.py": ("model", "subprocess"),
-    "tests/benchmarks/test_peers.py": ("model", "subprocess"),
-    "tests/verify/test_sandbox*.py": ("subprocess",),
-    "tests/verify/test_codeverify.py": ("subprocess",),
-    "tests/app/test_worker.py": ("subprocess",),
-    "tests/store/test_store_reliability.py": ("subprocess",),
-    "tests/app/test_uploads.py": ("subprocess",),
-    "tests/app/test_app_store.py": ("subprocess",),
-    "tests/app/test_app_import_fields.py": ("subprocess",),
-    "tests/cli/test_cli_hostile_args.py": ("subprocess",),
-    "tests/cli/test_claims_cli.py": ("subprocess",),
-    "tests/importers/test_bulk.py": ("subprocess",),
-    "tests/importers/test_bounded_reads.py": ("subprocess",),
-    "tests/test_package.py": ("subprocess",),
-    "tests/analysis/test_importance_intervals_real.py": ("model",),
-    "tests/run/test_cut_short.py": ("model",),
-    "tests/run/test_api_settings.py": ("model",),
-    "tests/run/test_sizing.py": ("model",),
-    "tests/cli/test_cli_run_sizing.py": ("model",),
-    "tests/importers/test_enrich_sizing.py": ("model",),
-    "tests/importers/test_long_enrich*.py": ("model",),
-    "tests/cli/test_app_command.py": ("server", "subprocess"),
-    "tests/test_gpu_check.py": ("model", "subprocess"),
-    "tests/benchmarks/test_long_capture.py": ("model",),
-    "tests/app/test_app_verifiers.py": ("model",),
-    "tests/app/test_browser_verifiers.py": ("browser", "server", "model"),  # a tiny PRM judges the trace
-    "tests/app/test_inspect_branch_parent.py": ("model",),
-    "tests/run/test_paired_run.py": ("model",),
-    "tests/cli/test_cli_paired_run.py": ("model",),
-    "tests/app/test_app_paired_run.py": ("model",),
-}
-TESTS: dict[str, tuple[str, ...]] = {
-    "tests/app/test_app_run.py::test_a_live_run_joins_the_library": ("model",),
-    "tests/app/test_app_run.py::test_the_run_page_shows_a_status_from_the_click_and_says_when_a_run_hit_its_limit": (
-        "model",
-    ),
-    "tests/app/test_app_steer.py::test_run_with_and_without_steering_opens_both_in_compare": ("model",),
-    "tests/app/test_importance_view.py::test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it": (
-        "model",
-    ),
-    "tests/app/test_inspect_branch.py::test_continue_from_here_opens_the_branch_linked_to_its_parent": (
-        "model",
-    ),
-    "tests/compress/test_compress.py::test_bench_compress_without_model_prints_figures": ("subprocess",),
-    "tests/verify/test_trace_checks.py::test_capture_checks_the_claims_of_its_round": ("model",),
-    "tests/tasks/test_kind.py::test_capture_and_solve_give_a_free_prompt_the_same_kind": ("model",),
-    "tests/tasks/test_kind.py::test_solve_keeps_the_answer_and_confidence_capture_stored": ("model",),
-    "tests/analysis/test_steering.py::test_both_sides_are_measured_on_the_steered_runs_spans": ("model",),
-    "tests/store/test_store.py::test_a_full_disk_gives_one_line": ("subprocess",),
-    "tests/store/test_labels.py::test_two_processes_labelling_at_once_lose_nothing": ("subprocess",),
-    "tests/importers/test_inspect_logs.py::test_eval_log_is_one_trace_per_sample_with_reasoning_blocks_as_steps": (
-        "subprocess",
-    ),
-    "tests/cli/test_import_shapes_cli.py::test_gsm8k_test_file_imports_every_record": ("subprocess",),
-    "tests/cli/test_store_keys_cli.py::test_importance_takes_a_key": ("model",),
-    "tests/app/test_app.py::test_a_bad_upload_shows_one_clear_error_and_the_good_one_still_loads": (
-        "subprocess",
-    ),
-    "tests/app/test_app.py::test_browsing_every_page_and_view_never_loads_a_model": ("subprocess",),
-}
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config):
@@ -172,35 +82,42 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "light: needs none of model, server, browser, subprocess (make check)")
 
 
-def _tiers_of(item) -> set[str]:
-    rel = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-    found = {t for glob, tiers in MODULES.items() if fnmatch.fnmatch(rel, glob) for t in tiers}
-    name = getattr(item, "originalname", None) or item.name
-    found |= set(TESTS.get(f"{rel}::{name}", ()))
-    return found
-
-
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        for tier in sorted(_tiers_of(item)):
-            item.add_marker(tier)
         if not any(item.get_closest_marker(t) for t in TIERS):
             item.add_marker("light")
+
+
+def _only_light(config) -> bool:
+    return (config.option.markexpr or "").strip() == "light"
+
+
+@pytest.fixture(autouse=True)
+def _browser_modules_are_marked(request):
+    """A module named for the browser (test_browser_*.py, *_browser.py) is marked `browser`, so that
+    `-m browser` finds every test that drives Chromium."""
+    name = request.node.path.name
+    if name.startswith("test_") and "browser" in name and request.node.get_closest_marker("browser") is None:
+        pytest.fail(
+            f"{request.node.nodeid}: its file name says browser: add pytest.mark.browser to the "
+            "module's pytestmark",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)
 def _light_starts_no_process_or_model(request, monkeypatch):
     """Under `-m light` (make check), a light test that starts a process or builds a model fails
     and names the marker it needs, so the fast loop stays fast and its tiers stay true."""
-    if (
-        request.node.get_closest_marker("light") is None
-        or (request.config.option.markexpr or "").strip() != "light"
-    ):
+    if request.node.get_closest_marker("light") is None or not _only_light(request.config):
         return
 
     def refuse(what: str, tier: str):
         def fail(*args, **kwargs):
-            pytest.fail(f"{request.node.nodeid} {what}: mark it `{tier}` (tests/conftest.py)", pytrace=False)
+            pytest.fail(
+                f"{request.node.nodeid} {what}: mark it `{tier}` (in the module's pytestmark, or on the test)",
+                pytrace=False,
+            )
 
         return fail
 
@@ -213,13 +130,31 @@ def _light_starts_no_process_or_model(request, monkeypatch):
     monkeypatch.setattr(modeling_utils.PreTrainedModel, "post_init", refuse("builds a model", "model"))
 
 
-def pytest_ignore_collect(collection_path, config):
-    """Under `-m light` (make check), modules whose every test is in a heavy tier are not even
-    imported: collecting them would cost more than the light tests themselves."""
-    if (config.option.markexpr or "").strip() != "light" or collection_path.suffix != ".py":
-        return None
+def _module_tiers(path: Path) -> set[str]:
+    """The tiers a test module's own `pytestmark` names, read from its source without importing it."""
     try:
-        rel = collection_path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return set()  # let the import report it
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+            marks = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
+            for mark in marks:
+                # pytest.mark.model or pytest.mark.timeout(1800)
+                attr = mark.func if isinstance(mark, ast.Call) else mark
+                if isinstance(attr, ast.Attribute) and attr.attr in TIERS:
+                    found.add(attr.attr)
+    return found
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m light` (make check), a module whose `pytestmark` puts all of it in a heavy tier is not
+    even imported: collecting it would cost more than the light tests themselves."""
+    if (
+        not _only_light(config)
+        or not collection_path.name.startswith("test_")
+        or collection_path.suffix != ".py"
+    ):
         return None
-    return True if any(fnmatch.fnmatch(rel, glob) for glob in MODULES) else None
+    return True if _module_tiers(collection_path) else None

@@ -3,7 +3,6 @@ page rendered from the benchmarks' result files, and ``mkdocs build --strict`` p
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import subprocess
 import sys
@@ -141,18 +140,19 @@ def test_the_docs_site_builds_with_strict(tmp_path):
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def test_every_tier_rule_in_the_conftest_names_an_existing_module_or_test():
-    """A renamed or deleted test module must leave MODULES / TESTS, so the lists never go stale."""
-    import ast
-
+def test_every_tier_mark_in_the_tests_is_a_tier_the_conftest_declares():
+    """Tiers live with the tests (a module's pytestmark, a test's own mark), never in a table in
+    the conftest; a mark the conftest does not know (a typo such as `modle`) would drop
+    its tests into `light` unseen, so every mark the tests use is a tier or a known pytest mark."""
     from tests import conftest
 
-    files = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("test_*.py")]
-    stale = [g for g in conftest.MODULES if not any(fnmatch.fnmatch(f, g) for f in files)]
-    for test_id in conftest.TESTS:
-        path, _, name = test_id.partition("::")
-        tree = ast.parse((REPO / path).read_text(encoding="utf-8")) if (REPO / path).is_file() else None
-        if tree is None or name not in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}:
-            stale.append(test_id)
-    assert not stale, f"no longer in tests/, remove from tests/conftest.py: {stale}"
     assert set(conftest.TIERS) == {"model", "server", "browser", "subprocess"}
+    assert not hasattr(conftest, "MODULES") and not hasattr(conftest, "TESTS")
+    known = set(conftest.TIERS) | {"light", "slow", "timeout", "skip", "skipif", "xfail", "parametrize"}
+    unknown = {
+        f"{p.relative_to(REPO).as_posix()}: pytest.mark.{name}"
+        for p in (REPO / "tests").rglob("*.py")
+        for name in re.findall(r"pytest\.mark\.(\w+)", p.read_text(encoding="utf-8"))
+        if name not in known
+    }
+    assert not unknown, f"not a tier (tests/conftest.py TIERS) nor a known pytest mark: {sorted(unknown)}"

@@ -10,6 +10,8 @@ import pytest
 
 from o3viz.paths import REPO_ROOT
 
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
+
 
 def test_gpu_check_skips_with_one_line_without_cuda():
     import torch

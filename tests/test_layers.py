@@ -266,3 +266,10 @@ def test_an_import_up_the_order_is_found_with_its_line(tmp_path):
         ("o3viz/trace/b.py:1", "o3viz.testing"),
         ("o3viz/trace/b.py:1", "o3viz.testing.builders"),
     ]
+
+
+def test_the_generation_clients_sit_below_everything_that_asks_a_model():
+    """Analysis, branching and the verifiers build the client they need from ``o3viz/clients/``;
+    none is handed a callback from a layer above it."""
+    rank = layer_order(ARCHITECTURE)
+    assert all(rank["clients"] < rank[user] for user in ("analysis", "branch", "verify")), rank

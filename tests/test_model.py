@@ -9,6 +9,8 @@ import pytest
 from o3viz.errors import ModelLoadError
 from o3viz.model import DEFAULT_MODEL_ID, default_gguf_path, load_model, resolve_model
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def default_model():

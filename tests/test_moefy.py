@@ -15,6 +15,8 @@ from o3viz.run.loop import run_loop
 from o3viz.run.request import RunRequest
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def real_model():
@@ -62,7 +64,7 @@ def test_k_equal_e_is_exact_on_the_embedded_model(real_model):
 
 
 def test_routing_on_a_moefied_model_is_recorded_and_labelled():
-    from o3viz.run.internals import routing_source
+    from o3viz.run.layer_recorders import routing_source
 
     model, tok = make_tiny_llama(num_layers=2)
     with moefied(model, tok, MoefySetting(8, 3), _random_clusters(model, 8)):

@@ -11,6 +11,8 @@ import pytest
 
 import o3viz
 
+pytestmark = [pytest.mark.subprocess]
+
 
 def test_every_public_name_resolves():
     for name in o3viz.__all__:

@@ -268,10 +268,10 @@ def branch_step_offset(branch: Trace) -> int | None:
     >>> branch_step_offset(t)
     7
     """
-    from o3viz.trace.ids import parse_id
+    from o3viz.trace.ids import parse_step_ref
 
     p = branch.parent
-    node = parse_id(f"step:{p.step}") if p is not None else None
+    node = parse_step_ref(p.step) if p is not None else None
     if node is None:
         return None
     return node.index + (1 if p.kind == "edit" and p.edited is not None else 0)
@@ -280,10 +280,10 @@ def branch_step_offset(branch: Trace) -> int | None:
 def fork_step(parent: Trace, branch: Trace) -> int | None:
     """The step of ``parent``'s final round that ``branch`` forked at, when it is ``parent``'s
     branch there (its fork round is the final one and the step's text is the one it replaced)."""
-    from o3viz.trace.ids import parse_id
+    from o3viz.trace.ids import parse_step_ref
 
     p = branch.parent
-    node = parse_id(f"step:{p.step}") if p is not None else None
+    node = parse_step_ref(p.step) if p is not None else None
     if node is None or node.round != len(parent.rounds) - 1 or not parent.rounds:
         return None
     steps = parent.final.steps

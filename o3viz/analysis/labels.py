@@ -25,6 +25,7 @@ from typing import Protocol
 from o3viz.analysis.agreement import Estimate, alpha, kappa, precision_recall, proportion
 from o3viz.analysis.wrong_step import FAILING, first_wrong_step
 from o3viz.trace import Trace
+from o3viz.trace.ids import step_ref
 from o3viz.trace.importance import step_view
 
 AUTO_FIRST_WRONG = "auto: first wrong step"
@@ -128,7 +129,7 @@ def _pair(a: str, b: str, va: dict[Step, str], vb: dict[Step, str], scored: bool
         pair.precision, pair.recall = precision_recall([x == "wrong" for x in xa], [x == "wrong" for x in xb])
     for s, x, y in zip(both, xa, xb, strict=True):
         if x != y and len(pair.disagree) < MAX_DISAGREEMENTS:
-            pair.disagree.append((s[0], f"{s[1]}:{s[2]}", x, y))
+            pair.disagree.append((s[0], step_ref(s[1], s[2]), x, y))
     return pair
 
 

@@ -335,8 +335,8 @@ def flip_notes(rows: pd.DataFrame, grade: str) -> list[str]:
     """Per paired row, why a flip whose two answers are the same (by ``answers_equivalent``, the
     equivalence grading uses) is one; "" elsewhere.
 
-    >>> rows = pd.DataFrame({"flip": ["B only", "B only"], "answer_a": ["3\\sqrt{13}", "4"],
-    ...                      "answer_b": ["3 \\sqrt{13}", "5"], "source_correct_a": [0, 0],
+    >>> rows = pd.DataFrame({"flip": ["B only", "B only"], "answer_a": [r"3\\sqrt{13}", "4"],
+    ...                      "answer_b": [r"3 \\sqrt{13}", "5"], "source_correct_a": [0, 0],
     ...                      "source_correct_b": [1, 1]})
     >>> flip_notes(rows, "either")
     ['same answer; the source graded them differently', '']

@@ -2,7 +2,7 @@
 co-activation, routing per reasoning-step type, the routing difference between two runs, and
 where in depth the logit lens first predicts the tokens that were generated.
 
-All functions are pure and take the trace records; the figures in ``o3viz.figures.internals``
+All functions are pure and take the trace records; the figures in ``o3viz.figures.routing_lens``
 draw what these return.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from o3viz.trace import Round
-from o3viz.trace.internals import LensRecord, RoutingRecord
+from o3viz.trace.layer_records import LensRecord, RoutingRecord
 
 
 @dataclass

@@ -74,7 +74,7 @@ from o3viz.store.repair import ensure_samples
 from o3viz.store.store import Store, content_key
 from o3viz.tasks.spec import load_task
 from o3viz.trace import Trace
-from o3viz.trace.ids import make_id, parse_id, parse_index
+from o3viz.trace.ids import make_id, parse_id, parse_index, parse_step_ref, step_ref
 from o3viz.verify.sandbox.run import available_isolation, describe_isolation
 from o3viz.verify.trace_checks import check_label
 
@@ -159,6 +159,7 @@ __all__ = [
     "paired_rows",
     "parse_id",
     "parse_index",
+    "parse_step_ref",
     "preview_import",
     "proxy_line",
     "rate_text",
@@ -170,6 +171,7 @@ __all__ = [
     "select_rows",
     "shown_delta",
     "steering_pair",
+    "step_ref",
     "stopped_at_limit",
     "store_entry",
     "store_rows",

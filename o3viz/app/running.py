@@ -23,15 +23,18 @@ from o3viz.branch import (
 from o3viz.branch.fork import measured_cost
 from o3viz.hooks.steer import parse_steer_heads
 from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan, parse_layers
+from o3viz.run.daa.modes import DAA_MODE_TABLE, DAA_MODES
+from o3viz.run.daa.steer_spans import check_spans, prompt_sentences
 from o3viz.run.dispatch import execute
 from o3viz.run.paired_run import PairedRunRequest, parse_setting, task_ids
 from o3viz.run.request import RunRequest
-from o3viz.run.steer_spans import check_spans, prompt_sentences
 
 __all__ = [
     "BranchCost",
     "CaptureConfig",
     "Continuer",
+    "DAA_MODES",
+    "DAA_MODE_TABLE",
     "DAAConfig",
     "LocalResample",
     "PairedRunJob",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from o3viz.errors import O3vizError, TraceError
 from o3viz.store.store import Store, content_key
 from o3viz.trace.io import MAX_FILE_BYTES
+from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
 
 DATASET_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 CONTAINER_SUFFIXES = (".eval", ".parquet")  # binary datasets the CLI imports: Inspect AI logs, Parquet
@@ -97,8 +97,8 @@ def _first_record(path: Path) -> object:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
             if raw.strip():
                 try:
-                    return json.loads(raw)
-                except ValueError:
+                    return loads(raw, "the first record", max_nesting=MAX_IMPORT_NESTING)
+                except TraceError:  # not a record: the file is read as one document
                     return None
     return None
 

@@ -2,7 +2,8 @@
 could come there (``resample_from``), resample until the step's content stops reappearing or the
 answer changes (``resample_until``), the cost before it starts (``BranchCost``) and branches in
 the store (``add_branch``, ``branches_of``). It sits above the run (a local continuation is one
-``execute``) and the resampling backends and cache of ``o3viz.analysis.importance``."""
+``execute``), the resampling of ``o3viz.analysis.importance`` and the generation clients and
+rollout cache of ``o3viz.clients``."""
 
 from __future__ import annotations
 

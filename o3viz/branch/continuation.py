@@ -1,7 +1,7 @@
 """How a branch's text is continued: the local model through the one run (``execute``, with
-capture, DAA and checks) or a rollout backend (``o3viz.analysis.importance.rollouts``: the local
-batch, or an OpenAI-compatible endpoint) whose text becomes a round through the importers' one
-text → trace path. A continuation by another model than the trace's writer is a proxy, and says so.
+capture, DAA and checks) or a generation client (``o3viz.clients``: the local batch, or an
+OpenAI-compatible endpoint) whose text becomes a round through the importers' one text → trace
+path. A continuation by another model than the trace's writer is a proxy, and says so.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from o3viz.analysis.importance.resample import rollout_prompt
-from o3viz.analysis.importance.rollouts import Backend
 from o3viz.branch.fork import Fork
+from o3viz.clients import Backend, LocalBackend
 from o3viz.importers.build import build_trace
 from o3viz.importers.formats import Imported
 from o3viz.trace import Round, Trace
@@ -35,8 +35,6 @@ class Continuer:
     def name(self) -> str:
         if self.backend is not None:
             return self.backend.name
-        from o3viz.analysis.importance.rollouts import LocalBackend
-
         return LocalBackend(self.model, self.tokenizer).name
 
     def reader(self) -> tuple[Any, Any] | None:

@@ -9,9 +9,9 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from o3viz.analysis.importance.rollouts import Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import check_edit, find_fork, request_from_trace
+from o3viz.clients import Sampling
 from o3viz.errors import UsageError
 from o3viz.run.dispatch import execute
 from o3viz.run.loop import OnToken

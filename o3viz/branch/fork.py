@@ -18,7 +18,7 @@ from o3viz.run.config import CaptureConfig, DAAConfig, SteerSpan
 from o3viz.run.request import RunRequest
 from o3viz.run.speed import SpeedKind, SpeedLog
 from o3viz.trace import Round, Step, Trace
-from o3viz.trace.ids import parse_id
+from o3viz.trace.ids import parse_step_ref, step_ref
 
 MAX_EDIT_CHARS = 4000
 CHARS_PER_TOKEN = 4  # an import without tokens: its remaining characters over this
@@ -36,7 +36,7 @@ class Fork:
 
     @property
     def step_id(self) -> str:
-        return f"{self.round}:{self.index}"
+        return step_ref(self.round, self.index)
 
     @property
     def rnd(self) -> Round:
@@ -90,7 +90,8 @@ class Fork:
 
 
 def find_fork(trace: Trace, step: str) -> Fork:
-    """The fork at ``step`` ("R:I", as ``o3viz.parse_id`` reads it), or one ``UsageError`` line.
+    """The fork at ``step`` ("R:I", as ``o3viz.trace.ids.parse_step_ref`` reads it), or one
+    ``UsageError`` line.
 
     >>> from o3viz.testing.builders import small_trace
     >>> find_fork(small_trace(), "0:1").step_id
@@ -100,7 +101,7 @@ def find_fork(trace: Trace, step: str) -> Fork:
     ...
     o3viz.errors.UsageError: --step 0:99: round 0 has 2 steps (0:0 to 0:1)
     """
-    node = parse_id(f"step:{step}") if isinstance(step, str) else None
+    node = parse_step_ref(step)
     if node is None:
         raise UsageError(f"--step {step!r} is not a step id; write it R:I, e.g. 0:2")
     if not (trace.task.question or "").strip() and not any(r.prompt.strip() for r in trace.rounds):
@@ -111,7 +112,7 @@ def find_fork(trace: Trace, step: str) -> Fork:
         )
     steps = trace.rounds[node.round].steps
     if not 0 <= node.index < len(steps):
-        last = f" ({node.round}:0 to {node.round}:{len(steps) - 1})" if steps else ""
+        last = f" ({step_ref(node.round, 0)} to {step_ref(node.round, len(steps) - 1)})" if steps else ""
         raise UsageError(f"--step {step}: round {node.round} has {len(steps)} steps{last}")
     return Fork(trace, node.round, node.index)
 

@@ -2,7 +2,7 @@
 and resampling until the step's content no longer reappears or the answer changes, with a cap on
 tries (``resample_until``: Thought Branches' resilience, the number of tries it took).
 
-Rollouts come from a backend of ``o3viz.analysis.importance.rollouts`` and go through its cache
+Rollouts come from a generation client of ``o3viz.clients`` and go through its rollout cache
 (``collect_rollouts``), so a resumed or repeated branch costs nothing new. Each rollout is one
 round of the branch trace. Rollouts are grouped by final answer and by the meaning of their first
 sentence (greedy clusters under the reader's embeddings, as resampling importance measures them).
@@ -18,9 +18,9 @@ from typing import Literal
 import numpy as np
 
 from o3viz.analysis.importance.resample import DEFAULT_THRESHOLD, collect_rollouts, embed, first_sentence
-from o3viz.analysis.importance.rollouts import RolloutCache, Sampling
 from o3viz.branch.continuation import Continuer, base_prompt, is_proxy, text_round
 from o3viz.branch.fork import Fork, find_fork
+from o3viz.clients import LocalBackend, RolloutCache, Sampling
 from o3viz.errors import UsageError
 from o3viz.run.provenance import library_versions
 from o3viz.run.speed import SpeedLog
@@ -131,8 +131,6 @@ def _backend(continuer: Continuer):
         return continuer.backend
     if continuer.model is None:
         raise UsageError("nothing to continue with: load a local model or give --base-url and --model")
-    from o3viz.analysis.importance.rollouts import LocalBackend
-
     return LocalBackend(continuer.model, continuer.tokenizer)
 
 

@@ -6,7 +6,6 @@ of every trace of a stored dataset, many requests at once to one OpenAI-compatib
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from o3viz.errors import O3vizError, UsageError
@@ -38,9 +37,10 @@ def _traces(store, args: argparse.Namespace) -> tuple[list, list[str]]:
 def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0, None)) -> int:
     """The ``--dataset`` form of ``o3viz importance`` (``extra``: the parsed --extra-body; ``load``
     and ``bar``: the command's model loader and progress bar)."""
-    from o3viz.analysis.importance import OpenAIBackend, RolloutCache, Sampling, add_importance
+    from o3viz.analysis.importance import add_importance
     from o3viz.analysis.importance.dataset_job import plan, prefetch_rollouts
     from o3viz.analysis.importance.resample import prefixes, resample_importance, rollout_prompt
+    from o3viz.clients import OpenAIBackend, RolloutCache, Sampling, api_key_from_env
     from o3viz.store.replace import branch_parents, replace_trace
     from o3viz.store.store import Store
 
@@ -57,9 +57,8 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
     traces, skipped = _traces(store, args)
     for line in skipped:
         print(f"skipped {line}", file=sys.stderr)
-    key = os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY")
     backend = OpenAIBackend(
-        args.base_url, args.model, key, retries=args.retries, timeout=args.request_timeout,
+        args.base_url, args.model, api_key_from_env(), retries=args.retries, timeout=args.request_timeout,
         extra_body=extra, budget_s=seconds,
     )  # fmt: skip
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -77,15 +76,16 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 
 def _continuer(args):
-    from o3viz.analysis.importance import OpenAIBackend
     from o3viz.branch import Continuer
+    from o3viz.clients import OpenAIBackend, api_key_from_env
 
     if args.base_url:
         if not args.model:
             raise UsageError("--base-url needs --model, the endpoint's model name")
-        key = os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY")
         return Continuer(
-            OpenAIBackend(args.base_url, args.model, key, retries=1, timeout=args.request_timeout)
+            OpenAIBackend(
+                args.base_url, args.model, api_key_from_env(), retries=1, timeout=args.request_timeout
+            )
         )
     from o3viz.model import load_model
 
@@ -108,8 +108,8 @@ def _cost(args, trace) -> str:
 
 
 def _make(args, trace, continuer, key: str):
-    from o3viz.analysis.importance import RolloutCache, Sampling
     from o3viz.branch import edit_and_continue, resample_from, resample_until
+    from o3viz.clients import RolloutCache, Sampling
 
     if args.edit is not None:
         return edit_and_continue(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -212,9 +211,10 @@ def _white_box(args, trace):
 
 
 def _resample(args, trace):
-    from o3viz.analysis.importance import LocalBackend, OpenAIBackend, RolloutCache, Sampling, estimate
+    from o3viz.analysis.importance import estimate
     from o3viz.analysis.importance.adaptive import Budget
     from o3viz.analysis.importance.resample import resample_importance, rollout_prompt
+    from o3viz.clients import LocalBackend, OpenAIBackend, RolloutCache, Sampling, api_key_from_env
 
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)
     seconds, budget = _budget(args.budget)
@@ -224,7 +224,7 @@ def _resample(args, trace):
         backend = OpenAIBackend(
             args.base_url,
             args.model,
-            os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY"),
+            api_key_from_env(),
             retries=args.retries,
             timeout=args.request_timeout,
             extra_body=_extra(args.extra_body),

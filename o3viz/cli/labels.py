@@ -48,7 +48,7 @@ def run_label(args: argparse.Namespace) -> int:
     rnd, step = parse_step(args.step)
     label = Label(args.key, rnd, step, args.by, args.verdict, args.first_error, args.type, args.note)
     add_labels(Store(), [label])
-    print(f"labelled step {rnd}:{step} of {args.key} {args.verdict} (by {label.labeller})")
+    print(f"labelled step {label.step_id} of {args.key} {args.verdict} (by {label.labeller})")
     return 0
 
 

@@ -15,7 +15,6 @@ from o3viz.compress.context import CompressionConfig
 from o3viz.errors import UsageError, parse_option
 from o3viz.hooks.steer import STEER_ALPHA, parse_steer_heads
 from o3viz.run.config import (
-    DAA_MODES,
     CaptureConfig,
     DAAConfig,
     SteerSpan,
@@ -23,9 +22,10 @@ from o3viz.run.config import (
     parse_top_k,
     resolve_layers,
 )
-from o3viz.run.internals import check_internals_for
+from o3viz.run.daa.modes import DAA_MODE_TABLE, DAA_MODES
+from o3viz.run.daa.steer_spans import check_spans
+from o3viz.run.layer_recorders import check_internals_for
 from o3viz.run.request import RunRequest
-from o3viz.run.steer_spans import check_spans
 
 
 def add_capture_arguments(p: argparse.ArgumentParser, *, task_list: bool = False) -> None:
@@ -60,7 +60,8 @@ def add_capture_arguments(p: argparse.ArgumentParser, *, task_list: bool = False
         "--daa",
         choices=DAA_MODES,
         default="off",
-        help="Dynamic Attention Allocation mode (default off)",
+        help="Dynamic Attention Allocation mode (default off): "
+        + "; ".join(f"{mode}: {spec.does}" for mode, spec in DAA_MODE_TABLE.items()),
     )
     p.add_argument(
         "--daa-strength", type=float, default=1.0, help="DAA strength λ for allocate (default 1.0)"

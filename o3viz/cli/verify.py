@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -70,46 +69,14 @@ def _json_object(text: str) -> dict:
     return value
 
 
-def endpoint_ask(
-    base_url: str,
-    model: str,
-    *,
-    max_tokens: int = 1024,
-    timeout: float = 300.0,
-    budget_s=None,
-    extra_body=None,
-):
-    """``ask(prompt) -> reply`` on the endpoint client of the importance layer (a total deadline
-    per request, redirects kept on the origin, a run budget), at temperature 0."""
-    from o3viz.analysis.importance.rollouts import OpenAIBackend, Sampling
-
-    key = os.environ.get("O3VIZ_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    backend = OpenAIBackend(
-        base_url, model, key, timeout=timeout, budget_s=budget_s, retries=1, extra_body=extra_body or {}
-    )
-    sampling = Sampling(max_tokens=max_tokens, temperature=0.0, top_p=1.0)
-    return lambda prompt: backend.complete(prompt, 1, sampling)[0]
-
-
 def options_of(args: argparse.Namespace):
     from o3viz.verify.verifiers import VerifierOptions
 
-    ask = None
-    if args.base_url:
-        if not args.model:
-            raise UsageError("--base-url needs --model (the served model's name)")
-        ask = endpoint_ask(
-            args.base_url,
-            args.model,
-            max_tokens=args.max_tokens,
-            timeout=args.request_timeout,
-            budget_s=args.budget,
-            extra_body=args.extra_body,
-        )
     return VerifierOptions(
         model=args.model, base_url=args.base_url, device=args.device, dtype=args.dtype,
-        batch_size=args.batch_size, shape=args.shape, threshold=args.threshold, ask=ask,
-        trust_remote_code=args.trust_remote_code, then=args.then,
+        batch_size=args.batch_size, shape=args.shape, threshold=args.threshold,
+        trust_remote_code=args.trust_remote_code, then=args.then, max_tokens=args.max_tokens,
+        request_timeout=args.request_timeout, budget_s=args.budget, extra_body=args.extra_body,
     )  # fmt: skip
 
 

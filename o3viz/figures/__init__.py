@@ -52,7 +52,12 @@ from o3viz.figures.importance import (
     resample_interval_figure,
     step_matrix_figure,
 )
-from o3viz.figures.internals import (
+from o3viz.figures.labels import label_rows, mark_labels
+from o3viz.figures.map_layout import Fork
+from o3viz.figures.outline import episode_items, outline_items
+from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
+from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
+from o3viz.figures.routing_lens import (
     answer_depth_summary,
     coactivation_figure,
     expert_load_figure,
@@ -65,11 +70,6 @@ from o3viz.figures.internals import (
     step_routing_figure,
     token_routing_rows,
 )
-from o3viz.figures.labels import label_rows, mark_labels
-from o3viz.figures.map_layout import Fork
-from o3viz.figures.outline import episode_items, outline_items
-from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
-from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.steering import steering_figure
 from o3viz.figures.step_attention import is_sink, step_attention, step_attention_heatmap
 from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html

@@ -13,7 +13,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.analysis.internals import (
+from o3viz.analysis.routing_lens import (
     answer_token_indices,
     coactivation,
     expert_load,
@@ -32,7 +32,7 @@ from o3viz.figures._style import (
     empty_figure,
 )
 from o3viz.trace import Round
-from o3viz.trace.internals import LensRecord, RoutingRecord
+from o3viz.trace.layer_records import LensRecord, RoutingRecord
 
 MAX_TOKENS = 120  # generated tokens per window on a token axis
 LENS_TOKENS = 24  # tokens per logit-lens window: few enough to print each cell's top token

@@ -23,7 +23,7 @@ import torch
 
 from o3viz.errors import UsageError
 from o3viz.hooks.hookset import decoder_layers, installed
-from o3viz.trace.internals import LensRecord
+from o3viz.trace.layer_records import LensRecord
 
 _ACTIVE: ContextVar[LensRecorder | None] = ContextVar("o3viz_lens", default=None)
 NORM_NAMES = ("norm", "final_layernorm", "ln_f", "final_norm")

@@ -36,7 +36,7 @@ import torch
 
 from o3viz.errors import UsageError
 from o3viz.hooks.hookset import installed
-from o3viz.trace.internals import RoutingRecord
+from o3viz.trace.layer_records import RoutingRecord
 
 _ACTIVE: ContextVar[RoutingRecorder | None] = ContextVar("o3viz_routing", default=None)
 ROUTER_CLASS = re.compile(r"(Router|Gate|Gating)$")

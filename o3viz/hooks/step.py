@@ -3,7 +3,7 @@
 
 Per-step behaviour plugs in here and nowhere else: recording attention (``Recorder``), the DAA
 bias (``o3viz.run.daa``), KV-cache release and restore (``o3viz.compress.release``), the logit
-lens and routing (``o3viz.run.internals``), streaming (``o3viz.run.loop.Streamer``). The loop
+lens and routing (``o3viz.run.layer_recorders``), streaming (``o3viz.run.loop.Streamer``). The loop
 calls, for generated token g (at position ``prompt_len + g``):
 
 1. ``on_prefill(state)`` once, after the prompt's forward;

@@ -2,7 +2,7 @@
 under a dataset name, imported in parallel worker processes.
 
 - Records are read one at a time, each capped at ``MAX_RECORD_BYTES``; a record that is too big,
-  binary, not UTF-8, broken or nested too deeply is reported with its line number and skipped.
+  binary, not UTF-8, not JSON or over a JSON limit (``o3viz.trace.safejson``) is reported with its line number and skipped.
 - A record that holds several solutions and no text of its own (GSM8K's example solutions: one
   question, four graded solutions) fans out into one trace per solution (``fan_out``).
 - A record already in the sink (same bytes, same options) is recognised before it is parsed.
@@ -31,7 +31,7 @@ from o3viz.importers import inspect_log, parquet
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
 from o3viz.trace.bounded import MAX_RECORD_BYTES, Budget, read_lines
-from o3viz.trace.safejson import json_int, scan
+from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
 
 # MAX_RECORD_BYTES: one record; a whole JSONL file is read line by line (o3viz.trace.bounded)
 MAX_FILE_BYTES = 4 * 1024**3  # JSONL; a JSON array is parsed whole and keeps MAX_IMPORT_BYTES
@@ -282,8 +282,7 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
         try:
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, RECORD_BUDGET_S)
-            scan(r.text, "record", max_nesting=None)  # values per byte bounded; json guards nesting
-            rec = json.loads(r.text, parse_int=json_int)
+            rec = loads(r.text, "record", max_nesting=MAX_IMPORT_NESTING)
             if not isinstance(rec, dict):
                 raise TraceError(f"a JSON {type(rec).__name__}, not a record object")
             traces = _import_one(rec, r.line, opts, file, created)
@@ -305,14 +304,6 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
             results.append((r.line, payloads, None))
         except _Timeout:
             results.append((r.line, [], f"took longer than {RECORD_BUDGET_S:.0f} s; skipped"))
-        except RecursionError:
-            results.append((r.line, [], "JSON nested too deeply"))
-        except json.JSONDecodeError as exc:
-            results.append((r.line, [], f"broken JSON ({exc.msg} at column {exc.colno})"))
-        except ValueError as exc:
-            too_long = "digits" in str(exc)
-            msg = "a number too long to read" if too_long else one_line(exc, 300).replace("(input): ", "")
-            results.append((r.line, [], msg))
         except Exception as exc:  # noqa: BLE001 - one bad record never stops the others
             if getattr(exc, "fatal", False):  # the sink cannot take more (a full disk): stop
                 results.append((r.line, [], FATAL + one_line(exc, 300)))

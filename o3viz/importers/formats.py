@@ -4,16 +4,14 @@ Anthropic Messages JSON. Each parser returns an :class:`Imported`; datasets live
 ``o3viz.importers.datasets``, and the table that names and detects the formats in
 ``o3viz.importers.registry``.
 
-Inputs are untrusted: sizes are checked before reading, nesting is bounded by the JSON parser's
-recursion guard, values per byte and integer digits by ``o3viz.trace.safejson``, and nothing is ever
-executed or evaluated.
+Inputs are untrusted: sizes are checked before reading, JSON is parsed by ``o3viz.trace.safejson``
+(nesting, values per byte, integer digits, no ``NaN``), and nothing is ever executed or evaluated.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import json
 import os
 import re
 import zlib
@@ -23,7 +21,7 @@ from typing import Any
 
 from o3viz.errors import TraceError
 from o3viz.trace.io import MAX_FILE_BYTES
-from o3viz.trace.safejson import json_int, scan
+from o3viz.trace.safejson import MAX_IMPORT_NESTING, BrokenJSON, loads, parse
 
 MAX_IMPORT_BYTES = MAX_FILE_BYTES  # one limit for trace files and imports, on disk or uploaded
 MAX_TEXT_CHARS = 20_000_000  # after decoding; a 30k-token trace is about 120k characters
@@ -112,39 +110,26 @@ def read_input(src: Any) -> RawInput:
 def _parse_text(text: str, file: str | None) -> RawInput:
     where = file or "(input)"
     head = text.lstrip()[:1]
-    if head in ("{", "["):
-        scan(text, where, max_nesting=None)  # values per byte bounded; the parser guards nesting
-        try:
-            return RawInput(json.loads(text, parse_int=json_int), "json", file, text)
-        except TraceError as exc:  # json_int: a number too long to read
-            raise TraceError(f"{where}: {exc}") from None
-        except RecursionError:
-            raise TraceError(f"{where}: JSON nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            if head == "{" and "\n" in text.strip():
-                return RawInput(_parse_jsonl(text, where), "jsonl", file, text)
-            raise TraceError(
-                f"{where}: broken JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); tried json, jsonl"
-            ) from None
-    return RawInput(text, "text", file, text)
+    if head not in ("{", "["):
+        return RawInput(text, "text", file, text)
+    try:
+        return RawInput(loads(text, where, max_nesting=MAX_IMPORT_NESTING), "json", file, text)
+    except BrokenJSON as exc:
+        if head != "{" or "\n" not in text.strip():
+            raise BrokenJSON(f"{exc}; tried json, jsonl") from None
+    try:  # JSON lines: the scan above passed the whole text, so each line is only parsed
+        return RawInput(_parse_jsonl(text, where), "jsonl", file, text)
+    except BrokenJSON as exc:
+        raise BrokenJSON(f"{exc}; tried json, jsonl") from None
 
 
 def _parse_jsonl(text: str, where: str) -> list[Any]:
-    records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line, parse_int=json_int))
-        except TraceError as exc:
-            raise TraceError(f"{where}: line {n}: {exc}") from None
-        except RecursionError:
-            raise TraceError(f"{where}: line {n}: JSON nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            raise TraceError(
-                f"{where}: line {n}: broken JSON ({exc.msg} at column {exc.colno}); tried json, jsonl"
-            ) from None
-    return records
+    """The records of JSON-lines text that ``loads`` has scanned whole (so each line is only parsed)."""
+    return [
+        parse(line, f"{where}: line {n}", max_nesting=MAX_IMPORT_NESTING)
+        for n, line in enumerate(text.splitlines(), 1)
+        if line.strip()
+    ]
 
 
 # ---------------------------------------------------------------- text formats

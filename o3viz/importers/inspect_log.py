@@ -12,8 +12,7 @@ The files are untrusted and read through ``o3viz.trace.bounded``: the file's siz
 count and its central directory's size are checked from the zip's end record before zipfile parses
 anything; a member's declared and real sizes are both capped before and while it is decompressed (a
 zip bomb stops at the cap), and all members together against what the file may decode to; a
-repeated member name is imported once; the JSON is read with the importers' guards
-(``o3viz.trace.safejson``).
+repeated member name is imported once; the JSON is read by ``o3viz.trace.safejson.loads``.
 
 >>> rec = sample_record({"id": 1, "epoch": 1, "input": "2+2?", "target": "4", "scores": {"match": {"value": "C"}},
 ...     "messages": [{"role": "assistant", "content": [{"type": "reasoning", "reasoning": "2+2 = 4."},
@@ -25,19 +24,18 @@ repeated member name is imported once; the JSON is read with the importers' guar
 
 from __future__ import annotations
 
-import json
 import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from o3viz.errors import TraceError, one_line, printable
+from o3viz.errors import TraceError, printable
 from o3viz.importers.datasets import pick_record
 from o3viz.importers.formats import MAX_IMPORT_BYTES, Imported, RawInput, has_think_tags, parse_think_text
 from o3viz.trace import bounded
 from o3viz.trace.bounded import Budget, BudgetError
-from o3viz.trace.safejson import json_int, scan
+from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one sample (events included) or the header, decompressed
@@ -68,18 +66,9 @@ def read_member(
 def parse_json(data: bytes, where: str) -> Any:
     try:
         text = data.decode("utf-8-sig")
-        scan(text, where, max_nesting=None)
-        return json.loads(text, parse_int=json_int)
     except UnicodeDecodeError as exc:
         raise TraceError(f"{where}: not UTF-8 text at byte {exc.start}") from None
-    except RecursionError:
-        raise TraceError(f"{where}: JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        raise TraceError(
-            f"{where}: broken JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except ValueError as exc:  # json_int: a number too long to read
-        raise TraceError(f"{where}: {one_line(exc, 120)}") from None
+    return loads(text, where, max_nesting=MAX_IMPORT_NESTING)
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:

@@ -25,6 +25,7 @@ import json
 from typing import Any
 
 from o3viz.trace import Check, Round, Step, Trace
+from o3viz.trace.ids import make_id
 from o3viz.trace.io import trace_bytes
 
 SCOPE = "o3viz"
@@ -108,8 +109,8 @@ def _step_span(tid: str, seed: str, rnd: Round, step: Step, base: int, parent: s
         "openinference.span.kind": "CHAIN",
         "output.value": step.text,
         "output.mime_type": "text/plain",
-        "graph.node.id": f"step:{rnd.index}:{step.index}",
-        "graph.node.parent_id": f"round:{rnd.index}",
+        "graph.node.id": make_id("step", rnd.index, step.index),
+        "graph.node.parent_id": make_id("round", rnd.index),
         "graph.node.name": f"step {step.index}",
         "metadata": _meta(
             type=step.type, kind=step.kind, parent=step.parent, tokens=[step.token_start, step.token_end]
@@ -137,7 +138,7 @@ def _round_spans(tid: str, seed: str, trace: Trace, rnd: Round, base: int, root:
         "llm.output_messages.0.message.role": "assistant",
         "llm.output_messages.0.message.content": rnd.text,
         "llm.token_count.completion": len(rnd.tokens) or None,
-        "graph.node.id": f"round:{rnd.index}",
+        "graph.node.id": make_id("round", rnd.index),
         "graph.node.name": f"round {rnd.index}",
         "metadata": _meta(answer=rnd.answer, verdict=rnd.verdict, action=rnd.action, feedback=rnd.feedback),
         **evaluations(loose),

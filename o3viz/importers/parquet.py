@@ -18,6 +18,7 @@ import base64
 import datetime as dt
 import decimal
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,22 @@ def _plain(v: Any) -> Any:
     if isinstance(v, bytes):
         return base64.b64encode(v[:1024]).decode()
     return str(v)
+
+
+def _json(row: dict) -> str:
+    """A row as JSON text that ``o3viz.trace.safejson`` reads back: a float column's NaN or
+    infinity (how pandas writes a missing value) becomes ``null``, never the ``NaN`` JSON lacks."""
+    return json.dumps(_finite(row), default=_plain, ensure_ascii=False)
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
 
 
 def _open(path: Path):
@@ -88,7 +105,7 @@ def parquet_rows(path: str | Path) -> Iterator[tuple[int, str | None, str | None
         for batch in _batches(pf, path, range(pf.metadata.num_row_groups), budget):
             for row, problem in arrow_rows(batch, budget, MAX_ROW_BYTES):
                 n += 1
-                text = None if row is None else json.dumps(row, default=_plain, ensure_ascii=False)
+                text = None if row is None else _json(row)
                 if problem is None and len(text) > MAX_ROW_BYTES:
                     problem, text = f"row larger than the limit of {MAX_ROW_BYTES} bytes", None
                 yield n, text, problem
@@ -129,7 +146,7 @@ def _row_in_group(pf, path: Path, group: int, n: int) -> dict:
             row, problem = next(arrow_rows(batch.slice(n, 1), budget, MAX_ROW_BYTES))
             if problem is not None:
                 raise TraceError(f"{path.name}: {problem}")
-            return json.loads(json.dumps(row, default=_plain))
+            return json.loads(_json(row))
     except TraceError:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:

@@ -10,14 +10,13 @@ Only the first ``n`` records are read (each bounded like a bulk import's), and n
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from o3viz.errors import O3vizError, one_line
 from o3viz.importers.bulk import ImportOptions, fan_out, read_records
-from o3viz.trace.safejson import json_int, scan
+from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
 
 PREVIEW_RECORDS = 5
 HEAD_CHARS = 160  # characters of the text, question and reference a preview row shows
@@ -127,10 +126,9 @@ def preview_import(path: str | os.PathLike, opts: ImportOptions, n: int = PREVIE
             out.records.append(RecordPreview(r.line, error=r.hash[1:].split(": ", 1)[-1]))
             continue
         try:
-            scan(r.text, "record", max_nesting=None)
-            rec = json.loads(r.text, parse_int=json_int)
-        except (ValueError, RecursionError, O3vizError) as exc:
-            out.records.append(RecordPreview(r.line, error=f"not a JSON record ({one_line(exc, 200)})"))
+            rec = loads(r.text, "record", max_nesting=MAX_IMPORT_NESTING)
+        except O3vizError as exc:
+            out.records.append(RecordPreview(r.line, error=one_line(exc, 200)))
             continue
         if not isinstance(rec, dict):
             out.records.append(

@@ -47,15 +47,16 @@ from o3viz.run.assemble import (
 )
 from o3viz.run.compressed import CompressedPrompt, compress_prompt
 from o3viz.run.config import CaptureConfig, DAAConfig, resolve_layers
-from o3viz.run.daa import DAATrack
+from o3viz.run.daa.modes import DAA_MODE_TABLE
+from o3viz.run.daa.relevance import DAATrack
+from o3viz.run.daa.steer import SteerTrack
 from o3viz.run.explore import explore_branches
-from o3viz.run.internals import record_internals
+from o3viz.run.layer_recorders import record_internals
 from o3viz.run.loop import OnToken, Streamer, eos_ids, run_loop
 from o3viz.run.prompt import PromptLayout, layout_prompt
 from o3viz.run.provenance import run_provenance
 from o3viz.run.request import RunRequest, build_request
 from o3viz.run.sizing import plan_request
-from o3viz.run.steer import SteerTrack
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import round_answer
 from o3viz.trace.attention import PairRows, top_k_pairs
@@ -135,15 +136,15 @@ class _Hooks:
 def _hooks(model, tokenizer, req: RunRequest, layout: PromptLayout, packed, kind: str, on_token) -> _Hooks:
     rec = _recorder(model, layout, req)
     rec.record = req.capture.enabled or packed is not None
-    instrumented = rec.record or req.daa.mode in ("allocate", "steer")
-    track = steer = None
-    if req.daa.mode == "steer":
+    daa = DAA_MODE_TABLE[req.daa.mode]
+    instrumented = rec.record or daa.biases
+    track = DAATrack(model, layout, req.daa, kind, rec if instrumented else None) if daa.relevance else None
+    steer = None
+    if daa.steers:
         length = (
             len(layout.ids) + req.max_new_tokens + req.capture.branch_tokens + 1
         )  # every position the run reaches
         steer = SteerTrack(model, tokenizer, layout, req.daa, rec, length)
-    elif req.daa.mode != "off":
-        track = DAATrack(model, layout, req.daa, kind, rec if instrumented else None)
     return _Hooks(
         rec,
         instrumented,

@@ -20,6 +20,7 @@ import numpy as np
 from o3viz.errors import UsageError
 from o3viz.hooks.daa import ALPHA
 from o3viz.hooks.steer import STEER_ALPHA, SteerHeads, parse_steer_heads
+from o3viz.run.daa.modes import DAA_MODE_TABLE, DAA_MODES, DAAMode
 
 ENTROPY_THRESHOLD = 1.5  # nats: the model spreads its bet over roughly e^1.5 ≈ 4.5 tokens or more
 MARGIN_THRESHOLD = 0.1  # p(top1) - p(top2): the two best candidates are nearly tied
@@ -28,9 +29,7 @@ MAX_STRENGTH = 100.0
 
 LayerChoice = Literal["auto", "all", "none"]
 StorageDtype = Literal["float16", "float32"]
-DAAMode = Literal["off", "observe", "allocate", "steer"]
 LAYER_CHOICES: tuple[str, ...] = get_args(LayerChoice)
-DAA_MODES: tuple[str, ...] = get_args(DAAMode)
 
 
 @dataclass
@@ -98,7 +97,7 @@ class DAAConfig:
     """Dynamic Attention Allocation settings (see ``o3viz.hooks.daa`` for the score and the bias,
     ``o3viz.hooks.steer`` for steering)."""
 
-    mode: DAAMode = "off"  # off | observe (record relevance) | allocate (bias attention logits) | steer
+    mode: DAAMode = "off"  # what each mode does: o3viz.run.daa.modes.DAA_MODE_TABLE
     alpha: float = ALPHA  # weight of the embedding cosine against the position term
     strength: float | Sequence = 1.0  # λ: a number, per layer (L,) or per layer and head (L, H)
     spans: Sequence[SteerSpan] = ()  # steer: the marked prompt spans
@@ -107,11 +106,11 @@ class DAAConfig:
 
     def validate(self) -> None:
         if self.mode not in DAA_MODES:
-            raise UsageError(f"DAA mode must be off, observe, allocate or steer, not {self.mode!r}")
+            raise UsageError(f"DAA mode must be one of {', '.join(DAA_MODES)}, not {self.mode!r}")
         if not 0 <= self.alpha <= 1:
             raise UsageError(f"DAA alpha must be in [0, 1], not {self.alpha}")
         check_strength(self.strength)
-        if self.mode != "steer":
+        if not DAA_MODE_TABLE[self.mode].steers:
             return
         if not self.spans:
             raise UsageError("steering needs at least one marked span (--steer TEXT)")

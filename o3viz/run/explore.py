@@ -12,7 +12,7 @@ import numpy as np
 
 from o3viz.hooks.recorder import Recorder
 from o3viz.run.assemble import extract_answer
-from o3viz.run.daa import DAATrack
+from o3viz.run.daa.relevance import DAATrack
 from o3viz.run.loop import run_loop
 from o3viz.run.request import RunRequest
 from o3viz.trace.parts import Branch, DecisionPoint

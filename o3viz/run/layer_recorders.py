@@ -17,7 +17,7 @@ from typing import Any
 from o3viz.errors import UsageError
 from o3viz.hooks.step import StepHook
 from o3viz.run.config import check_internals, resolve_layers
-from o3viz.trace.internals import InternalsRecord
+from o3viz.trace.layer_records import InternalsRecord
 
 
 def check_internals_for(model, cfg: Any) -> None:

@@ -322,7 +322,7 @@ def _loaded(models: dict, name: str | None, load: Loader, sub: RunRequest) -> tu
     """The model ``name`` (loaded once per job), checked once against the capture settings."""
     if name not in models:
         from o3viz.run.config import resolve_layers
-        from o3viz.run.internals import check_internals_for
+        from o3viz.run.layer_recorders import check_internals_for
 
         model, tok = load(name)
         resolve_layers(sub.capture.layers, model.config.num_hidden_layers)

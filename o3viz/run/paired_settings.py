@@ -18,7 +18,8 @@ from typing import Any
 
 from o3viz.errors import UsageError
 from o3viz.hooks.steer import parse_steer_heads
-from o3viz.run.config import DAA_MODES, DAAConfig, SteerSpan
+from o3viz.run.config import DAAConfig, SteerSpan
+from o3viz.run.daa.modes import DAA_MODES
 from o3viz.run.provenance import settings_of
 from o3viz.run.request import RunRequest
 

@@ -82,7 +82,7 @@ def build_request(request: RunRequest | str | None = None, /, **settings: Any) -
     """The ``RunRequest`` that ``capture``, ``solve`` and ``execute`` run: ``request`` (a
     ``RunRequest``, or a prompt) with keyword settings laid over it, so a notebook can write
     ``capture(model, tok, "What is 17*23?", max_new_tokens=8)``. ``daa`` takes a ``DAAConfig`` or
-    a mode ("observe", "allocate", ...); ``capture`` a ``CaptureConfig``. An unknown setting is one
+    a mode name (``o3viz.run.daa.modes.DAA_MODES``); ``capture`` a ``CaptureConfig``. An unknown setting is one
     ``UsageError`` line naming the ones there are."""
     names = {f.name for f in dataclasses.fields(RunRequest)}
     unknown = sorted(set(settings) - names)

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from o3viz.errors import UsageError
+from o3viz.run.daa.modes import DAA_MODE_TABLE
 from o3viz.trace.jsonfile import MAX_FILE_BYTES, MAX_JSON_BYTES
 
 PREFILL_DENSE_MAX = 2048  # prompt tokens up to which the dense (P, P) prefill map is kept
@@ -271,7 +272,7 @@ def plan_request(req: Any, prompt_len: int, num_layers: int, num_heads: int) -> 
         top_k=cfg.top_k,
         prefill=cfg.prefill,
         dtype_bytes=4 if cfg.dtype == "float32" else 2,
-        extra_rows=1 if req.daa.mode in ("allocate", "steer") else 0,
+        extra_rows=1 if DAA_MODE_TABLE[req.daa.mode].biases else 0,  # the unbiased rows as well
     )
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from o3viz.run.assemble import answer_confidence
 from o3viz.run.capture import capture
+from o3viz.run.daa.steer_spans import pin_occurrences
 from o3viz.run.loop import OnToken
 from o3viz.run.provenance import settings_of
 from o3viz.run.request import RunRequest, build_request
-from o3viz.run.steer_spans import pin_occurrences
 from o3viz.tasks.spec import TaskSpec, load_task, prompt_task
 from o3viz.text.answers import round_answer
 from o3viz.trace import Check, Round, Trace

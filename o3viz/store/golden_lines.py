@@ -17,10 +17,12 @@ import re
 from array import array
 from collections.abc import Iterator
 
-from o3viz.errors import UsageError
+from o3viz.errors import O3vizError, UsageError
 from o3viz.store.labels import Label, check_label
 from o3viz.trace.bounded import MAX_RECORD_BYTES, read_lines
 from o3viz.trace.files import open_regular
+from o3viz.trace.ids import parse_step_ref
+from o3viz.trace.safejson import DECODER, loads
 
 __all__ = ["MAX_LABEL_FILE_BYTES", "golden_labels", "label_lines"]
 
@@ -28,7 +30,7 @@ MAX_LABEL_FILE_BYTES = 256 << 20
 MAX_DEPTH = 64  # nesting of the members a line may carry beside its labels (skipped, never built)
 _LABEL_FIELDS = ("labeller", "verdict", "first_error", "type", "note")
 _SPACE = re.compile(r"[ \t\n\r]*")
-_DECODE = json.JSONDecoder().raw_decode
+_DECODE = DECODER.raw_decode  # safejson's number guards: no NaN, no 5,000-digit integer
 MAX_PARSED_LINE = 64 << 10  # bytes: a line this short is parsed whole (a few MiB at most), faster
 MAX_FLAT_LABEL = 4096  # characters: a label object this short, and flat, is decoded whole
 # an object with no list or object inside: text outside strings, and strings
@@ -161,16 +163,18 @@ def _label_fields(cur: _Cursor) -> dict:
 
 
 def _step_id(value) -> tuple[int, int]:
-    r, i = (int(x) for x in str(value).split(":"))
-    return r, i
+    node = parse_step_ref(value)
+    if node is None:
+        raise ValueError(f"step {str(value)[:20]!r} is not R:I")
+    return node.round, node.index  # type: ignore[return-value]
 
 
 def golden_labels(line: bytes, n: int, where: str) -> Iterator[Label]:
     """The labels of one golden-set line (``export_labels``), each checked; else one line."""
     try:
         text = line.decode(json.detect_encoding(line), "surrogatepass")
-        yield from (_parsed_labels(json.loads(text)) if len(line) <= MAX_PARSED_LINE else _labels(text))
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, UsageError) as exc:
+        yield from (_parsed_labels(loads(text, "JSON")) if len(line) <= MAX_PARSED_LINE else _labels(text))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, O3vizError) as exc:
         raise UsageError(f"{where} line {n}: not a golden-set record ({str(exc)[:80]})") from None
 
 

@@ -23,10 +23,12 @@ import time
 import uuid
 from dataclasses import dataclass, field, fields
 
-from o3viz.errors import UsageError
+from o3viz.errors import O3vizError, UsageError
 from o3viz.store.store import Store
 from o3viz.text.classify import TYPES as STEP_TYPES
 from o3viz.trace.bounded import read_lines
+from o3viz.trace.ids import parse_step_ref, step_ref
+from o3viz.trace.safejson import loads
 
 VERDICTS = ("correct", "wrong", "unsure")
 MAX_LABELLER_CHARS = 100
@@ -54,7 +56,7 @@ class Label:
     @property
     def step_id(self) -> str:
         """``R:I``, as the CLI takes it."""
-        return f"{self.round}:{self.step}"
+        return step_ref(self.round, self.step)
 
     def to_dict(self) -> dict:
         return {f: getattr(self, f) for f in _FIELDS}  # every field is a scalar: no asdict deep copy
@@ -69,10 +71,8 @@ def parse_step(text: str) -> tuple[int, int]:
     >>> parse_step("0:3"), parse_step("step:1:4")
     ((0, 3), (1, 4))
     """
-    from o3viz.trace.ids import parse_id
-
-    node = parse_id(text if text.startswith("step:") else f"step:{text}")
-    if node is None or node.kind != "step":
+    node = parse_step_ref(text)
+    if node is None:
         raise UsageError(f"step {text!r}: give it as R:I, e.g. 0:3 (round 0, step 3)")
     return node.round, node.index  # type: ignore[return-value]
 
@@ -126,7 +126,7 @@ def check_step(store: Store, key: str, round: int, step: int, counts: list[int] 
     if round >= len(counts) or step >= counts[round]:
         n = counts[round] if round < len(counts) else 0
         raise UsageError(
-            f"trace {key} has no step {round}:{step} (round {round} has {n} steps; rounds: {len(counts)})"
+            f"trace {key} has no step {step_ref(round, step)} (round {round} has {n} steps; rounds: {len(counts)})"
         )
 
 
@@ -212,11 +212,11 @@ def read_label_file(store: Store) -> tuple[list[Label], list[str]]:
             try:
                 if problem is not None:
                     raise UsageError("line too long")
-                d = json.loads(line)
+                d = loads(line, "JSON")
                 if not isinstance(d, dict):
                     raise UsageError(f"a JSON {type(d).__name__}, not an object")
                 out.append(check_label(Label(**{k: d[k] for k in _FIELDS if k in d})))
-            except (ValueError, TypeError, UsageError) as exc:
+            except (ValueError, TypeError, O3vizError) as exc:
                 errors.append(f"{LABEL_FILE} line {n}: not a label ({str(exc)[:80]})")
     return out, errors
 

@@ -20,12 +20,35 @@ from o3viz.trace import (
 )
 
 
-def make_tiny_llama(num_layers: int = 2, max_positions: int = 512):
-    """A tiny random Llama with the embedded model's real tokenizer (shared vocabulary), so tests
-    can use real prompts and the chat template without a real model's cost. Skips the calling test
-    (``pytest.skip``) when the embedded model's tokenizer is not installed."""
+def make_tiny_llama_model(vocab_size: int, num_layers: int = 2, max_positions: int = 512, seed: int = 0):
+    """A tiny random Llama (hidden 32, 4 heads sharing 2 KV heads, MLP 64) in eval mode: the one
+    place a test's tiny model is configured. Seeds torch's global generator with ``seed`` first, so
+    the weights, and whatever the caller draws next, are the same on every run.
+
+    Used without a tokenizer (token ids drawn at random) or with one built in the test; see
+    ``make_tiny_llama`` for one that shares the embedded model's tokenizer."""
     import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(
+        hidden_size=32,
+        num_hidden_layers=num_layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=64,
+        vocab_size=vocab_size,
+        max_position_embeddings=max_positions,
+    )
+    return LlamaForCausalLM(cfg).eval()
+
+
+def make_tiny_llama(num_layers: int = 2, max_positions: int = 512):
+    """A tiny random Llama (``make_tiny_llama_model``) with the embedded model's real tokenizer
+    (shared vocabulary), so tests can use real prompts and the chat template without a real model's
+    cost. Skips the calling test (``pytest.skip``) when the embedded model's tokenizer is not
+    installed."""
+    from transformers import AutoTokenizer
 
     from o3viz.errors import ModelLoadError
     from o3viz.model import resolve_model
@@ -37,17 +60,7 @@ def make_tiny_llama(num_layers: int = 2, max_positions: int = 512):
 
         pytest.skip(f"default model tokenizer unavailable: {exc}")
     tok = AutoTokenizer.from_pretrained(target)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        num_hidden_layers=num_layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=64,
-        vocab_size=len(tok),
-        max_position_embeddings=max_positions,
-    )
-    return LlamaForCausalLM(cfg).eval(), tok
+    return make_tiny_llama_model(len(tok), num_layers, max_positions), tok
 
 
 def save_tiny_llama(folder, **kwargs):

@@ -7,7 +7,7 @@ import numpy as np
 
 from o3viz.testing.builders import small_trace
 from o3viz.trace import Trace
-from o3viz.trace.internals import InternalsRecord, LensRecord, RoutingRecord
+from o3viz.trace.layer_records import InternalsRecord, LensRecord, RoutingRecord
 
 
 def trace_with_internals(seed: int = 0, experts: int = 8, layers: int = 3) -> Trace:

@@ -27,7 +27,9 @@ from o3viz.trace.codec import (
 )
 from o3viz.trace.parts import Segment
 
-DAA_MODES = ("off", "observe", "allocate")
+# The DAA modes that write a ``DAARecord`` (``steer`` writes a ``SteerRecord``). What each mode does
+# is ``o3viz.run.daa.modes.DAA_MODE_TABLE``, above this layer; a test keeps the two in step.
+DAA_RECORD_MODES = ("off", "observe", "allocate")
 HEAD_CHOICES = ("all", "list", "auto")
 
 
@@ -67,7 +69,7 @@ class DAARecord:
     @classmethod
     def from_dict(cls, d: Any, path: str) -> DAARecord:
         return cls(
-            mode=literal(d, "mode", DAA_MODES, path),
+            mode=literal(d, "mode", DAA_RECORD_MODES, path),
             alpha=req(d, "alpha", float, path),
             strength=req(d, "strength", float, path),
             task_type=opt(d, "task_type", str, path, "general"),

@@ -27,8 +27,8 @@ from o3viz.trace.codec import (
 )
 from o3viz.trace.compression import CompressionRecord
 from o3viz.trace.importance import ImportanceRecord, importance_list
-from o3viz.trace.internals import InternalsRecord
 from o3viz.trace.jsonfile import parse_bytes, read_source, save_dict
+from o3viz.trace.layer_records import InternalsRecord
 from o3viz.trace.migrate import migrate
 from o3viz.trace.parts import Alt, Branch, Check, DecisionPoint, Segment, Step, Token
 from o3viz.trace.verdicts import VerdictRecord, verdict_list

@@ -2,7 +2,9 @@
 step, a check, a decision point ``dp`` at generated token I, a context segment or an explored
 branch of round R), ``alt:R:T:K`` (the K-th alternative at the decision point on token T),
 ``round:R`` / ``answer:R``, ``comp:E`` (compression event E) or ``task``. The graph, the
-outline, the figures, the pages and the URL (``?node=``) all use these names.
+outline, the figures, the pages and the URL (``?node=``) all use these names. A step is also
+written ``R:I`` on its own (``step_ref``): the CLI's ``--step``, label files and a branch's parent
+take it that way, and ``parse_step_ref`` reads either form.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ class NodeId:
     round: int | None = None  # R; None for ``task`` and ``comp``
     index: int | None = None  # I: the step, check, segment or branch; a decision's token; comp's event
     alt: int | None = None  # K, for ``alt`` only
+
+    @property
+    def id(self) -> str:
+        """The id these parts name (``parse_id``'s inverse).
+
+        >>> parse_id("step:0:3").id, parse_id("comp:2").id
+        ('step:0:3', 'comp:2')
+        """
+        return make_id(self.kind, self.round, self.index, self.alt)
 
 
 def make_id(
@@ -65,6 +76,28 @@ def parse_id(node: str | None) -> NodeId | None:
     if kind == "comp":
         return NodeId("comp", None, nums[0])
     return NodeId(kind, *nums)  # type: ignore[arg-type]
+
+
+def step_ref(round: int, index: int) -> str:
+    """``R:I``: step ``index`` of round ``round`` as the CLI, label files and branches write it.
+
+    >>> step_ref(0, 3)
+    '0:3'
+    """
+    return make_id("step", round, index).removeprefix("step:")
+
+
+def parse_step_ref(text: object) -> NodeId | None:
+    """The step named by ``R:I`` or by its node id ``step:R:I``, or None for anything else (no
+    exception, as ``parse_id``).
+
+    >>> parse_step_ref("0:3"), parse_step_ref("step:1:4").id, parse_step_ref("round:1")
+    (NodeId(kind='step', round=0, index=3, alt=None), 'step:1:4', None)
+    """
+    if not isinstance(text, str):
+        return None
+    node = parse_id(text if text.startswith("step:") else "step:" + text)
+    return node if node is not None and node.kind == "step" else None
 
 
 def parse_index(raw: object, n: int) -> int | None:

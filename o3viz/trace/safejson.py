@@ -12,7 +12,13 @@ needs a few MiB, not tens of bytes per input byte) and refuses, in one ``TraceEr
   or more containers than ``BASE_CONTAINERS + CONTAINERS_PER_MB`` per MiB. Real traces stay under
   a sixth of these (a token with 64 alternatives is about 170,000 values per MiB);
 
-and ``json_int`` refuses an integer of more than ``MAX_INT_DIGITS`` digits while parsing.
+and ``json_int`` refuses an integer of more than ``MAX_INT_DIGITS`` digits while parsing, and
+``NaN``, ``Infinity`` and ``-Infinity`` (Python's ``json`` reads them; JSON has no such numbers).
+
+``loads`` is the one way o3viz parses JSON it did not write itself (trace files, the store's files,
+every importer, the app's upload): one scan, one parse, one error mapping. Other tools' JSON (an
+Inspect log's tool arguments, a dataset record) may nest deeper than a trace, so importers pass
+``max_nesting=MAX_IMPORT_NESTING``, still well below the parser's own recursion limit.
 
 >>> loads(b'{"a": [1, 2.5, "x"]}', "(file)")
 {'a': [1, 2.5, 'x']}
@@ -32,6 +38,7 @@ import numpy as np
 from o3viz.errors import TraceError
 
 MAX_NESTING = 64  # deepest legitimate trace nesting is about 10
+MAX_IMPORT_NESTING = 256  # other tools' JSON; below the stdlib parser's recursion limit (~1000)
 MAX_INT_DIGITS = 1000  # converts in ~10 µs; CPython refuses past 4,300 and is quadratic below
 BASE_VALUES = 1 << 20
 VALUES_PER_MB = 256 * 1024
@@ -122,16 +129,40 @@ def scan(data: bytes | str, where: str, *, max_nesting: int | None = MAX_NESTING
             )
 
 
-def loads(data: bytes | str, where: str) -> Any:
-    """``json.loads`` of untrusted input within the bounds above; every problem one ``TraceError``."""
-    scan(data, where)
+class BrokenJSON(TraceError):
+    """Text that is not JSON at all (a syntax error, not UTF-8), as opposed to JSON over a limit: a
+    caller that can read the text another way (as JSON lines) catches only this."""
+
+
+def loads(data: bytes | str, where: str, *, max_nesting: int = MAX_NESTING) -> Any:
+    """``json.loads`` of untrusted input within the bounds above; every problem one ``TraceError``
+    line that starts with ``where``.
+
+    >>> loads('{"p": NaN}', "record")
+    Traceback (most recent call last):
+    ...
+    o3viz.errors.TraceError: record: NaN is not allowed; numbers must be finite
+    """
+    scan(data, where, max_nesting=max_nesting)
+    return parse(data, where, max_nesting=max_nesting)
+
+
+def parse(data: bytes | str, where: str, *, max_nesting: int = MAX_NESTING) -> Any:
+    """``loads`` without the scan, for a part of a text that ``scan`` has passed whole (a line of a
+    JSON-lines file whose earlier lines parsed: those are balanced, so the whole text's depth and
+    counts bound this line's)."""
     try:
         return json.loads(data, parse_int=json_int, parse_constant=_reject_constant)
     except TraceError as exc:
         raise TraceError(f"{where}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceError(f"{where}: not valid JSON, perhaps truncated ({exc})") from None
+        raise BrokenJSON(f"{where}: not valid JSON, perhaps truncated ({exc})") from None
     except RecursionError:
-        raise TraceError(f"{where}: nesting deeper than the limit of {MAX_NESTING}") from None
+        raise TraceError(f"{where}: nesting deeper than the limit of {max_nesting}") from None
     except ValueError as exc:  # e.g. an integer past CPython's digit limit that slipped through
         raise TraceError(f"{where}: not valid JSON ({' '.join(str(exc).split())[:200]})") from None
+
+
+# For a reader that walks a long text a value at a time (``raw_decode``), with the same number
+# guards as ``loads``; it raises ``TraceError`` for a number it refuses.
+DECODER = json.JSONDecoder(parse_int=json_int, parse_constant=_reject_constant)

@@ -8,14 +8,20 @@ from __future__ import annotations
 import streamlit as st
 
 from o3viz.app import UsageError
-from o3viz.app.running import PairedRunJob, PairedRunRequest, RunRequest, parse_setting, task_ids
+from o3viz.app.running import (
+    DAA_MODES,
+    PairedRunJob,
+    PairedRunRequest,
+    RunRequest,
+    parse_setting,
+    task_ids,
+)
 from o3viz.figures import escape_markdown
 from pages.common.jobs import follow_job, start_job
 from pages.common.state import take
 from pages.common.ui import get_model, pin, store
 
 LISTS = {"GSM8K": "gsm8k", "HumanEval": "humaneval", "MBPP+": "mbppplus"}
-MODES = ["off", "observe", "allocate", "steer"]
 SEGMENTS = ["question", "instruction"]
 
 
@@ -29,7 +35,7 @@ def _side(col, side: str, mode: str) -> str:
     CLI's ``--pair-a``/``--pair-b``), so both say a side the same way."""
     k = side.lower()
     c1, c2 = col.columns(2)
-    daa = c1.selectbox(f"{side}: DAA mode", MODES, MODES.index(mode), key=f"pr_{k}_daa")
+    daa = c1.selectbox(f"{side}: DAA mode", DAA_MODES, DAA_MODES.index(mode), key=f"pr_{k}_daa")
     model = c2.text_input(f"{side}: model (empty = shared)", "", key=f"pr_{k}_model").strip()
     items = [f"daa={daa}"]
     if daa == "allocate":

@@ -111,7 +111,7 @@ def _picks(datasets: list[str], suggested: dict | None) -> dict:
         for name in PARAMS:
             key = f"pc_{name}"
             st.session_state.pop(key, None)
-    cols = st.columns([2.2, 2, 0.3, 2.2, 2, 1.6], vertical_alignment="bottom")
+    cols = st.columns([2.1, 1.8, 0.3, 2.1, 1.8, 2.1], vertical_alignment="bottom")
     for side, c in (("a", 0), ("b", 3)):
         _select(cols[c], f"Dataset {side.upper()}", datasets, sets, f"d{side}")
         models = ["", *dataset_models(store(), sets[f"d{side}"])]

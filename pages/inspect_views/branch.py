@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import BranchJob, Progress, Trace, branch_step_offset, make_id, parse_id
+from o3viz.app import BranchJob, Progress, Trace, branch_step_offset, parse_step_ref
 from o3viz.app.running import (
     MAX_EDIT_CHARS,
     Continuer,
@@ -101,7 +101,7 @@ def _rollouts(key: str, trace: Trace, step: str) -> None:
         return
     res = store().trace(found)
     info = res.parent.info
-    kept = trace.rounds[parse_id(f"step:{step}").round].answer
+    kept = trace.rounds[parse_step_ref(step).round].answer
     show_figure(
         branch_answers_figure(step, kept, info.get("answers", {}), trace.task.reference),
         f"branch_ans_{key}_{step}",
@@ -155,9 +155,9 @@ def forks_of(key: str, trace: Trace) -> list[Fork]:
     """The trace's branches (its own list, then the store's links) as forks for the map."""
     out = []
     for b in branches_of(store(), key, trace):
-        node = parse_id(f"step:{b.step}")
+        node = parse_step_ref(b.step)
         if node is not None:
-            out.append(Fork(make_id("step", node.round, node.index), b.kind, b.label, b.answer, b.verdict))
+            out.append(Fork(node.id, b.kind, b.label, b.answer, b.verdict))
     return out
 
 

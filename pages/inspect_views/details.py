@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Trace, first_wrong_by, parse_id, reference_last_held
+from o3viz.app import Trace, first_wrong_by, parse_id, reference_last_held, step_ref
 from o3viz.figures import (
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
@@ -52,7 +52,7 @@ def _step(trace: Trace, s) -> None:
     if s.depends_on:
         facts.append("depends on steps " + ", ".join(map(str, s.depends_on)))
     st.caption(escape_markdown(" · ".join(facts)))
-    branch_panel(st.session_state.inspect_key, trace, f"{s.round}:{s.index}", step.text)
+    branch_panel(st.session_state.inspect_key, trace, step_ref(s.round, s.index), step.text)
     decisions = step_decisions(rnd, step)
     target = None
     if decisions:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Label, O3vizError, add_labels, labels_on, parse_id
+from o3viz.app import Label, O3vizError, add_labels, labels_on, make_id, parse_id
 from o3viz.figures import escape_markdown, label_rows, mark_labels
 from pages.common.ui import select_node, store
 
@@ -45,7 +45,7 @@ def _mine(key: str) -> dict[str, str]:
         labels = labels_on(store(), key)
     except O3vizError:
         return {}
-    return {f"step:{x.round}:{x.step}": x.verdict for x in labels if name is None or x.labeller == name}
+    return {make_id("step", x.round, x.step): x.verdict for x in labels if name is None or x.labeller == name}
 
 
 def marked_rows(rows: list[dict]) -> list[dict]:
@@ -65,7 +65,7 @@ def _next(trace, r: int, i: int) -> None:
     order = [(rnd.index, st_.index) for rnd in trace.rounds for st_ in rnd.steps]
     at = order.index((r, i)) if (r, i) in order else -1
     if at + 1 < len(order):
-        select_node(f"step:{order[at + 1][0]}:{order[at + 1][1]}")
+        select_node(make_id("step", *order[at + 1]))
 
 
 def _label(key: str, trace, r: int, i: int, verdict: str) -> None:

@@ -25,6 +25,7 @@ from o3viz.app import (
     Trace,
     inspect_view_data,
     labels_on,
+    make_id,
     parse_index,
     verifier_names,
 )
@@ -151,7 +152,7 @@ def labels_of(key: str) -> dict[str, str]:
         labels = labels_on(store(), key)
     except O3vizError:
         return {}
-    return {f"step:{x.round}:{x.step}": x.verdict for x in labels if name is None or x.labeller == name}
+    return {make_id("step", x.round, x.step): x.verdict for x in labels if name is None or x.labeller == name}
 
 
 def _push(node: str | None, episode: str | None) -> dict:

@@ -7,7 +7,7 @@ import pytest
 
 from o3viz.analysis.importance.adaptive import Adaptive, Budget, collect_adaptive, wilson_width
 from o3viz.analysis.importance.resample import collect_rollouts, rollout_answer
-from o3viz.analysis.importance.rollouts import RolloutCache, Sampling
+from o3viz.clients import RolloutCache, Sampling
 from o3viz.errors import UsageError
 
 PRE = [f"p{i} " for i in range(10)]  # 10 prefixes; the answer flips from 1 to 2 after prefix 5

@@ -12,7 +12,11 @@ import pytest
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
-pytestmark = pytest.mark.timeout(1800)  # server start + ~40 requests on a loaded machine
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.subprocess,
+    pytest.mark.timeout(1800),  # server start + ~40 requests on a loaded machine
+]
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,10 @@ import time
 
 import pytest
 
-from o3viz.analysis.importance import OpenAIBackend, RolloutError, Sampling
-from o3viz.analysis.importance.endpoint import EndpointError, post
+from o3viz.clients import OpenAIBackend, RolloutError, Sampling
+from o3viz.clients.post import EndpointError, post
+
+pytestmark = [pytest.mark.server]
 
 GOOD = json.dumps({"choices": [{"text": " 5"}]}).encode()
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 
 from o3viz.analysis.importance.resample import resample_importance
-from o3viz.analysis.importance.rollouts import LocalBackend, RolloutCache, Sampling
 from o3viz.analysis.importance.stats import noise_floor
 from o3viz.analysis.importance.trust import _acc, _diff
+from o3viz.clients import LocalBackend, RolloutCache, Sampling
 from o3viz.trace import Round, Step, Task, Trace
+
+pytestmark = [pytest.mark.model]
 
 TEXT = "Janet has 3 apples. She buys 2 more apples. So she has 3 + 2 = 5 apples. The answer is 5."
 

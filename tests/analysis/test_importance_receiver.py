@@ -19,6 +19,8 @@ from o3viz.errors import UsageError
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace import Round, Step, Task, Trace
 
+pytestmark = [pytest.mark.model]
+
 STEPS = [(3, 7), (7, 12), (12, 13), (13, 20), (20, 26)]
 
 

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from o3viz.analysis.importance.resample import _kl, _series, estimate, resample_importance
-from o3viz.analysis.importance.rollouts import (
+from o3viz.clients import (
     LocalBackend,
     OpenAIBackend,
     RolloutCache,
@@ -21,6 +21,8 @@ from o3viz.analysis.importance.rollouts import (
 from o3viz.errors import UsageError
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace import Round, Step, Task, Trace
+
+pytestmark = [pytest.mark.model, pytest.mark.server]
 
 TEXT = "First, 2 + 3. That is 5. So the answer is 5."
 SPANS = [(0, 13), (14, 24), (25, 44)]

@@ -12,7 +12,11 @@ import pytest
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
-pytestmark = pytest.mark.timeout(1800)  # server start + a capture + 10 requests on a loaded machine
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.server,
+    pytest.mark.timeout(1800),  # server start + a capture + 10 requests on a loaded machine
+]
 
 
 @pytest.fixture(scope="module")

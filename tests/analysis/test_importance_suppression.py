@@ -14,6 +14,8 @@ from o3viz.hooks.suppress import suppressing
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace import Round, Step, Task, Trace
 
+pytestmark = [pytest.mark.model]
+
 IDS = list(range(200, 230))
 STEPS = [(2, 8), (8, 13), (13, 19), (19, 24), (24, 30)]
 

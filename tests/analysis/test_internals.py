@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from o3viz.analysis.internals import (
+from o3viz.analysis.routing_lens import (
     answer_token_indices,
     coactivation,
     expert_load,
@@ -14,8 +14,8 @@ from o3viz.analysis.internals import (
     routing_diff,
     routing_entropy,
 )
-from o3viz.testing.internals import trace_with_internals
-from o3viz.trace.internals import RoutingRecord
+from o3viz.testing.routing_lens_trace import trace_with_internals
+from o3viz.trace.layer_records import RoutingRecord
 
 
 def _record(chosen: list[list[int]], experts: int = 4) -> RoutingRecord:

@@ -29,6 +29,7 @@ def pair():
     return off, on
 
 
+@pytest.mark.model
 def test_both_sides_are_measured_on_the_steered_runs_spans(pair):
     off, on = pair
     p = steering_pair(off, on, "plain", "steered")

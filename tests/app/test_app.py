@@ -44,6 +44,7 @@ def test_library_lists_the_samples_and_offers_upload(samples):
     assert {b.label for b in at.button} >= {"Inspect", "Compare"}
 
 
+@pytest.mark.subprocess
 def test_a_bad_upload_shows_one_clear_error_and_the_good_one_still_loads(samples):
     at = _app()
     good = trace_bytes(make_trace(7, seed=9))
@@ -133,6 +134,7 @@ print(len(seen), "Importance" in seen, "o3viz.model" in sys.modules, "transforme
 """
 
 
+@pytest.mark.subprocess
 def test_browsing_every_page_and_view_never_loads_a_model(samples):
     """Every page and every Inspect view renders, with the Run and Analyse buttons on offer (not
     pressed), and no model loads: neither ``o3viz.model`` (the one loader, behind
@@ -141,7 +143,7 @@ def test_browsing_every_page_and_view_never_loads_a_model(samples):
     import subprocess
     import sys
 
-    from o3viz.testing.internals import trace_with_internals
+    from o3viz.testing.routing_lens_trace import trace_with_internals
 
     trace_with_internals(0).save(samples / "c_routing.o3trace.json")  # for the Inside the layers view
     out = subprocess.run(
@@ -194,7 +196,9 @@ def test_run_page_renders_its_settings_without_loading_a_model(samples):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="run_source") is not None and at.slider(key="run_rounds") is not None
-    assert at.selectbox(key="run_daa").options == ["off", "observe", "allocate", "steer"]
+    from o3viz.app.running import DAA_MODES
+
+    assert at.selectbox(key="run_daa").options == list(DAA_MODES)  # the choices are DAA's one table
     assert any(b.label == "Run" for b in at.button)
 
 

@@ -16,6 +16,8 @@ from o3viz.store.labels import Label, add_labels
 from o3viz.store.store import Store
 from o3viz.testing.synthetic import make_trace
 
+pytestmark = [pytest.mark.subprocess]
+
 APP = str(REPO_ROOT / "app.py")
 GSM8K_LIKE = [
     {

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from o3viz.paths import REPO_ROOT
-from o3viz.testing.internals import trace_with_internals
+from o3viz.testing.routing_lens_trace import trace_with_internals
 from o3viz.testing.synthetic import make_trace
 
 APP = str(REPO_ROOT / "app.py")

@@ -15,6 +15,8 @@ from o3viz.paths import REPO_ROOT
 from o3viz.store.store import Store
 from o3viz.testing.builders import save_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 APP = str(REPO_ROOT / "app.py")
 
 

@@ -26,6 +26,7 @@ BUDGET_S = 12
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from o3viz.figures import escape_markdown
@@ -15,6 +16,7 @@ from o3viz.store.store import Store
 APP = str(REPO_ROOT / "app.py")
 
 
+@pytest.mark.model
 def test_a_live_run_joins_the_library(tmp_path, monkeypatch):
     monkeypatch.setenv("O3VIZ_SAMPLES", str(tmp_path))  # no samples: the run is the only trace
     at = AppTest.from_file(APP, default_timeout=300)
@@ -56,6 +58,7 @@ def test_bad_layer_text_is_said_and_blocks_the_run(tmp_path, monkeypatch):
     assert not at.error and not next(b for b in at.button if b.label == "Run").disabled
 
 
+@pytest.mark.model
 def test_the_run_page_shows_a_status_from_the_click_and_says_when_a_run_hit_its_limit(tmp_path, monkeypatch):
     """Right after Run the page shows Stop and a status (the phase before the first token: loading
     the model, reading the prompt), not nothing; a run cut at its token limit says so when it ends."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from o3viz.paths import REPO_ROOT
@@ -50,6 +51,7 @@ def test_marking_offers_the_sentences_and_bad_spans_are_one_line(tmp_path, monke
     assert any("steer heads" in e.value for e in at.error) and _pair_button(at).disabled
 
 
+@pytest.mark.model
 def test_run_with_and_without_steering_opens_both_in_compare(tmp_path, monkeypatch):
     at = _run_page(tmp_path, monkeypatch, timeout=300)
     at.multiselect(key="run_steer_sentences").set_value([0]).run()

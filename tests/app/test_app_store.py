@@ -15,6 +15,8 @@ from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
 
+pytestmark = [pytest.mark.subprocess]
+
 APP = str(REPO_ROOT / "app.py")
 
 

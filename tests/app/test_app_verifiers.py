@@ -15,6 +15,8 @@ from o3viz.testing.builders import small_trace
 from o3viz.trace.ids import make_id
 from o3viz.verify.verifiers import ClaimVerifier, VerifierOptions, add_verdicts, make_verifier
 
+pytestmark = [pytest.mark.model]
+
 APP = str(REPO_ROOT / "app.py")
 
 

@@ -25,6 +25,7 @@ EDIT = "This is 24 + 18 = 42 muffins in all."
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.slow,
     pytest.mark.timeout(1800),
     pytest.mark.skipif(

@@ -16,6 +16,7 @@ LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing ass
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
     pytest.mark.skipif(not R1.exists(), reason="../shared/data is absent"),
 ]

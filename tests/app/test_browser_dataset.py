@@ -9,6 +9,7 @@ from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

@@ -20,6 +20,7 @@ LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing ass
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
     # the long trace is built from real DeepSeek-R1 sentences (o3viz.testing.long_r1)
     pytest.mark.skipif(not (data_dir() / "traces").is_dir(), reason="../shared/data is absent"),

@@ -32,6 +32,7 @@ SHOWN = """([sel, what]) => { const f = document.querySelector(sel);
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
 ]
 

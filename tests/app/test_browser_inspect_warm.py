@@ -23,6 +23,8 @@ from o3viz.store.store import content_key
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 from pages.common.trace_view import CHART, CHART_CHUNK, WARM, WARM_CHUNKS, _warm_chunks
 
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 SAMPLE = REPO_ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion

@@ -21,6 +21,7 @@ SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

@@ -17,6 +17,7 @@ LOAD_MS = 180_000  # the machine may be busy: generous waits, never a timing ass
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
 ]
 

@@ -19,6 +19,7 @@ PROMPT = "Answer with one word. What is the capital city of France? Tell me abou
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

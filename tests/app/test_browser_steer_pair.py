@@ -17,6 +17,7 @@ PAIR_MS = 420_000  # two short runs of the embedded model on a busy 2-core machi
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.slow,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"

@@ -12,6 +12,7 @@ from o3viz.testing.synthetic import make_trace
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

@@ -34,6 +34,7 @@ PILOT = data_dir() / "traces" / "topology_pilot_math500_r1.jsonl"
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.server,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)"
     ),

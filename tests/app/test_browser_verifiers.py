@@ -23,6 +23,8 @@ TEXT = (
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.model,
+    pytest.mark.server,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
 ]
 

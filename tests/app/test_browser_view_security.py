@@ -17,7 +17,11 @@ from o3viz.store.store import content_key
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 from tests.app.test_view_security import EVIL, assert_kept_out, plant, predictable
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent")
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent"),
+]
 
 SAMPLE = REPO_ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion

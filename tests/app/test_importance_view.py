@@ -129,6 +129,7 @@ def _trace_names(at: AppTest) -> set[str]:
     return {d.get("name") for d in published(args["url"])["map"]["data"]}
 
 
+@pytest.mark.model
 def test_analysing_with_the_local_model_stores_one_analysed_copy_and_opens_it(samples):
     """The embedded model reads the trace in the background (the page's one job runner); the
     analysed copy enters the store once, under the name the page reports, and opens here."""

@@ -41,6 +41,7 @@ def test_a_step_offers_both_branch_actions_with_their_cost(app):
     assert any(b.label == "Continue from here" for b in at.button)
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_continue_from_here_opens_the_branch_linked_to_its_parent(app):
     at, parent = app

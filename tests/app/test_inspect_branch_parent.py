@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from o3viz.paths import REPO_ROOT
 
+pytestmark = [pytest.mark.model]
+
 APP = str(REPO_ROOT / "app.py")
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 

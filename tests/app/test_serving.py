@@ -11,6 +11,8 @@ import pytest
 
 from o3viz.paths import REPO_ROOT
 
+pytestmark = [pytest.mark.server, pytest.mark.subprocess]
+
 
 def test_streamlit_config_binds_localhost_with_xsrf_protection():
     server = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())["server"]

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from o3viz.app.messages import explain_load_error
 from o3viz.app.uploads import stage_dataset, take_upload_in_worker
 from o3viz.paths import REPO_ROOT
@@ -18,6 +20,8 @@ from o3viz.store.store import Store
 from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
+
+pytestmark = [pytest.mark.subprocess]
 
 TEXT = b"<think>First, 2 + 2 = 4. Then 4 * 3 = 12.</think>The answer is 12."
 

@@ -6,12 +6,15 @@ import threading
 import time
 
 import psutil
+import pytest
 
 from o3viz.app.uploads import take_upload_in_worker
 from o3viz.app.worker import WorkerJob, run_in_worker
 from o3viz.store.store import Store, content_key
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
+
+pytestmark = [pytest.mark.subprocess]
 
 
 def test_an_upload_is_stored_by_the_worker_and_only_its_key_comes_back(tmp_path):

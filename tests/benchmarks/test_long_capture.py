@@ -9,6 +9,8 @@ from benchmarks.long_capture import long_prompt
 from o3viz.run.prompt import layout_prompt
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.mark.parametrize("n", [1024, 4096])
 def test_the_prompt_is_about_the_named_length(n):

@@ -12,6 +12,8 @@ from benchmarks.peers.child import parse_output, run_child
 from benchmarks.peers.driver import Driver, Figure, Settings, read_csv, write_csv
 from benchmarks.peers.tools import by_name
 
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
+
 
 def _settings(tmp_path, tools: str, **kw) -> Settings:
     from transformers import AutoTokenizer

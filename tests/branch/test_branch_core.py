@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from o3viz.analysis.importance import RolloutCache, Sampling
 from o3viz.branch import (
     BranchCost,
     Continuer,
@@ -17,10 +16,13 @@ from o3viz.branch import (
     resample_from,
     resample_until,
 )
+from o3viz.clients import RolloutCache, Sampling
 from o3viz.errors import UsageError
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.builders import make_tiny_llama, small_trace
 from o3viz.trace import Task, Trace, load_trace
+
+pytestmark = [pytest.mark.model]
 
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 EDIT = "This is 24 + 18 = 42 muffins in all."

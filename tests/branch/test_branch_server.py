@@ -14,7 +14,10 @@ from o3viz.trace import load_trace
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
-pytestmark = pytest.mark.timeout(1800)  # server start + a few requests on a loaded machine
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.timeout(1800),  # server start + a few requests on a loaded machine
+]
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 

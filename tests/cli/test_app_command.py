@@ -10,8 +10,12 @@ import sys
 import time
 import urllib.request
 
+import pytest
+
 from o3viz.store.store import Store
 from o3viz.testing.browser import free_port
+
+pytestmark = [pytest.mark.server, pytest.mark.subprocess]
 
 SAMPLE = "gsm8k_word_problem.o3trace.json.gz"
 

@@ -15,6 +15,8 @@ from o3viz.store.store import Store
 from o3viz.testing.builders import save_tiny_llama, small_trace
 from o3viz.trace import load_trace
 
+pytestmark = [pytest.mark.model, pytest.mark.server]
+
 SAMPLE = REPO_ROOT / "sample_traces" / "gsm8k_word_problem.o3trace.json.gz"
 
 

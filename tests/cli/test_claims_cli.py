@@ -14,6 +14,8 @@ from o3viz.cli import check_claims as command
 from o3viz.errors import O3vizError
 from o3viz.paths import REPO_ROOT
 
+pytestmark = [pytest.mark.subprocess]
+
 ROOT = REPO_ROOT
 TEXT = "Janet sells 16 - 3 - 4 = 9 duck eggs.\nShe makes 9 * 2 = $19 every day.\n#### 19\n"
 

@@ -16,6 +16,8 @@ from o3viz.testing.builders import small_trace
 from o3viz.trace import load_trace
 from o3viz.trace.files import OutputExistsError, read_bounded, write_atomic
 
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
+
 
 def run_cli(*args: str, stdin=None, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(

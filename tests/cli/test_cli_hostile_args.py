@@ -15,6 +15,8 @@ import pytest
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.datasets import write_reasoning_jsonl
 
+pytestmark = [pytest.mark.subprocess]
+
 BAD = b"\xff\xfeab\xc3"  # not UTF-8: Python hands it over as lone surrogates
 
 

@@ -6,8 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from o3viz.testing.builders import small_trace as make_trace
 from o3viz.trace import SCHEMA_VERSION
+
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

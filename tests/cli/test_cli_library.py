@@ -63,7 +63,8 @@ def test_bad_records_are_named_by_line_and_the_import_still_succeeds(tmp_path, c
     assert "3 traces from 5 records" in out and "2 bad records skipped" in out
     assert err.splitlines() == [
         "mixed.jsonl: line 2: binary data, not JSON",
-        "mixed.jsonl: line 4: broken JSON (Expecting property name enclosed in double quotes at column 2)",
+        "mixed.jsonl: line 4: record: not valid JSON, perhaps truncated "
+        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
     ]
 
 

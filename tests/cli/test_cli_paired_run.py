@@ -11,6 +11,8 @@ from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.testing.builders import save_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):

@@ -13,6 +13,8 @@ from o3viz.errors import UsageError
 from o3viz.testing.builders import save_tiny_llama
 from o3viz.trace.io import load_trace
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):

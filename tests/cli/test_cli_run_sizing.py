@@ -3,8 +3,12 @@ could not be saved (issue 40: a 16k run worked 12 minutes, then could not save).
 
 from __future__ import annotations
 
+import pytest
+
 from o3viz.cli.main import main
 from o3viz.testing.builders import save_tiny_llama
+
+pytestmark = [pytest.mark.model]
 
 
 def test_a_run_whose_trace_cannot_fit_is_refused_before_the_model_loads(tmp_path, capsys):

@@ -44,6 +44,7 @@ def test_a_benchmark_answer_is_the_text_and_its_reduced_reference():
     assert math.task.reference == "\\frac{1}{2}" and math.final.verdict == "pass"
 
 
+@pytest.mark.subprocess
 def test_gsm8k_test_file_imports_every_record(shared_data, capsys):
     src = shared_data / "gsm8k" / "gsm8k_test.jsonl"
     n = sum(1 for line in src.read_text(encoding="utf-8").splitlines() if line.strip())

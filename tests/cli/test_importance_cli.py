@@ -9,6 +9,8 @@ from o3viz.cli.main import main
 from o3viz.testing.builders import save_tiny_llama
 from o3viz.trace import Round, Step, Task, Trace, load_trace
 
+pytestmark = [pytest.mark.model, pytest.mark.server]
+
 TEXT = "First, 2 + 3. Let me add. That is 5. Check: 5 - 3 = 2. So the answer is 5."
 SPANS = [(0, 13), (14, 25), (26, 36), (37, 54), (55, 74)]
 

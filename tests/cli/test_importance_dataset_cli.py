@@ -10,6 +10,8 @@ from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.testing.datasets import write_reasoning_jsonl
 
+pytestmark = [pytest.mark.server, pytest.mark.subprocess]
+
 URL = "http://127.0.0.1:9/v1"  # the discard port: nothing answers there
 
 

@@ -30,6 +30,7 @@ def test_info_and_export_take_a_key_or_its_prefix(key, tmp_path, capsys):
     assert f"from store key {key}" in capsys.readouterr().out and dest.is_file()
 
 
+@pytest.mark.model
 def test_importance_takes_a_key(key, capsys):
     assert main(["importance", key, "--method", "resample", "--k", "2", "--dry-run"]) == 0
     said = capsys.readouterr()

@@ -152,6 +152,7 @@ def test_cli_compress_json_reports_lossless(tmp_path, capsys):
     assert main(["compress", str(tmp_path / "missing.txt")]) == 2
 
 
+@pytest.mark.subprocess
 def test_bench_compress_without_model_prints_figures(capsys):
     if not (DATA / "traces").is_dir():
         pytest.skip(f"shared data not found at {DATA}")

@@ -5,31 +5,23 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
 from o3viz.compress.context import CompressionConfig, compress_context
 from o3viz.compress.kv import KVState, evict_entries, prefill, supports_surgery
 from o3viz.compress.release import _apply_rules, _Tracker
 from o3viz.run.compressed import generate_with_release
 from o3viz.run.request import RunRequest
+from o3viz.testing.builders import make_tiny_llama_model
 from o3viz.trace.compression import CompressionRecord
+
+pytestmark = [pytest.mark.model]
 
 SEGMENTS = [(0, 4), (4, 14), (14, 24), (24, 34), (34, 40)]
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=100,
-        max_position_embeddings=256,
-    )
-    model = LlamaForCausalLM(cfg).eval()
+    model = make_tiny_llama_model(vocab_size=100, max_positions=256)
     model.generation_config.eos_token_id = None
     return model, torch.randint(0, 100, (40,))
 
@@ -238,12 +230,7 @@ class _BanTokens(torch.nn.Module):
 def test_release_entropies_stay_finite_when_some_logits_are_minus_inf():
     """-(p·log p) is NaN where a logit is -inf (0 · -inf); the release loop uses the capture
     loop's token statistics, which count those tokens as 0."""
-    torch.manual_seed(1)
-    cfg = LlamaConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=100, max_position_embeddings=256,
-    )  # fmt: skip
-    model = LlamaForCausalLM(cfg).eval()
+    model = make_tiny_llama_model(vocab_size=100, max_positions=256, seed=1)
     model.generation_config.eos_token_id = None
     model.lm_head = torch.nn.Sequential(model.lm_head, _BanTokens(10))
     ids = torch.randint(10, 100, (40,))

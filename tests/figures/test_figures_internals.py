@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from o3viz.analysis.internals import answer_token_indices
+from o3viz.analysis.routing_lens import answer_token_indices
 from o3viz.figures import (
     answer_depth_summary,
     coactivation_figure,
@@ -20,9 +20,9 @@ from o3viz.figures import (
     step_routing_figure,
     token_routing_rows,
 )
-from o3viz.figures.internals import LENS_CELL_CHARS, LENS_TOKENS
+from o3viz.figures.routing_lens import LENS_CELL_CHARS, LENS_TOKENS
 from o3viz.paths import REPO_ROOT
-from o3viz.testing.internals import trace_with_internals
+from o3viz.testing.routing_lens_trace import trace_with_internals
 from o3viz.trace import load_trace
 
 

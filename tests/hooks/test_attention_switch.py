@@ -7,23 +7,17 @@ import contextvars
 import threading
 
 import pytest
-from transformers import LlamaConfig, LlamaForCausalLM
 
 from o3viz.errors import UsageError
 from o3viz.hooks.instrument import attention_implementation
+from o3viz.testing.builders import make_tiny_llama_model
+
+pytestmark = [pytest.mark.model]
 
 
 @pytest.fixture
 def model():
-    cfg = LlamaConfig(
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        intermediate_size=32,
-        vocab_size=50,
-    )
-    return LlamaForCausalLM(cfg).eval()
+    return make_tiny_llama_model(vocab_size=50, num_layers=1)
 
 
 def test_switch_restores_the_previous_implementation(model):

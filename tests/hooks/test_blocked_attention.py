@@ -13,6 +13,8 @@ from o3viz.hooks.instrument import instrument
 from o3viz.hooks.recorder import Recorder, RecorderSpec
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 TOKENS = 97  # a prime, so no block size divides it
 
 

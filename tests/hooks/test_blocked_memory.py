@@ -12,6 +12,8 @@ from o3viz.hooks.recorder import Recorder, RecorderSpec
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.testing.largest_tensor import LargestTensor
 
+pytestmark = [pytest.mark.model]
+
 T, BLOCK = 2048, 32
 
 

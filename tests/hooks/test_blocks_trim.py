@@ -11,6 +11,8 @@ import torch
 from o3viz.hooks import blocks
 from o3viz.hooks.blocks import probability_blocks
 
+pytestmark = [pytest.mark.model]
+
 
 def _eager(q, k, scaling, offset: int, bias=None) -> torch.Tensor:
     """(H, Q, K) plain softmax attention of batch 0, key j visible to row i iff j <= i + offset."""

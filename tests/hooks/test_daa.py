@@ -19,6 +19,8 @@ from o3viz.hooks.daa import (
 from o3viz.run.capture import CaptureConfig, DAAConfig, RunRequest, capture
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
 
 

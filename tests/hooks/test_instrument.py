@@ -18,6 +18,8 @@ from o3viz.hooks.instrument import ATTN_NAME, Recorder, RecorderSpec, instrument
 from o3viz.run.capture import CaptureConfig, RunRequest, capture
 from o3viz.testing.builders import prefill_then_decode
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = "Tom has 3 apples and buys 5 more apples at the shop. How many apples does Tom have now?"
 
 

@@ -16,6 +16,8 @@ from o3viz.run.loop import run_loop
 from o3viz.run.request import RunRequest
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = [1, 504, 3458, 314, 216, 28, 33, 34]
 
 

@@ -9,6 +9,8 @@ import os
 import pytest
 import torch
 
+pytestmark = [pytest.mark.model]
+
 recorder = importlib.import_module("o3viz.hooks.recorder")
 TRIM_EVERY, Recorder, RecorderSpec = recorder.TRIM_EVERY, recorder.Recorder, recorder.RecorderSpec
 

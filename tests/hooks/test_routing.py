@@ -16,6 +16,8 @@ from o3viz.run.loop import run_loop
 from o3viz.run.request import RunRequest
 from o3viz.testing.moe import FAMILIES, tiny_moe
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = [3, 17, 42, 9, 88, 5, 61]
 SIGMOID_FAMILIES = {"deepseek_v3", "glm4_moe", "dots1", "lfm2_moe"}  # choose by sigmoid affinity
 

@@ -14,6 +14,8 @@ from o3viz.hooks.instrument import Recorder, RecorderSpec
 from o3viz.hooks.steer import head_mask, parse_steer_heads, span_mass, steer_bias
 from o3viz.testing.builders import make_tiny_llama, prefill_then_decode
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = "Answer with one word. What is the capital city of France? Tell me about it."
 
 

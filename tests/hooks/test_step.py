@@ -4,16 +4,19 @@ inside ``LoopState.paused()`` (what a KV-cache restore does) changes nothing any
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from o3viz.hooks.instrument import Recorder, RecorderSpec, instrument
 from o3viz.hooks.lens import record_lens
 from o3viz.hooks.routing import record_routing
 from o3viz.hooks.step import LoopState, StepHook
-from o3viz.run.internals import InternalsRun
+from o3viz.run.layer_recorders import InternalsRun
 from o3viz.run.loop import run_loop
 from o3viz.run.request import RunRequest
 from o3viz.testing.moe import tiny_moe
+
+pytestmark = [pytest.mark.model]
 
 PROMPT = [3, 17, 42, 9, 88, 5, 61]
 

@@ -20,6 +20,8 @@ from o3viz.errors import TraceError
 from o3viz.testing.peak_rss import measure_peak
 from o3viz.trace.bounded import EXPANSION_FLOOR, MAX_EXPANSION, Budget, read_lines
 
+pytestmark = [pytest.mark.subprocess]
+
 MiB = 1 << 20
 ALLOWANCE = 3 * EXPANSION_FLOOR  # the decode budget, held as Arrow, as JSON text and as traces
 SETUP = "import sys; from o3viz.cli.main import main"

@@ -13,6 +13,8 @@ from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.testing.datasets import hostile_lines, write_reasoning_jsonl
 
+pytestmark = [pytest.mark.subprocess]
+
 
 @pytest.fixture
 def store(tmp_path) -> Store:
@@ -61,8 +63,8 @@ def test_hostile_records_are_rejected_with_their_line_number_and_the_rest_land(s
     assert rep.traces == 5 and store.count() == 5
     by_line = {int(e.split()[1].rstrip(":")): e for e in rep.errors}
     assert sorted(by_line) == [2, 4, 5, 7, 8, 10, 11, 12]
-    assert "larger than the limit" in by_line[2] and "nested too deeply" in by_line[4]
-    assert "binary" in by_line[5] and "UTF-8" in by_line[7] and "broken JSON" in by_line[8]
+    assert "larger than the limit" in by_line[2] and "nesting deeper than the limit" in by_line[4]
+    assert "binary" in by_line[5] and "UTF-8" in by_line[7] and "not valid JSON" in by_line[8]
     assert all("\n" not in e and len(e) < 400 for e in rep.errors)
 
 

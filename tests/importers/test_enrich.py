@@ -12,7 +12,10 @@ import torch
 from o3viz.errors import UsageError
 from o3viz.importers import import_trace
 from o3viz.importers.enrich import enrich_trace, plan_windows
+from o3viz.testing.builders import make_tiny_llama_model
 from o3viz.trace import load_trace, trace_bytes
+
+pytestmark = [pytest.mark.model]
 
 TEXT = (
     "<think>First, 12 * 3 = 36. Then 36 + 4 = 40.\n\nWait, let me check 12 * 3 again: it is 36. "
@@ -23,7 +26,7 @@ TEXT = (
 @pytest.fixture(scope="module")
 def tiny():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     tk = Tokenizer(models.BPE(unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -36,17 +39,7 @@ def tiny():
         ),
     )
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<unk>")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    model = LlamaForCausalLM(cfg).eval()
+    model = make_tiny_llama_model(vocab_size=len(tok), max_positions=128)
     model.set_attn_implementation("sdpa")
     return model, tok
 

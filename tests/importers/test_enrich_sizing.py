@@ -13,6 +13,8 @@ from o3viz.importers.enrich import enrich_trace
 from o3viz.run.sizing import storage_note
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def tiny():

@@ -133,7 +133,7 @@ def test_jsonl_record_option_and_fields(tmp_path):
     [
         ("", "empty"),
         (b"\x00\x01\x02binary", "binary"),
-        ('{"choices": [1, 2', "broken JSON"),
+        ('{"choices": [1, 2', "not valid JSON"),
         ({"foo": 1}, "not a known trace format"),
         ([1, 2, 3], "not a known trace format"),
     ],

@@ -34,6 +34,7 @@ def logs(tmp_path_factory):
     return out / "run.eval", out / "run.json"
 
 
+@pytest.mark.subprocess
 def test_eval_log_is_one_trace_per_sample_with_reasoning_blocks_as_steps(logs):
     ev, _ = logs
     assert detect_format(ev) == "inspect_ai"
@@ -153,7 +154,7 @@ def test_bad_json_members_skip_one_line_each_and_the_good_ones_import(tmp_path, 
     cap = capsys.readouterr()
     assert "1 traces from 3 records" in cap.out
     errors = cap.err.strip().splitlines()
-    assert len(errors) == 2 and "broken JSON" in errors[0] and "not a sample" in errors[1]
+    assert len(errors) == 2 and "not valid JSON" in errors[0] and "not a sample" in errors[1]
 
 
 @pytest.mark.parametrize(

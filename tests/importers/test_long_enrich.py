@@ -22,6 +22,8 @@ from o3viz.testing.largest_tensor import LargestTensor
 from o3viz.trace.attention import scatter_pairs
 from o3viz.trace.parts import Segment, Step
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def tiny():

@@ -11,6 +11,8 @@ import o3viz
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from o3viz.testing.synthetic import make_trace
 
+pytestmark = [pytest.mark.browser]
+
 
 @pytest.mark.browser
 def test_a_675_step_view_opens_on_bounded_episodes_and_zooms_into_one(tmp_path):

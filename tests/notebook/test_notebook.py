@@ -10,6 +10,8 @@ import pytest
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS
 
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]
+
 SAMPLE = "sample_traces/gsm8k_word_problem_importance.o3trace.json.gz"
 CELLS = [
     f'import o3viz\ntrace = o3viz.load_trace("{SAMPLE}")',

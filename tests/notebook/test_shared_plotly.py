@@ -12,6 +12,8 @@ from o3viz.notebook import reset_shared_plotly
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from o3viz.testing.synthetic import make_trace
 
+pytestmark = [pytest.mark.browser]
+
 PLOTLY_KB = len(get_plotlyjs()) // 1000
 
 

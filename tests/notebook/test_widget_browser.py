@@ -12,6 +12,8 @@ import pytest
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from o3viz.testing.synthetic import make_trace
 
+pytestmark = [pytest.mark.browser]
+
 HARNESS = """<!DOCTYPE html><html><body style="margin:0"><div id="el"></div>
 <script type="module">
 %(esm)s

@@ -10,6 +10,8 @@ import o3viz
 from o3viz.errors import ModelLoadError, UsageError
 from o3viz.run.request import RunRequest, build_request
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def default_model():

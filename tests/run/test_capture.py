@@ -15,6 +15,8 @@ from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace.io import load_trace, trace_bytes
 from o3viz.trace.parts import Segment, Step, Token
 
+pytestmark = [pytest.mark.model]
+
 PROMPT = "Tom has 3 apples. He buys 5 more apples at the shop.\nHow many apples does Tom have now?"
 
 

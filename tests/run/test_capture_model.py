@@ -10,6 +10,8 @@ from o3viz.errors import ModelLoadError
 from o3viz.run.capture import DAAConfig, RunRequest, capture
 from o3viz.trace.io import load_trace, save_trace
 
+pytestmark = [pytest.mark.model]
+
 
 @pytest.fixture(scope="module")
 def default_model():

@@ -12,6 +12,8 @@ from o3viz.run.capture import CaptureConfig, DAAConfig, RunRequest, capture
 from o3viz.run.dispatch import execute
 from o3viz.testing.builders import make_tiny_llama
 
+pytestmark = [pytest.mark.model]
+
 LINE = "Alice bought 3 apples and 4 pears at the market on Monday morning."
 PROMPT = (
     "\n".join([LINE] * 5 + ["The vault code of Bob is 4417."] + [LINE] * 5) + "\n\nWhat is Bob's vault code?"

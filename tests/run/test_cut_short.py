@@ -13,6 +13,8 @@ from o3viz.tasks.spec import TaskSpec
 from o3viz.trace import Check, Round, Task, Trace
 from o3viz.verify.cut_short import apply_cut_short, graded_verdict
 
+pytestmark = [pytest.mark.model]
+
 JANET = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
     "for her friends every day with four. She sells the remainder at the farmers' market daily for "

@@ -11,6 +11,8 @@ import pytest
 from o3viz.paths import REPO_ROOT as ROOT
 from o3viz.trace import load_trace
 
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
+
 
 def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(

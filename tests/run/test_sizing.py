@@ -28,6 +28,8 @@ from o3viz.trace import load_trace, trace_bytes
 from o3viz.trace.codec import decode_array
 from o3viz.trace.jsonfile import MAX_FILE_BYTES, MAX_JSON_BYTES
 
+pytestmark = [pytest.mark.model]
+
 
 def test_a_16k_prompt_keeps_top_k_prefill_rows_and_fits_the_limits():
     # the run the issue lost: 16k prompt, 8 new tokens, default settings, the embedded model's shape

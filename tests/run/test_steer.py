@@ -13,12 +13,14 @@ import pytest
 from o3viz.errors import UsageError
 from o3viz.run.capture import CaptureConfig, DAAConfig, RunRequest, capture
 from o3viz.run.config import SteerSpan
+from o3viz.run.daa.steer_profile import profile_heads
+from o3viz.run.daa.steer_spans import prompt_sentences, resolve_spans
 from o3viz.run.prompt import layout_prompt
 from o3viz.run.solve import solve
-from o3viz.run.steer_profile import profile_heads
-from o3viz.run.steer_spans import prompt_sentences, resolve_spans
 from o3viz.testing.builders import make_tiny_llama
 from o3viz.trace import Trace
+
+pytestmark = [pytest.mark.model]
 
 PROMPT = "Answer with one word. What is the capital city of France? Tell me about it."
 FULL = CaptureConfig(layers="all", top_k=None, dtype="float32")

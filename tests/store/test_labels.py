@@ -119,6 +119,7 @@ for i in range(40):
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_labelling_at_once_lose_nothing(store, key):
     procs = [
         subprocess.Popen([sys.executable, "-c", _WRITER, str(store.root), key, who]) for who in ("ann", "bob")

@@ -140,6 +140,7 @@ def test_a_store_from_a_newer_schema_is_refused_with_one_line(store):
     assert "newer o3viz" in msg and "\n" not in msg and str(STORE_SCHEMA + 1) in msg
 
 
+@pytest.mark.subprocess
 def test_a_full_disk_gives_one_line(tmp_path):
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is absent: cannot mount a small tmpfs")

@@ -11,12 +11,16 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from o3viz.paths import REPO_ROOT
 from o3viz.store.query import Query
 from o3viz.store.repair import reindex
 from o3viz.store.store import Store
 from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.trace import load_trace
+
+pytestmark = [pytest.mark.subprocess]
 
 WRITER = """
 import sys

@@ -33,6 +33,7 @@ def test_free_prompt_gets_the_same_kind_from_solve_and_capture(prompt, kind):
     assert prompt_task(prompt).task.kind == kind
 
 
+@pytest.mark.model
 def test_capture_and_solve_give_a_free_prompt_the_same_kind():
     model, tok = make_tiny_llama()
     off = CaptureConfig(enabled=False)
@@ -67,6 +68,7 @@ def test_import_evidence_still_decides_kind_through_the_one_rule():
     assert detect_task_type("Simplify \\frac{a}{b}.") == "math"
 
 
+@pytest.mark.model
 def test_solve_keeps_the_answer_and_confidence_capture_stored():
     model, tok = make_tiny_llama()
     off = CaptureConfig(enabled=False)

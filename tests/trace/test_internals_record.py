@@ -13,7 +13,7 @@ from o3viz.errors import TraceError
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.builders import small_trace
 from o3viz.trace import load_trace, save_trace
-from o3viz.trace.internals import InternalsRecord, LensRecord, RoutingRecord
+from o3viz.trace.layer_records import InternalsRecord, LensRecord, RoutingRecord
 
 SCHEMA = json.loads((REPO_ROOT / "docs" / "trace.schema.json").read_text())
 

@@ -14,6 +14,8 @@ from o3viz.tasks.sources import tasks_file
 from o3viz.verify.code import CodeVerdict, TestResult, build_job, verify_code, verify_many
 from o3viz.verify.sandbox.run import ISOLATION_MODES
 
+pytestmark = [pytest.mark.subprocess]
+
 ADD = "def add(a, b):\n    return a + b\n"
 CHECK = """
 METADATA = {"author": "x"}

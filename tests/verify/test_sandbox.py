@@ -22,6 +22,8 @@ from o3viz.verify.sandbox.run import (
     run_sandboxed,
 )
 
+pytestmark = [pytest.mark.subprocess]
+
 WORKING = available_isolation()
 MODES = [
     pytest.param(

@@ -13,6 +13,8 @@ from o3viz.verify.code import verify_code
 from o3viz.verify.sandbox.inside.plain import Opaque, PlainDataError, decode, encode
 from o3viz.verify.sandbox.run import ISOLATION_MODES, available_isolation
 
+pytestmark = [pytest.mark.subprocess]
+
 WORKING = available_isolation()
 MODES = [
     pytest.param(m, marks=pytest.mark.skipif(m not in WORKING, reason=f"{m} does not work on this machine"))

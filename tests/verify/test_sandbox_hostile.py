@@ -13,6 +13,8 @@ import pytest
 from o3viz.verify.code import verify_code
 from o3viz.verify.sandbox.run import ISOLATION_MODES, RUNNER_MARKER, available_isolation
 
+pytestmark = [pytest.mark.subprocess]
+
 WORKING = available_isolation()
 MODES = [
     pytest.param(

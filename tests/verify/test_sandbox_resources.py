@@ -16,6 +16,8 @@ from o3viz.verify.code import verify_code
 from o3viz.verify.sandbox.cleanup import remove_tree, tree_usage
 from o3viz.verify.sandbox.run import ISOLATION_MODES, SandboxLimits, available_isolation
 
+pytestmark = [pytest.mark.subprocess]
+
 WORKING = available_isolation()
 MODES = [
     pytest.param(m, marks=pytest.mark.skipif(m not in WORKING, reason=f"{m} does not work on this machine"))

@@ -3,6 +3,8 @@ trace file saved without them, and a capture on a real (tiny) model."""
 
 from __future__ import annotations
 
+import pytest
+
 from o3viz.app.library import load_file
 from o3viz.trace import Round, Task, Trace
 from o3viz.trace.io import trace_bytes
@@ -30,6 +32,7 @@ def test_rounds_already_checked_or_without_text_are_left_alone():
     assert ensure_claim_checks(trace) == 0 and all(r.checks == [] for r in trace.rounds)
 
 
+@pytest.mark.model
 def test_capture_checks_the_claims_of_its_round():
     from o3viz.run.capture import capture
     from o3viz.testing.builders import make_tiny_llama

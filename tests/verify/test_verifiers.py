@@ -31,6 +31,8 @@ from o3viz.verify.verifiers import (
 )
 from o3viz.verify.verifiers.judge import judge_prompt, parse_first_error, verdicts_of
 
+pytestmark = [pytest.mark.model, pytest.mark.subprocess]
+
 SCHEMA = json.loads((REPO_ROOT / "docs" / "trace.schema.json").read_text())
 WRONG = Solution(
     "Tom has 3 bags of 4 apples.", ["3 bags of 4 is 3*4 = 13 apples.", "He eats one.", "12 - 1 = 11"]

@@ -17,7 +17,10 @@ from o3viz.trace import load_trace
 pytest.importorskip("fastapi", reason="transformers serve needs fastapi (requirements-dev.txt)")
 pytest.importorskip("openai", reason="transformers serve needs openai (requirements-dev.txt)")
 
-pytestmark = pytest.mark.timeout(1800)  # server start + a few short requests on a loaded machine
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.timeout(1800),  # server start + a few short requests on a loaded machine
+]
 # transformers serve reads the whole generation config from the request: max_new_tokens too
 GREEDY = {
     "generation_config": '{"do_sample": false, "max_new_tokens": 24, "eos_token_id": 2, "pad_token_id": 2}'
@@ -25,7 +28,7 @@ GREEDY = {
 
 
 def test_the_judge_asks_transformers_serve_and_parses_strictly(transformers_server):
-    from o3viz.cli.verify import endpoint_ask
+    from o3viz.clients import endpoint_ask
     from o3viz.verify.verifiers import JudgeVerifier, Solution
     from o3viz.verify.verifiers.judge import parse_first_error, verdicts_of
 

@@ -25,14 +25,8 @@ from o3viz.analysis.importance.published import published_importance, steps_from
 from o3viz.analysis.importance.reading import MIN_STEPS, read_sequence
 from o3viz.analysis.importance.receiver import receiver_from_matrices, receiver_importance
 from o3viz.analysis.importance.resample import ResampleCost, estimate, resample_importance
-from o3viz.analysis.importance.rollouts import (
-    LocalBackend,
-    OpenAIBackend,
-    RolloutCache,
-    RolloutError,
-    Sampling,
-)
 from o3viz.analysis.importance.suppression import suppression_importance
+from o3viz.clients import LocalBackend, OpenAIBackend, RolloutCache, RolloutError, Sampling
 from o3viz.run.speed import SpeedLog
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord, set_importance

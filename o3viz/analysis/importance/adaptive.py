@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from o3viz.analysis.dataset import wilson
-from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
+from o3viz.clients import Backend, RolloutCache, Sampling
 from o3viz.errors import UsageError
 from o3viz.text.answers import answers_equivalent
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from o3viz.analysis.importance.rollouts import Backend, RolloutCache, RolloutError, Sampling
+from o3viz.clients import Backend, RolloutCache, RolloutError, Sampling
 
 MAX_CONCURRENCY = 256
 MAX_ERRORS = 20  # error lines kept (the rest are counted)

@@ -24,7 +24,7 @@ strongest positive entries become ``depends_on`` edges (``dependencies_from_matr
 every resampled sentence the same), the resampling measure instead (``params["score"]`` says
 which). Each score carries its interval and its per-step noise floor, and each step without a
 score, or with a zero-width interval, a note saying why (``o3viz.analysis.importance.trust``). Rollouts
-come from a backend (``o3viz.analysis.importance.rollouts``) and are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
+come from a backend (``o3viz.clients``) and are cached on disk, so an interrupted run resumes; ``max_rollouts`` caps the new rollouts of a run
 (prefixes past the cap are left unscored and the record says ``complete: false``).
 """
 
@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from o3viz.analysis.importance.reading import check_steps
-from o3viz.analysis.importance.rollouts import Backend, RolloutCache, Sampling
 from o3viz.analysis.importance.stats import LEVEL
 from o3viz.analysis.importance.trust import (  # noqa: F401 (_kl, _acc, trust_series: re-exported)
     FLOOR,
@@ -48,6 +47,7 @@ from o3viz.analysis.importance.trust import (  # noqa: F401 (_kl, _acc, trust_se
     step_notes,
     trust_series,
 )
+from o3viz.clients import Backend, RolloutCache, Sampling
 from o3viz.run.prompt import refuse_control_tokens
 from o3viz.text.answers import extract_answer, normalize_answer
 from o3viz.trace import Trace

@@ -1,6 +1,6 @@
-"""DAA during a capture: relevance of the prompt from the model's input embeddings, the bias kept
-on the recorder and extended token by token (``DAATrack`` and ``BranchBias`` are hooks of the
-generation loop), and the ``DAARecord`` written into the trace."""
+"""DAA's ``observe`` and ``allocate`` modes during a capture: relevance of the prompt from the
+model's input embeddings, the bias kept on the recorder and extended token by token (``DAATrack``
+and ``BranchBias`` are hooks of the generation loop), and the ``DAARecord`` written into the trace."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from o3viz.hooks.daa import RelevanceState, build_relevance, resolve_strength
 from o3viz.hooks.recorder import Recorder
 from o3viz.hooks.step import LoopState, StepHook
 from o3viz.run.config import DAAConfig
+from o3viz.run.daa.modes import DAA_MODE_TABLE
 from o3viz.run.prompt import PromptLayout
 from o3viz.trace.attention import DAARecord
 
@@ -31,7 +32,7 @@ class DAATrack(StepHook):
             self.state: RelevanceState = build_relevance(
                 emb, layout.pieces, layout.question_tokens, task_type, cfg.alpha
             )
-        self.allocate = cfg.mode == "allocate"
+        self.allocate = DAA_MODE_TABLE[cfg.mode].biases
         if self.allocate and recorder is not None:
             cfgm = model.config
             lam = resolve_strength(cfg.strength, cfgm.num_hidden_layers, cfgm.num_attention_heads)

@@ -1,6 +1,6 @@
 """DAA's ``steer`` mode during a capture (PASTA): the marked spans found in the prompt
-(``o3viz.run.steer_spans``: text with an occurrence, or a named segment), the heads to steer
-(``choose_heads``; ``auto`` profiles in ``o3viz.run.steer_profile``), the bias set on the recorder
+(``o3viz.run.daa.steer_spans``: text with an occurrence, or a named segment), the heads to steer
+(``choose_heads``; ``auto`` profiles in ``o3viz.run.daa.steer_profile``), the bias set on the recorder
 (``SteerTrack``) and the ``SteerRecord`` written into the trace.
 
 The bias covers the prompt, every generated token and every explored branch token at once (0
@@ -15,9 +15,9 @@ import torch
 from o3viz.hooks.recorder import Recorder
 from o3viz.hooks.steer import head_mask, steer_bias
 from o3viz.run.config import DAAConfig
+from o3viz.run.daa.steer_profile import choose_heads
+from o3viz.run.daa.steer_spans import resolve_spans
 from o3viz.run.prompt import PromptLayout
-from o3viz.run.steer_profile import choose_heads
-from o3viz.run.steer_spans import resolve_spans
 from o3viz.trace.attention import SteerRecord
 
 

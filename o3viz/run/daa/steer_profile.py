@@ -18,8 +18,8 @@ from o3viz.hooks.instrument import ATTN_NAME, install
 from o3viz.hooks.recorder import Recorder, RecorderSpec
 from o3viz.hooks.steer import parse_steer_heads, steer_bias
 from o3viz.run.config import DAAConfig, SteerSpan
+from o3viz.run.daa.steer_spans import resolve_spans
 from o3viz.run.prompt import layout_prompt
-from o3viz.run.steer_spans import resolve_spans
 from o3viz.tasks.steering import FAMILIES, SteerTask, steering_tasks
 
 TOP_LAYERS = 3  # layers whose heads ``auto`` steers

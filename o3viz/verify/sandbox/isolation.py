@@ -41,7 +41,7 @@ def _source(*names: str) -> str:
 
 
 # The two programs, each one ``python -c`` source: the plain-data codec and the confinement first.
-JUDGE_SOURCE = _source("plain", "confine", "proxy", "judge")
+JUDGE_SOURCE = _source("plain", "confine", "proxy", "trusted_tests")
 CANDIDATE_SOURCE = _source("plain", "confine", "candidate")
 
 _DESCRIPTIONS = {

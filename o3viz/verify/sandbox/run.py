@@ -3,7 +3,7 @@
 ``run_sandboxed(job)`` starts two processes under the chosen isolation (``isolation.py``), each in
 a fresh folder with a scrubbed environment:
 
-- the **judge** (``inside/judge.py``) runs the trusted tests (from the dataset) and reports each
+- the **judge** (``inside/trusted_tests.py``) runs the trusted tests (from the dataset) and reports each
   result as an HMAC-tagged record on a pipe of its own;
 - the **candidate** (``inside/candidate.py``) runs the untrusted code and answers the judge's
   calls over a second pair of pipes, in plain data only (``inside/plain.py``).
@@ -135,7 +135,7 @@ class SandboxRun:
 def run_sandboxed(
     job: dict[str, Any], *, isolation: str = "auto", limits: SandboxLimits | None = None
 ) -> SandboxRun:
-    """Run one job (see inside/judge.py) in a fresh sandbox and return what the judge reported."""
+    """Run one job (see inside/trusted_tests.py) in a fresh sandbox and return what the judge reported."""
     if "code" in job:
         raise UsageError("sandbox job: say candidate_code (untrusted) or trusted_code (reference), not code")
     return _run_in_mode(job, resolve_isolation(isolation), limits or SandboxLimits())

@@ -8,6 +8,7 @@ Judgement`` and add one ``register_verifier`` line below.
 
 from __future__ import annotations
 
+from o3viz.errors import UsageError
 from o3viz.verify.verifiers.base import (
     Judgement,
     Solution,
@@ -38,9 +39,16 @@ def _prm(o: VerifierOptions) -> Verifier:
 
 
 def _judge(o: VerifierOptions) -> Verifier:
-    if o.ask is None:
-        raise ValueError("the judge needs an ask function; the CLI builds it from --base-url")
-    return JudgeVerifier(o.ask, label=f"{o.base_url or ''} {o.model or ''}".strip())
+    if not o.model:
+        raise UsageError("verifier 'judge' needs --model (the served model's name)")
+    return JudgeVerifier.over_endpoint(
+        o.base_url or "",
+        o.model,
+        max_tokens=o.max_tokens,
+        timeout=o.request_timeout,
+        budget_s=o.budget_s,
+        extra_body=o.extra_body,
+    )
 
 
 def _combined(o: VerifierOptions) -> Verifier:

@@ -2,9 +2,9 @@
 prompt as the default (QwenLM/ProcessBench, ``code/templates/critique_template.txt``).
 
 The judge only formats the prompt and reads the reply; ``ask(prompt) -> reply`` does the asking.
-The CLI and the benchmark build ``ask`` on the endpoint client of
-``o3viz.analysis.importance.rollouts`` (deadlines, same-origin redirects, a run budget), a layer
-this one may not import.
+``JudgeVerifier.over_endpoint(base_url, model)`` builds ``ask`` on the endpoint client of
+``o3viz.clients`` (deadlines, same-origin redirects, a run budget), as the registry does; a test
+hands the judge its own ``ask``.
 
 Replies are parsed strictly: the answer is the last ``\\boxed{N}`` with a whole number ``N`` from
 -1 (no error) to the last paragraph's index. Anything else (no box, two different boxed answers, a
@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from o3viz.clients import endpoint_ask
 from o3viz.verify.verifiers.base import Judgement, Solution
 
 PROCESSBENCH_PROMPT = """The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed from 0):
@@ -133,6 +134,25 @@ class JudgeVerifier:
             "endpoint": self.label,
             "prompt": "processbench" if self.template == PROCESSBENCH_PROMPT else "custom",
         }
+
+    @classmethod
+    def over_endpoint(
+        cls,
+        base_url: str,
+        model: str,
+        *,
+        max_tokens: int = 1024,
+        timeout: float = 300.0,
+        budget_s: float | None = None,
+        extra_body: dict | None = None,
+        **kwargs,
+    ) -> JudgeVerifier:
+        """A judge asking ``model`` served at ``base_url`` (OpenAI-compatible, ending in /v1),
+        greedily, through ``o3viz.clients.endpoint_ask``; ``kwargs`` are the judge's own fields."""
+        ask = endpoint_ask(
+            base_url, model, max_tokens=max_tokens, timeout=timeout, budget_s=budget_s, extra_body=extra_body
+        )
+        return cls(ask, **{"label": f"{base_url} {model}", **kwargs})
 
     def verify(self, sol: Solution) -> Judgement:
         reply = self.ask(judge_prompt(sol, self.template))

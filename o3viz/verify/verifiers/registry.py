@@ -25,9 +25,10 @@ class VerifierOptions:
     shape: str = "auto"  # a PRM: "tag" (Math-Shepherd), "head" (Qwen2.5-Math-PRM) or auto
     threshold: float = 0.5  # a PRM: a step scoring below this is wrong
     trust_remote_code: bool = False  # a PRM whose head is the checkpoint's own code (Qwen2.5-Math-PRM)
-    # a judge: ``ask(prompt) -> reply``; the caller builds it on the endpoint client, which lives
-    # in a layer this one may not import (o3viz.analysis.importance.rollouts)
-    ask: Callable[[str], str] | None = None
+    max_tokens: int = 1024  # a judge: reply tokens per request
+    request_timeout: float = 300.0  # a judge: total seconds per request
+    budget_s: float | None = None  # a judge: seconds the whole run may spend on the endpoint
+    extra_body: dict | None = None  # a judge: server-specific fields merged into each request
     then: str | None = None  # "combined": the verifier for the steps the first leaves unsure
 
 
@@ -70,6 +71,6 @@ def make_verifier(name: str, options: VerifierOptions | None = None) -> Verifier
     options = options or VerifierOptions()
     if spec.needs == "model" and not options.model:
         raise UsageError(f"verifier {name!r} needs --model (a local folder or a hub id)")
-    if spec.needs == "base_url" and not (options.base_url or options.ask):
+    if spec.needs == "base_url" and not options.base_url:
         raise UsageError(f"verifier {name!r} needs --base-url (an OpenAI-compatible endpoint)")
     return spec.make(options)

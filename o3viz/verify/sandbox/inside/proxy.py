@@ -1,5 +1,5 @@
 # ruff: noqa: F821  (encode, decode, dumps, loads, LineReader, write_all, PlainDataError come from
-# plain.py; _str, _type, _StepTimeout, _MESSAGE_CAP, _BaseException from judge.py, which follows
+# plain.py; _str, _type, _StepTimeout, _MESSAGE_CAP, _BaseException from trusted_tests.py, which follows
 # this file in the judge's one ``python -c`` source and only then starts running)
 """The judge's end of the pipe to the candidate's process: ``candidate`` in the tests is a proxy
 from here. Arguments go out as plain data; what comes back is a decoded plain value, a builtin
