@@ -81,7 +81,10 @@ def test_paired_view_matches_the_file_and_opens_a_flipped_pair(shared_data, tmp_
         x, y = _first_row_checkbox(page)
         page.mouse.click(x, y)
         page.get_by_text("What changed").first.wait_for(timeout=LOAD_MS)
-        page.wait_for_function("() => location.search.includes('trace=')", timeout=LOAD_MS)
+        # wait for both sides in the URL (the page writes them as it renders; reading at the first
+        # one read "trace" without "b" under load)
+        page.wait_for_function("() => /[?&]trace=/.test(location.search) && /[?&]b=/.test(location.search)",
+                               timeout=LOAD_MS)  # fmt: skip
         opened = dict(re.findall(r"[?&](trace|b)=([^&]+)", page.url))
         assert "mode=datasets" not in page.url
         page.wait_for_timeout(1500)
