@@ -65,12 +65,13 @@ def test_paired_view_matches_the_file_and_opens_a_flipped_pair(shared_data, tmp_
         page.get_by_text(f"Questions that flipped ({flips})").wait_for(timeout=LOAD_MS)
         # the page renders in pieces: wait for the last of the first screen, not only the first
         page.get_by_text(f"Accuracy B (n = {N})").wait_for(timeout=LOAD_MS)
-        page.locator("table td").first.wait_for(timeout=LOAD_MS)
+        two_by_two = page.locator("table", has_text="A right").locator("td")  # not the flips' table
+        two_by_two.first.wait_for(timeout=LOAD_MS)
         body = page.locator("[data-testid='stMain']")
         text = body.inner_text()
         assert f"{100 * want['accuracy_a']:.1f}%" in text and f"{100 * want['accuracy_b']:.1f}%" in text
         assert f"Accuracy A (n = {N})" in text
-        cells = page.locator("table td").all_inner_texts()
+        cells = two_by_two.all_inner_texts()
         assert cells[:6] == ["A right", str(want["both"]), str(want["a_only"]),
                              "A wrong", str(want["b_only"]), str(want["neither"])]  # fmt: skip
         assert f"({flips} flips)" in text

@@ -71,13 +71,13 @@ def test_auto_picks_bubblewrap_when_it_is_installed():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_code_runs_in_a_fresh_empty_directory_that_is_removed_after(mode):
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "o3viz-sbx-*")))
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), f"o3viz-sbx-{os.getpid()}-*")))
     code = "import os\nlisted = os.listdir('.')\nopen('mine.txt', 'w').write('x')\n"
     status, value = _value(code, "(listed, os.listdir('.'), os.getcwd())", mode)
     assert status == "pass"
     listed, after_write, cwd = eval(value)  # a repr of plain literals from our own runner
     assert listed == [] and after_write == ["mine.txt"]
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "o3viz-sbx-*"))) == before
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), f"o3viz-sbx-{os.getpid()}-*"))) == before
     if mode != "bubblewrap":
         assert not os.path.exists(cwd)
 

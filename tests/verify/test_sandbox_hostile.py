@@ -25,9 +25,18 @@ MODES = [
 
 
 def _strays() -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        if RUNNER_MARKER in (proc.info["cmdline"] or []):
+    """Sandboxed processes left over: this process's descendants, or orphans (a sandbox that
+    escaped its runner is re-parented to pid 1). A live sandbox of a suite running beside this one
+    has its own runner for a parent and is not counted."""
+    found, me = [], os.getpid()
+    for proc in psutil.process_iter(["cmdline", "ppid"]):
+        if RUNNER_MARKER not in (proc.info["cmdline"] or []):
+            continue
+        try:
+            ours = proc.info["ppid"] == 1 or any(p.pid == me for p in proc.parents())
+        except psutil.Error:
+            continue  # it ended meanwhile
+        if ours:
             found.append(proc)
     return found
 

@@ -63,7 +63,7 @@ class Peak:
 
 
 def _leftovers() -> set[str]:
-    return {p.name for p in Path(TMP).glob("o3viz-sbx-*")}
+    return {p.name for p in Path(TMP).glob(f"o3viz-sbx-{os.getpid()}-*")}  # ours, not a parallel suite's
 
 
 FILL = (

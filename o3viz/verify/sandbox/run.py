@@ -233,7 +233,8 @@ def _wire(sides: list[_Side]) -> list[int]:
 
 def _run_in_mode(job: dict[str, Any], mode: str, limits: SandboxLimits) -> SandboxRun:
     python = find_python()
-    root = tempfile.mkdtemp(prefix="o3viz-sbx-")  # 0700: the code cannot reach its siblings
+    # 0700: the code cannot reach its siblings; named for the host process, as the cgroup leaf is
+    root = tempfile.mkdtemp(prefix=f"o3viz-sbx-{os.getpid()}-")
     sides: list[_Side] = []
     guard: MemoryGuard | None = None
     try:
