@@ -44,7 +44,6 @@ from o3viz.verify.verifiers import (
     Judgement,
     JudgeVerifier,
     Solution,
-    VerifierOptions,
     make_verifier,
     verify_all,
 )
@@ -192,11 +191,10 @@ def _prm(args: argparse.Namespace):
         from o3viz.model import resolve_model
 
         model = resolve_model(None)[0]
-    opts = VerifierOptions(
-        model=model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+    prm = make_verifier(
+        "prm", model=model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
         trust_remote_code=args.trust_remote_code,
     )  # fmt: skip
-    prm = make_verifier("prm", opts)
     if args.prm == "default":
         prm.name = "prm:embedded (not a PRM: a floor)"
     return prm

@@ -17,6 +17,7 @@ from o3viz.figures import (
     curves_figure,
     diff_heatmap,
     escape_markdown,
+    lane_of,
     readable,
     routing_diff_figure,
     steering_figure,
@@ -169,7 +170,13 @@ if pair is not None:  # a steered run and its twin: the answers and the spans' a
     show_figure(steering_figure(pair, height=290), "cmp_steer")
 
 long = comp.alignment is not None and comp.alignment.method == "episodes"
-fig_a, fig_b = compare_maps(comp, outline_of(ka, a), outline_of(kb, b), height=280 if long else 235)
+fig_a, fig_b = compare_maps(
+    comp,
+    outline_of(ka, a),
+    outline_of(kb, b),
+    height=280 if long else 235,
+    answer_lanes=(lane_of(a), lane_of(b)),
+)
 show_figure(fig_a, "cmp_map_a", download=False)
 show_figure(fig_b, "cmp_map_b")
 

@@ -1,30 +1,35 @@
 """Dataset: what holds across many traces (a dataset, a filter or a search): correctness against
 length, the step-type mix of correct and wrong traces, backtracking and self-checking, where the
-first wrong claim sits, claim-error rates, importance by step type, and the outliers. Clicking a
-bar lists its traces; a listed trace opens in Inspect."""
+first wrong claim sits, claim-error rates, importance by step type, when the running answer was
+right (beside the published figures), and the outliers. Clicking a bar lists its traces; a listed
+trace opens in Inspect."""
 
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
-from o3viz.app import DATASET_COLUMNS as COLUMNS
 from o3viz.app import (
+    ANSWER_MEASURES,
     GRADE_LABELS,
     GRADED_BY,
     GRADES,
     OUTLIER_RULE,
     Query,
+    answer_rows,
     dataset_summary,
     rate_text,
     select_frame,
 )
+from o3viz.app import DATASET_COLUMNS as COLUMNS
 from o3viz.app import dataset_frame as frame
 from o3viz.app import select_rows as select
 from o3viz.figures import (
+    answer_dataset_figure,
     claim_rates_figure,
     escape_markdown,
     first_wrong_figure,
@@ -44,7 +49,7 @@ def _aggregate(root: str, query_key: str, stamp: tuple, _query: Query, grade: st
     # the columnar copy through DuckDB when it is fresh, else SQLite (o3viz.store.columnar)
     rows = select_frame(store(), replace(_query, limit=MAX_TRACES, offset=0), COLUMNS, max_rows=MAX_TRACES)
     df = frame(rows, grade=grade)
-    return df, dataset_summary(df)
+    return df, dataset_summary(df), answer_rows(df)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -60,6 +65,12 @@ def _figures(root: str, query_key: str, stamp: tuple, grade: str, _summary) -> l
         ("ds_claims", claim_rates_figure(_summary.claim_rates)),
         ("ds_importance", importance_figure(_summary.importance)),
     ]
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _answer_figures(root: str, query_key: str, stamp: tuple, _answers) -> list:
+    """The four running-answer figures of one scope, kept as the six above are."""
+    return [(f"ds_answer_{m}", answer_dataset_figure(m, _answers.bars[m])) for m in ANSWER_MEASURES]
 
 
 def scope() -> Query:
@@ -94,6 +105,10 @@ def _traces(n: int) -> str:
     return f"{n:,} trace{'s' if n != 1 else ''}"
 
 
+def _have(n: int) -> str:
+    return "has" if n == 1 else "have"
+
+
 def headline(df: pd.DataFrame, summary) -> None:
     """The headline numbers, each with its n (and a Wilson interval where it is a proportion)."""
     cols = st.columns([1, 1, 2.2, 1, 2])
@@ -122,19 +137,41 @@ def clicked(event) -> str | None:
     return None
 
 
+ANSWER_LIST = {  # the running-answer columns a running-answer bar's list shows
+    "first_correct_frac": "first right at",
+    "convergence_frac": "settled at",
+    "answer_losses": "right → wrong",
+    "tokens_after_correct": "tokens after first right",
+}
+
+
 def trace_list(df: pd.DataFrame, sel: str) -> None:
     part = select(df, sel)
     st.subheader(f"{_traces(len(part))} behind that bar")
     shown = part.head(500)
+    cols = ["name", "dataset", "model", "group", "steps", "backtracks", "self_checks", "claim_errors"]
+    view = shown[cols]
+    if "measure" in json.loads(sel):  # one dataset · model: its running-answer columns instead
+        view = shown[["name", "group", "steps", *ANSWER_LIST]].copy()
+        for c in ("first_correct_frac", "convergence_frac"):
+            view[c] = pd.to_numeric(view[c], errors="coerce") * 100  # shown as "56%"
     table = st.dataframe(
-        shown[
-            ["name", "dataset", "model", "group", "steps", "backtracks", "self_checks", "claim_errors"]
-        ].rename(columns={"group": "correct", "self_checks": "self-checks", "claim_errors": "claim errors"}),
+        view.rename(
+            columns={
+                "group": "correct",
+                "self_checks": "self-checks",
+                "claim_errors": "claim errors",
+                **ANSWER_LIST,
+            }
+        ),
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
         key="ds_pick_table",
         height=min(38 + 35 * len(shown), 300),
+        column_config={
+            c: st.column_config.NumberColumn(format="%.0f%%") for c in ("first right at", "settled at")
+        },
     )
     rows = table.selection.rows if table and table.selection else []
     if st.button(
@@ -187,6 +224,52 @@ def _parquet(out: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
+def figure_rows(df: pd.DataFrame, figures: list, listed: bool) -> bool:
+    """``figures`` two to a row; a clicked bar's traces are listed right under its row (once on
+    the page: ``listed`` says one was already). Returns whether one is listed now."""
+    for i in range(0, len(figures), 2):
+        picks = []
+        for col, (key, fig) in zip(st.columns(2), figures[i : i + 2], strict=False):
+            with col:
+                picks.append(clicked(show_figure(fig, key, on_select="rerun", selection_mode="points")))
+        pick = next((p for p in picks if p), None)
+        if pick and not listed:
+            trace_list(df, pick)
+            listed = True
+    return listed
+
+
+def answer_caption(answers) -> bool:
+    """What the running-answer figures count, and the traces they leave out; False when no trace
+    here has the figures (nothing to draw)."""
+    if answers.not_indexed >= answers.traces:
+        st.info(
+            f"None of these {_traces(answers.traces)} has running-answer figures yet: they were indexed "
+            "before o3viz computed them. Run `o3viz library reindex --full` to add them.",
+            icon=":material/update:",
+        )
+        return False
+    gaps = []
+    if answers.not_indexed:
+        gaps.append(
+            f"{_traces(answers.not_indexed)} {_have(answers.not_indexed)} no running-answer figures "
+            "(indexed before o3viz computed them: run `o3viz library reindex --full`)"
+        )
+    if answers.ungraded:
+        gaps.append(
+            f"{_traces(answers.ungraded)} {_have(answers.ungraded)} no graded running answer "
+            "(no reference, or no answer stated) and count in no bar"
+        )
+    st.caption(
+        "The running answer: what each step states (or a probe forced), checked against the reference "
+        "by o3viz, not by *Graded by*. One bar per dataset · model, with its 95% interval and n; dashed: "
+        "the paper's figure, measured its own way. Early = right before the last 10% of the reasoning; "
+        "positions are shares of its tokens (of its characters for an import)."
+        + "".join(f" {g}." for g in gaps)
+    )
+    return True
+
+
 def open_in_inspect(key: str) -> None:
     pin([key])
     st.session_state.inspect_key, st.session_state.inspect_node = key, None
@@ -197,9 +280,10 @@ require_router()
 st.title("Dataset")
 q = scope()
 s = store()
-stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0])
+# the generation counts every write (a ``reindex --full`` too), so its new figures show on the next run
+stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0], s.generation())
 grade = st.session_state.get("ds_grade") or "either"
-df, summary = _aggregate(str(s.root), repr(q), stamp, q, grade)
+df, summary, answers = _aggregate(str(s.root), repr(q), stamp, q, grade)
 if summary.n == 0:
     st.info("No traces in this scope. Pick a dataset, or import one on the Library page.")
     st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
@@ -224,15 +308,8 @@ if summary.disagree:
         ),
         icon=":material/rule:",
     )
-figures = _figures(str(s.root), repr(q), stamp, grade, summary)
-listed = False
-for i in range(0, len(figures), 2):
-    picks = []
-    for col, (key, fig) in zip(st.columns(2), figures[i : i + 2], strict=True):
-        with col:
-            picks.append(clicked(show_figure(fig, key, on_select="rerun", selection_mode="points")))
-    pick = next((p for p in picks if p), None)
-    if pick and not listed:  # the clicked bar's traces, right under its figure
-        trace_list(df, pick)
-        listed = True
+listed = figure_rows(df, _figures(str(s.root), repr(q), stamp, grade, summary), listed=False)
+st.subheader("When did it know?")
+if answer_caption(answers):
+    figure_rows(df, _answer_figures(str(s.root), repr(q), stamp, answers), listed=listed)
 outlier_table(summary)

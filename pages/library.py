@@ -36,6 +36,8 @@ SORTS = {
     "fewest steps": ("steps", False),
     "most backtracks": ("backtracks", True),
     "most claim errors": ("claim_errors", True),
+    "most tokens after the first right answer": ("tokens_after_correct", True),
+    "most answer flips": ("answer_flips", True),
     "name": ("name", False),
 }
 
@@ -60,6 +62,28 @@ COLUMNS = {
         help="o3viz's verdict on the last round (its answer check and claim checks): pass, fail or unverifiable",
     ),
     "source": st.column_config.TextColumn("source", width=64),
+    "first right": st.column_config.TextColumn(
+        "first right",
+        width=72,
+        help="where the running answer (stated, or forced by a probe) is first right, as a share of the "
+        "reasoning's tokens; — never right, or ungraded",
+    ),
+    "converged": st.column_config.TextColumn(
+        "converged", width=76, help="where the running answer last changed, as a share of the tokens"
+    ),
+    "flips": st.column_config.NumberColumn(
+        "flips", width=48, help="times the running answer went right → wrong or wrong → right"
+    ),
+    "tokens after right": st.column_config.TextColumn(
+        "tokens after right",
+        width=110,
+        help="tokens spent after the first right answer (estimated from the source's count for an import)",
+    ),
+    "overthinking": st.column_config.TextColumn(
+        "overthinking",
+        width=92,
+        help="harmless: right at the first correct point and at the end; harmful: right, then wrong at the end",
+    ),
     "tokens": st.column_config.TextColumn(
         "tokens", width=64, help="— where the trace has no tokens (an import)"
     ),
@@ -68,6 +92,7 @@ COLUMNS = {
 # from and when scroll in from the right.
 ORDER = (
     "name", "match", "dataset", "model", "correct", "steps", "tokens", "verdict",
+    "first right", "flips", "overthinking", "converged", "tokens after right",
     "backtracks", "claim errors", "self-checks", "source", "added",
 )  # fmt: skip
 _MARK_STYLE = {
@@ -240,10 +265,18 @@ def filters() -> Query:
             key="lib_disagree",
             help="the source's grade and o3viz's answer check say different things",
         )
+        overthinking = st.multiselect(
+            "Overthinking",
+            ("harmful", "harmless", "none"),
+            key="lib_overthinking",
+            help="harmful: the running answer was right, then wrong at the end; harmless: right early and "
+            "at the end",
+        )
         sort, desc = SORTS[st.selectbox("Sort", list(SORTS), key="lib_sort")]
     return Query(
-        search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc, disagree=disagree
-    )
+        search, dataset, model, [], verdict, correct, types, sort=sort, descending=desc, disagree=disagree,
+        overthinking=overthinking,
+    )  # fmt: skip
 
 
 require_router()

@@ -96,9 +96,9 @@ def check_pages(url: str, key: str, shots: Path) -> None:
             page.wait_for_function(
                 "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=LOAD_MS
             )
-            if name == "inspect":  # the map, outline and details are one component, in its frame
-                view = page.frame_locator("iframe[src*='o3view']")
-                view.locator("body[data-ready='1']").wait_for(timeout=LOAD_MS)
+            if name == "inspect":  # the map, outline and details are one component, in the page
+                view = page.locator(".o3v-map")
+                page.locator(".o3v-map[data-ready='1']").wait_for(timeout=LOAD_MS)
                 view.locator(".js-plotly-plot g.textpoint text").first.wait_for(timeout=LOAD_MS)
                 view.locator("#outline .row").first.wait_for(timeout=LOAD_MS)
             text = page.locator("body").inner_text()

@@ -234,3 +234,34 @@ def test_the_wheel_lists_every_o3viz_package_and_the_app():
         if p.is_dir() and p.name != "__pycache__"
     }
     assert pages <= listed, f"add the new pages folder to pyproject.toml: {sorted(pages - listed)}"
+
+
+def test_the_wheel_ships_every_data_file_of_the_library():
+    """Each file under ``o3viz/`` that is not Python (the trace view's script and styles in
+    ``o3viz/view/static/``, the task samples) is matched by a package-data glob of the package it
+    sits in, so the wheel carries it: a file moved to another package needs its glob moved too."""
+    from fnmatch import fnmatch
+
+    from o3viz.paths import REPO_ROOT
+
+    setup = _pyproject()["tool"]["setuptools"]
+    packages, data = setup["packages"], setup["package-data"]
+    files = [
+        p
+        for p in (REPO_ROOT / "o3viz").rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    ]
+    assert any(p.name == "view.js" for p in files)  # the walk sees the view's static files
+    unshipped = []
+    for path in files:
+        rel = path.relative_to(REPO_ROOT)
+        owners = [
+            k
+            for k in packages
+            if k.startswith("o3viz") and rel.parts[: k.count(".") + 1] == tuple(k.split("."))
+        ]
+        package = max(owners, key=len)  # the innermost listed package holding the file
+        inside = "/".join(rel.parts[package.count(".") + 1 :])
+        if not any(fnmatch(inside, glob) for glob in data.get(package, [])):
+            unshipped.append(f"{rel} (package-data of {package})")
+    assert not unshipped, f"add to pyproject.toml [tool.setuptools.package-data]: {unshipped}"

@@ -82,14 +82,19 @@ class _Piece:
     texts: Counter
 
 
-def _norm(text: str) -> str:
+def norm_text(text: str) -> str:
+    """A step's text as Compare aligns it: lower case, whitespace runs as one space.
+
+    >>> norm_text("  So  12 * 4   = 48.")
+    'so 12 * 4 = 48.'
+    """
     return " ".join(text.lower().split())
 
 
 def _diff_rows(sa: list[Step], sb: list[Step]) -> tuple[list[AlignedStep], float]:
     """difflib over the two step lists' normalised texts, one row per step (replace rows paired)."""
     sm = difflib.SequenceMatcher(
-        None, [_norm(s.text) for s in sa], [_norm(s.text) for s in sb], autojunk=False
+        None, [norm_text(s.text) for s in sa], [norm_text(s.text) for s in sb], autojunk=False
     )
     rows: list[AlignedStep] = []
     for tag, i0, i1, j0, j1 in sm.get_opcodes():
@@ -123,7 +128,7 @@ def _pieces(rnd: Round, least: int) -> list[_Piece]:
         cuts = [ep.lo + (ep.length * i) // k for i in range(k + 1)]
         for lo, hi in zip(cuts, cuts[1:], strict=False):
             types = Counter(s.type for s in steps[lo:hi])
-            texts = Counter(_norm(s.text) for s in rnd.steps[lo:hi])
+            texts = Counter(norm_text(s.text) for s in rnd.steps[lo:hi])
             out.append(_Piece(ep.index, lo, hi, types.most_common(1)[0][0], texts))
     return out
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from o3viz.analysis import answer_measures
 from o3viz.text.classify import TYPES as STEP_TYPES
 
 COLUMNS = (
     "key", "name", "dataset", "model", "steps", "chars", "correct", "verdict", "backtracks",
     "self_checks", "claims", "claim_errors", "first_wrong_pos", "importance", "source_correct",
     "check_correct",
-) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
+) + tuple(f"t_{t}" for t in STEP_TYPES) + answer_measures.INDEX_COLUMNS  # fmt: skip
 GROUPS = ("correct", "wrong")
 MAX_BINS = 10
 MIN_BIN = 5  # a length bin holds at least this many traces (smaller ones merge with a neighbour)
@@ -376,4 +377,6 @@ def select(df: pd.DataFrame, sel: str) -> pd.DataFrame:
     for col in ("model", "dataset"):
         if col in s:
             mask &= df[col] == s[col]
+    if "measure" in s:  # a running-answer bar: the traces it counts (``answer_measures``)
+        mask &= answer_measures.listed(df, s["measure"])
     return df[mask]

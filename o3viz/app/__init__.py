@@ -10,6 +10,8 @@ The session library, the background workers and the upload staging live in this 
 
 from __future__ import annotations
 
+from o3viz.analysis.answer_dataset import AnswerRows, answer_rows
+from o3viz.analysis.answer_measures import MEASURES as ANSWER_MEASURES
 from o3viz.analysis.compare import branch_step_offset, compare_traces, same_question, shown_delta
 from o3viz.analysis.dataset import COLUMNS as DATASET_COLUMNS
 from o3viz.analysis.dataset import (
@@ -88,6 +90,8 @@ __all__ = [
     "SpeedLog",
     "BranchJob",
     "CompressionConfig",
+    "ANSWER_MEASURES",
+    "AnswerRows",
     "DATASET_COLUMNS",
     "FIELD_ROLES",
     "GRADES",
@@ -126,6 +130,7 @@ __all__ = [
     "compare_traces",
     "content_key",
     "dataset_agreement",
+    "answer_rows",
     "dataset_frame",
     "dataset_models",
     "dataset_summary",

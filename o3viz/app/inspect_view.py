@@ -1,7 +1,8 @@
-"""What Inspect's view component draws for one trace, as plain JSON-ready data (the notebook view's
-data, ``o3viz.notebook.data``, plus a long trace's episodes): the reasoning map, the outline rows
+"""What Inspect's view component draws for one trace, as plain JSON-ready data: the app's host of
+the trace view (``o3viz.view``), built from the view's own parts (``o3viz.view.data``, plus a long
+trace's episodes, the search and the chosen verifier's lane): the reasoning map, the outline rows
 and every node's details, so a click, a hover, an episode or Prev/Next is answered in the browser
-(``o3viz/notebook/static/view.js``) without asking the server.
+(``o3viz/view/static/view.js``, served from ``VIEW_STATIC``) without asking the server.
 
 A long trace (more than ``OVERVIEW_FROM`` steps) also carries the episode overview, the
 whole-trace strip, each episode's span on the map's x axis (opening one zooms the whole map to it),
@@ -26,42 +27,23 @@ import plotly.graph_objects as go
 from o3viz.analysis.episodes import OVERVIEW_FROM, Episode, find_episodes
 from o3viz.analysis.outline import Outline, build_outline
 from o3viz.analysis.verdicts import first_wrong_by, lane_verdicts
-from o3viz.figures import outline_items, reasoning_map_figure
-from o3viz.figures._style import SELECT_COLOR, clip_label, readable
-from o3viz.figures.labels import label_rows, mark_labels
-from o3viz.notebook.data import STRIP_HEIGHT, episode_data, figure_json, node_table
-from o3viz.notebook.page import STATIC as VIEW_STATIC
+from o3viz.figures import SELECT_COLOR, label_rows, lane_of, mark_labels, outline_items, reasoning_map_figure
 from o3viz.trace import Trace
+from o3viz.view import STATIC as VIEW_STATIC
+from o3viz.view import (
+    STRIP_HEIGHT,
+    episode_data,
+    figure_json,
+    intro_panel,
+    node_table,
+    search_items,
+    verifier_data,
+    verifier_table,
+)
 
 MAP_HEIGHT = 410  # px: the map beside the outline and the details, in a 1280×720 first screen
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"  # served, never fetched
 __all__ = ["MAP_HEIGHT", "PLOTLY_JS", "VIEW_STATIC", "ViewFigure", "figure_view_data", "inspect_view_data"]
-
-
-def _find(outline: Outline) -> list[list[str]]:
-    """What the view's search looks in, as ``o3viz.analysis.outline.search_outline`` does: each
-    step's, check's and answer's id and its text (lower case), in reading order."""
-    items: list[list[str]] = []
-    for r in outline.rounds:
-        items += [[s.id, s.text.lower()] for s in r.steps]
-        items += [[c.id, f"{c.name} {c.message}".lower()] for s in r.steps for c in s.checks]
-        items += [[c.id, f"{c.name} {c.message}".lower()] for c in r.checks]
-        items += [[r.answer_id, (r.answer or "").lower()]] if r.answer is not None else []
-    return items
-
-
-def _intro(trace: Trace, outline: Outline, wrong) -> dict:
-    """What the details panel says before anything is selected: the final answer and the first
-    wrong step."""
-    final = outline.rounds[-1] if outline.rounds else None
-    lines = []
-    if final is not None:
-        lines.append(
-            f"Final answer: {clip_label(readable(final.answer or '(no answer)'), 200)} · {final.verdict or 'no verdict'}"
-        )
-    if wrong is not None:
-        lines.append(f"First wrong step: step {wrong.step} · {wrong.reason}")
-    return {"title": "Details", "lines": lines}
 
 
 def inspect_view_data(
@@ -84,6 +66,7 @@ def inspect_view_data(
     episodes = (episodes if episodes is not None else find_episodes(outline)) if long else []
     widths = sorted(e.hi - e.lo for e in episodes)
     lane = lane_verdicts(trace, verifier)  # the checks lane shows the chosen verifier's verdicts
+    answers = lane_of(trace)  # the running answer's row under the map and the overview
     fig = reasoning_map_figure(
         outline,
         # a long trace's map opens zoomed on one episode: its markers are sized for an episode's width
@@ -93,10 +76,12 @@ def inspect_view_data(
         dep_min=dep_min,
         forks=list(forks),
         height=max(height - STRIP_HEIGHT - 30, 260) if long else height,
+        answer_lane=answers,
     )
     if labels:
         fig = mark_labels(fig, labels)
-    nodes = node_table(trace, outline)
+    verifiers = verifier_table(trace)
+    nodes = node_table(trace, outline, verifiers)
     if verifier is not None:  # the chosen verifier's first wrong step, not the checks'
         for nid, d in nodes.items():
             facts = [f for f in d.get("facts", []) if not f.startswith("first wrong step:")]
@@ -104,16 +89,19 @@ def inspect_view_data(
                 facts.append(f"first wrong step by {verifier}: {wrong.reason}")
             nodes[nid] = {**d, "facts": facts}
     data = {
-        "find": _find(outline),
+        "find": search_items(outline),
         "kind": "trace",
         "map": figure_json(fig),
         "outline": outline_items(outline, first_wrong),
         "nodes": nodes,
-        "intro": _intro(trace, outline, wrong),
+        "intro": intro_panel(outline, wrong),
         "selected": None,
+        **verifier_data(verifiers),
     }
     if long:
-        data.update(episode_data(outline, episodes, first_wrong, height=height, lane=lane))
+        data.update(
+            episode_data(outline, episodes, first_wrong, height=height, lane=lane, answer_lane=answers)
+        )
     if labels:
         data["outline"] = label_rows(data["outline"], labels)
     return data

@@ -87,7 +87,13 @@ def load_files(files: list[tuple[str, bytes]], *, source: str = "upload") -> Loa
 STORE_COLUMNS = (
     "key", "name", "dataset", "source", "model", "steps", "tokens", "correct", "verdict",
     "backtracks", "self_checks", "claim_errors", "added_at",
+    "first_correct_frac", "convergence_frac", "answer_flips", "tokens_after_correct", "overthinking",
 )  # fmt: skip
+
+
+def _share(v) -> str:
+    """A fraction of the reasoning as people read it: ``0.62`` → ``62%``; missing → "—"."""
+    return "—" if v is None else f"{v:.0%}"
 
 
 def display_name(name: str | None, key: str = "") -> str:
@@ -120,6 +126,14 @@ def store_rows(rows: list[dict]) -> list[dict]:
                 "added": datetime.fromtimestamp(r["added_at"] or 0).strftime("%Y-%m-%d %H:%M"),
                 "self-checks": r["self_checks"],
                 "tokens": f"{r['tokens']:,}" if r["tokens"] else "—",  # an import has none: "—", never "None"
+                # the running answer (o3viz.analysis.answer_figures); "—" where it was never right
+                "first right": _share(r.get("first_correct_frac")),
+                "converged": _share(r.get("convergence_frac")),
+                "flips": r.get("answer_flips"),
+                "tokens after right": "—"
+                if r.get("tokens_after_correct") is None
+                else f"{r['tokens_after_correct']:,}",
+                "overthinking": r.get("overthinking") or "—",
             }
         )
     return out

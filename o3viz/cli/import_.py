@@ -5,13 +5,16 @@ enriched with a local model's attention. The trace enters the trace store (``--o
 file; ``--no-store`` keeps it out of the store); ``--all --dataset NAME`` imports every record of a
 JSONL file or JSON array (every sample of an Inspect log, every row of a Parquet file) into the
 store, in parallel worker processes. ``--preview`` prints how the first records parse and stores
-nothing. An import that adds nothing and recognises nothing is an error (exit 2)."""
+nothing. An import that adds nothing and recognises nothing is an error (exit 2). ``--list``
+prints the formats (the registry's generated text); the ``--*-field`` flags are generated from
+``ImportFields``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from o3viz.cli.run import check_out
@@ -20,21 +23,32 @@ from o3viz.run.config import parse_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from o3viz.importers import list_formats
+    from o3viz.importers import ImportFields
+    from o3viz.importers.registry import FORMATS
+    from o3viz.plugins import options_of
 
     p = sub.add_parser(
         "import",
         help="import an external reasoning trace (R1, OpenAI, Anthropic, datasets)",
-        description="Import a reasoning trace produced elsewhere: detect its format, split and type "
-        "its steps, build the reasoning map, check its arithmetic and final answer, and save it "
-        "as a trace file. --enrich teacher-forces it through a local model for attention.",
+        description=textwrap.fill(
+            "Import a reasoning trace produced elsewhere: detect its format, split and type "
+            "its steps, build the reasoning map, check its arithmetic and final answer, and save it "
+            "as a trace file. --enrich teacher-forces it through a local model for attention.",
+            88,
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Formats (--list):\n" + FORMATS.describe(),
     )
     p.add_argument(
         "file",
         type=Path,
+        nargs="?",
         help="the trace to import (text, JSON, JSONL, an Inspect AI .eval/.json log, Parquet; .gz accepted)",
     )
-    p.add_argument("--format", choices=list_formats(), help="skip detection and read the file as this format")
+    p.add_argument("--list", action="store_true", help="list the formats and exit")
+    p.add_argument(
+        "--format", choices=FORMATS.names(), help="skip detection and read the file as this format"
+    )
     p.add_argument(
         "--record",
         type=int,
@@ -43,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--reference", help="the correct final answer, to check the imported answer against")
     p.add_argument("--question", help="the question, when the file does not hold it")
-    for name in ("text", "question", "answer", "reference", "id", "model"):
-        p.add_argument(f"--{name}-field", help=f"dataset field (dotted path) holding the {name}")
+    for o in options_of(ImportFields, "import fields"):
+        p.add_argument(f"--{o.name.replace('_', '-')}", help=f"{o.help} (a dotted path)")
     p.add_argument(
         "--preview",
         action="store_true",
@@ -98,8 +112,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.importers import import_trace
+    from o3viz.importers import ImportFields, import_trace
+    from o3viz.importers.registry import FORMATS
 
+    if args.list:
+        print(FORMATS.describe())
+        return 0
+    if args.file is None:
+        raise UsageError("give the FILE to import (--list names the formats)")
     if args.labels:
         return _run_labels(args)
     if args.preview:
@@ -118,12 +138,7 @@ def run(args: argparse.Namespace) -> int:
         record=_record_index(args.record),
         reference=args.reference,
         question=args.question,
-        text_field=args.text_field,
-        question_field=args.question_field,
-        answer_field=args.answer_field,
-        reference_field=args.reference_field,
-        id_field=args.id_field,
-        model_field=args.model_field,
+        fields=ImportFields.of(args),
         claims=not args.no_claims,
         enrich=args.enrich,
         model=args.model,
@@ -205,18 +220,11 @@ def _run_all(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace):
+    from o3viz.importers import ImportFields
     from o3viz.importers.bulk import ImportOptions
 
-    return ImportOptions(
-        dataset=args.dataset or args.file.name.split(".")[0],
-        text_field=args.text_field,
-        question_field=args.question_field,
-        answer_field=args.answer_field,
-        reference_field=args.reference_field,
-        claims=not args.no_claims,
-        id_field=args.id_field,
-        model_field=args.model_field,
-    )
+    dataset = args.dataset or args.file.name.split(".")[0]
+    return ImportOptions(dataset, not args.no_claims, **ImportFields.of(args).as_dict())
 
 
 def _run_preview(args: argparse.Namespace) -> int:

@@ -28,18 +28,38 @@ def _modules(package) -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands:
+    """The subcommands as each command module's ``register`` sees them: ``add_parser`` as
+    argparse's, but a command name (or alias) already taken is refused in one line naming both
+    modules, as every registry refuses a duplicate (``o3viz.plugins``)."""
+
+    def __init__(self, sub: argparse._SubParsersAction) -> None:
+        self._sub = sub
+        self.owners: dict[str, str] = {}  # command name -> the module that added it
+        self.module = ""
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        for n in (name, *kwargs.get("aliases", ())):
+            if n in self.owners:
+                raise UsageError(f"command {n!r} of {self.module} is already registered by {self.owners[n]}")
+            self.owners[n] = self.module
+        return self._sub.add_parser(name, **kwargs)
+
+
+def build_parser(package=commands) -> argparse.ArgumentParser:
+    """The ``o3viz`` parser: every public module of ``package`` (``o3viz.cli``) adds its command."""
     parser = _Parser(
         prog="o3viz",
         description="o3viz: capture a language model's reasoning (attention, verification, "
         "compression) into one trace file, check it, and inspect it.",
     )
     parser.add_argument("--version", action="version", version=f"o3viz {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in _modules(commands):
+    sub = _Commands(parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser))
+    for name in _modules(package):
         if name == "main":
             continue
-        importlib.import_module(f"o3viz.cli.{name}").register(sub)
+        sub.module = f"{package.__name__}.{name}"
+        importlib.import_module(sub.module).register(sub)
     return parser
 
 

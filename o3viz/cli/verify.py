@@ -4,10 +4,16 @@ trace of a dataset (``--dataset NAME``). Other verifiers' verdicts stay beside t
 round that already holds the verifier's verdicts is skipped (``--redo`` replaces them), so an
 interrupted dataset run picks up where it stopped.
 
+A verifier's options are given as ``-V key=value`` (repeatable); ``--list`` prints every verifier
+with its options, and this help ends with the same generated text. ``--model`` and ``--base-url``
+are aliases of ``-V model=`` and ``-V base_url=`` (the names ``o3viz branch`` and ``importance``
+use), for any verifier that has that option.
+
 Examples:
   o3viz verify run.o3trace.json --verifier claims
   o3viz verify 34f40467 --verifier claims
-  o3viz verify run.o3trace.json --verifier prm --model Qwen/Qwen2.5-Math-PRM-7B --trust-remote-code
+  o3viz verify run.o3trace.json --verifier prm -V model=Qwen/Qwen2.5-Math-PRM-7B -V trust_remote_code=true
+  o3viz verify run.o3trace.json --verifier prm -V model=./my-prm -V threshold=0.4 -V device=cpu
   o3viz verify --dataset gsm8k-labels --verifier judge --base-url http://127.0.0.1:8000/v1 --model m
   o3viz verify --list
 """
@@ -15,7 +21,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -25,71 +30,65 @@ from o3viz.errors import O3vizError, UsageError
 MAX_TRACES = 100_000
 
 
+ALIASES = ("model", "base_url")  # --model and --base-url: -V model= and -V base_url=
+
+
 def register(subparsers) -> None:
+    from o3viz.verify.verifiers import VERIFIERS
+
     p = subparsers.add_parser(
         "verify",
-        help="add a verifier's step verdicts (claims, code_tests, prm, judge, claims+prm) to a trace",
-        description=__doc__.split("\n\n", 1)[0],
+        help=f"add a verifier's step verdicts ({', '.join(VERIFIERS.names())}) to a trace",
+        description=__doc__.split("Examples:", 1)[0].strip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Examples:" + __doc__.split("Examples:", 1)[1],
+        epilog="Examples:"
+        + __doc__.split("Examples:", 1)[1]
+        + "\nVerifiers (--list):\n"
+        + VERIFIERS.describe(),
     )
     p.add_argument("trace", nargs="?", type=Path, help=f"{TRACE_HELP} (or give --dataset)")
     p.add_argument("--verifier", default="claims", help="which verifier (--list names them)")
-    p.add_argument("--list", action="store_true", help="list the verifiers and exit")
+    p.add_argument(
+        "-V",
+        dest="options",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an option of the verifier (repeatable; --list shows each verifier's)",
+    )
+    for name in ALIASES:
+        p.add_argument(f"--{name.replace('_', '-')}", help=f"the same as -V {name}=VALUE")
+    p.add_argument("--list", action="store_true", help="list the verifiers with their options and exit")
     p.add_argument("--dataset", help="judge every trace of this stored dataset, in place")
     p.add_argument("--out", type=Path, help="write here instead of replacing TRACE")
     p.add_argument("--redo", action="store_true", help="replace the verifier's earlier verdicts")
-    p.add_argument("--model", help="PRM: a folder or hub id; judge: the served model name")
-    p.add_argument("--base-url", help="judge: an OpenAI-compatible endpoint ending in /v1")
-    p.add_argument("--device", help="PRM: cpu, cuda, ... (default: cuda when there is one)")
-    p.add_argument("--dtype", help="PRM: float32 (default), bfloat16, float16")
-    p.add_argument("--batch-size", type=int, default=8, help="PRM: solutions per forward pass (8)")
-    p.add_argument("--shape", choices=("auto", "tag", "head"), default="auto", help="PRM shape (auto)")
-    p.add_argument("--threshold", type=float, default=0.5, help="PRM: a step below this is wrong (0.5)")
-    p.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="PRM: run the checkpoint's own head code (Qwen2.5-Math-PRM)",
-    )
-    p.add_argument("--then", default="prm", help="claims+prm: the verifier after the checker (prm)")
-    p.add_argument("--max-tokens", type=int, default=1024, help="judge: reply tokens (1024)")
-    p.add_argument("--request-timeout", type=float, default=300.0, help="judge: seconds per request")
-    p.add_argument("--budget", type=float, help="judge: seconds the run may spend on the endpoint")
-    p.add_argument("--extra-body", type=_json_object, help="judge: a JSON object merged into each request")
     p.set_defaults(func=run)
 
 
-def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return value
+def options_of(args: argparse.Namespace) -> dict[str, str]:
+    """The verifier's options as given: every ``-V key=value`` and the ``--model``/``--base-url``
+    aliases (one option given both ways is refused)."""
+    from o3viz.plugins import parse_pairs
 
-
-def options_of(args: argparse.Namespace):
-    from o3viz.verify.verifiers import VerifierOptions
-
-    return VerifierOptions(
-        model=args.model, base_url=args.base_url, device=args.device, dtype=args.dtype,
-        batch_size=args.batch_size, shape=args.shape, threshold=args.threshold,
-        trust_remote_code=args.trust_remote_code, then=args.then, max_tokens=args.max_tokens,
-        request_timeout=args.request_timeout, budget_s=args.budget, extra_body=args.extra_body,
-    )  # fmt: skip
+    given = parse_pairs(args.options)
+    for name in ALIASES:
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if name in given:
+            raise UsageError(f"--{name.replace('_', '-')} and -V {name}= give the same option: give one")
+        given[name] = value
+    return given
 
 
 def run(args: argparse.Namespace) -> int:
-    from o3viz.verify.verifiers import list_verifiers, make_verifier
+    from o3viz.verify.verifiers import VERIFIERS
 
     if args.list:
-        for spec in list_verifiers():
-            print(f"{spec.name:12} {spec.help}")
+        print(VERIFIERS.describe())
         return 0
     if (args.trace is None) == (args.dataset is None):
         raise UsageError("give a TRACE file or --dataset NAME (one of them)")
-    verifier = make_verifier(args.verifier, options_of(args))
+    verifier = VERIFIERS.make(args.verifier, options_of(args))
     if args.dataset:
         return _run_dataset(args, verifier)
     return _run_one(args, verifier)

@@ -1,6 +1,7 @@
 """The local model as a generation client (``LocalBackend``): the K samples of one prefix share its
 KV cache. The prefix is prefilled once, the cache is repeated K times, and the K continuations
-decode as one batch (``generate_shared_prefix``).
+decode as one batch (``generate_shared_prefix``). ``fork_cache`` is the one way a prefilled cache
+is cut to a prefix (suppression's masked passes, the answer probes): nothing is recomputed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from o3viz.clients.base import Sampling
 
-__all__ = ["LocalBackend", "generate_shared_prefix"]
+__all__ = ["LocalBackend", "decode_shared_prefix", "fork_cache", "generate_shared_prefix"]
 
 
 @dataclass
@@ -43,10 +44,28 @@ class LocalBackend:
 def generate_shared_prefix(
     model, tokenizer, ids, k: int, sampling: Sampling, seed_offset: int = 0
 ) -> list[str]:
-    """``k`` sampled continuations of ``ids`` (1, P): one prefill of ``ids[:, :-1]``, its cache
-    repeated ``k`` times, then one batched ``generate``."""
+    """``k`` sampled continuations of ``ids`` (1, P) as text (``decode_shared_prefix``)."""
+    rows = decode_shared_prefix(model, tokenizer, ids, k, sampling, seed_offset)
+    return [tokenizer.decode(row, skip_special_tokens=True) for row in rows]
+
+
+def decode_shared_prefix(
+    model,
+    tokenizer,
+    ids,
+    k: int,
+    sampling: Sampling,
+    seed_offset: int = 0,
+    *,
+    logits_processor: list | None = None,
+    stopping_criteria: list | None = None,
+):
+    """The new token ids (k, G) of ``k`` sampled continuations of ``ids`` (1, P): one prefill of
+    ``ids[:, :-1]``, its cache repeated ``k`` times, then one batched ``generate`` (rows that end
+    early are padded with the pad id). ``logits_processor`` runs before the temperature and top-p
+    warpers, so it sees the model's own logits (k, V) at every step."""
     import torch
-    from transformers import DynamicCache
+    from transformers import DynamicCache, LogitsProcessorList, StoppingCriteriaList
 
     device = next(model.parameters()).device
     ids = ids.to(device)
@@ -66,5 +85,22 @@ def generate_shared_prefix(
             top_k=0,
             max_new_tokens=sampling.max_tokens,
             pad_token_id=tokenizer.pad_token_id,
+            logits_processor=LogitsProcessorList(logits_processor or []),
+            stopping_criteria=StoppingCriteriaList(stopping_criteria or []),
         )
-    return [tokenizer.decode(row[ids.shape[1] :], skip_special_tokens=True) for row in gen]
+    return gen[:, ids.shape[1] :]
+
+
+def fork_cache(model, base, length: int, batch: int = 1):
+    """A fresh ``DynamicCache`` holding ``base``'s first ``length`` positions, repeated ``batch``
+    times: each layer's keys and values (B, kv_heads, length, head_dim) are sliced, never
+    recomputed; ``base`` is left as it was."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    for layer_idx, layer in enumerate(base.layers):
+        k, v = layer.keys[:, :, :length], layer.values[:, :, :length]
+        cache.update(
+            k.expand(batch, -1, -1, -1).contiguous(), v.expand(batch, -1, -1, -1).contiguous(), layer_idx
+        )
+    return cache

@@ -2,6 +2,7 @@
 imports streamlit, so all are tested (and usable in notebooks) without the app."""
 
 from o3viz.figures._style import (
+    SELECT_COLOR,
     STEP_TYPE_COLORS,
     STEP_TYPE_LABELS,
     VERDICT_COLORS,
@@ -10,6 +11,8 @@ from o3viz.figures._style import (
     readable,
     warm_figures,
 )
+from o3viz.figures.answer_dataset import answer_dataset_figure
+from o3viz.figures.answer_lane import AnswerLane, LaneMark, LanePoint, answer_facts, lane_of
 from o3viz.figures.attention import (
     MAX_TOKEN_ROWS,
     layer_head_heatmap,
@@ -43,7 +46,7 @@ from o3viz.figures.details import (
     token_attention,
     token_facts,
 )
-from o3viz.figures.episode_map import count_marks, episode_map_figure
+from o3viz.figures.episode_map import count_marks, episode_map_figure, episode_span
 from o3viz.figures.export import figure_html
 from o3viz.figures.importance import (
     head_kurtosis_figure,
@@ -54,7 +57,14 @@ from o3viz.figures.importance import (
 )
 from o3viz.figures.labels import label_rows, mark_labels
 from o3viz.figures.map_layout import Fork
-from o3viz.figures.outline import episode_items, outline_items
+from o3viz.figures.outline import (
+    check_item,
+    episode_item,
+    episode_items,
+    outline_items,
+    round_items,
+    step_item,
+)
 from o3viz.figures.paired import paired_accuracy_figure, paired_measures_figure
 from o3viz.figures.reasoning_map import answer_label, map_layout, reasoning_map_figure
 from o3viz.figures.routing_lens import (
@@ -76,6 +86,12 @@ from o3viz.figures.tokens import claims_html, escape_markdown, tokens_html
 from o3viz.figures.verification import check_rows, checks_figure
 
 __all__ = [
+    "AnswerLane",
+    "LaneMark",
+    "LanePoint",
+    "lane_of",
+    "answer_facts",
+    "answer_dataset_figure",
     "warm_figures",
     "paired_accuracy_figure",
     "paired_measures_figure",
@@ -85,8 +101,13 @@ __all__ = [
     "branch_answers_figure",
     "Fork",
     "episode_items",
+    "check_item",
+    "episode_item",
+    "round_items",
+    "step_item",
     "count_marks",
     "episode_map_figure",
+    "episode_span",
     "token_facts",
     "head_kurtosis_figure",
     "importance_scores_figure",
@@ -127,6 +148,7 @@ __all__ = [
     "reasoning_map_figure",
     "STEP_TYPE_COLORS",
     "STEP_TYPE_LABELS",
+    "SELECT_COLOR",
     "VERDICT_COLORS",
     "build_compression_map",
     "build_memory_chart",

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 # Green is pass/correct and red is fail/wrong on every page; the pair is Okabe-Ito's bluish green
 # and vermillion, which colour-blind readers can still tell apart (and the marks differ in shape).
 GOOD_COLOR, BAD_COLOR = "#009E73", "#D55E00"
+UNGRADED_COLOR = "#9ca3af"  # no verdict to give: unverifiable, or an answer without a reference
 VERDICT_COLORS = {
     "pass": GOOD_COLOR,
     "correct": GOOD_COLOR,
@@ -17,8 +18,12 @@ VERDICT_COLORS = {
     "wrong": BAD_COLOR,
     "error": "#E69F00",
     "timeout": "#E69F00",
-    "unverifiable": "#9ca3af",
+    "unverifiable": UNGRADED_COLOR,
 }
+# The running answer (o3viz.figures.answer_lane): right and wrong are the verdict colours; the
+# probability of the reference is a thin neutral line, no verdict.
+ANSWER_COLORS = {True: GOOD_COLOR, False: BAD_COLOR, None: UNGRADED_COLOR}
+P_REFERENCE_COLOR = "#475569"
 # One palette for Thought Anchors step types, shared by the map, the outline, tables and Compare
 # (Okabe-Ito and Tol's indigo: colour-blind safe; no green or red, which mean pass and fail).
 STEP_TYPE_COLORS = {

@@ -20,6 +20,8 @@ from o3viz.figures._style import (
     clip_label,
     empty_figure,
 )
+from o3viz.figures.answer_lane import AnswerLane
+from o3viz.figures.map_answers import LANE_PX
 from o3viz.figures.reasoning_map import ANSWER, CHECKS, map_layout, reasoning_map_figure
 from o3viz.text.classify import TYPES
 from o3viz.trace.ids import make_id
@@ -230,14 +232,26 @@ def _shade_shared(fig: go.Figure, c: Comparison) -> None:
     )  # fmt: skip
 
 
-def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) -> tuple[go.Figure, go.Figure]:
+def compare_maps(
+    c: Comparison,
+    a: Outline,
+    b: Outline,
+    *,
+    height: int = 300,
+    answer_lanes: tuple[AnswerLane | None, AnswerLane | None] = (None, None),
+) -> tuple[go.Figure, go.Figure]:
     """The final rounds of A and B on one scale, the first divergence marked in both (its label in
     the margin above the plot). Short rounds are two reasoning maps with the same lanes, the same x
     range, and aligned steps at the same x (one above the other); long ones (aligned by episode,
-    ``c.alignment.method == "episodes"``) are two episode overviews over one step range."""
+    ``c.alignment.method == "episodes"``) are two episode overviews over one step range.
+    ``answer_lanes`` (A's and B's, ``o3viz.figures.answer_lane.lane_of``) add each side's running
+    answer under its map, on its x axis and the same 0–1 probability axis; both maps grow by
+    ``LANE_PX`` so that they stay one height."""
     a, b = _final_only(a), _final_only(b)
+    if any(answer_lanes):
+        height += LANE_PX
     if c.alignment is not None and c.alignment.method == "episodes":
-        return _episode_maps(c, a, b, height=height)
+        return _episode_maps(c, a, b, height=height, answer_lanes=answer_lanes)
     ra = a.rounds[0].index if a.rounds else 0
     rb = b.rounds[0].index if b.rounds else 0
     xa = {make_id("step", ra, s.a_index): float(i) for i, s in enumerate(c.steps) if s.a_index is not None}
@@ -248,9 +262,9 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
     x_range = (-0.8, width + 0.8)
     d = c.first_divergence
     figs = []
-    for tag, name, o, x_of, r, idx, other in (
-        ("A", c.a_name, a, xa, ra, d.a_index if d else None, d.b_index if d else None),
-        ("B", c.b_name, b, xb, rb, d.b_index if d else None, d.a_index if d else None),
+    for tag, name, o, x_of, r, idx, other, lane in (
+        ("A", c.a_name, a, xa, ra, d.a_index if d else None, d.b_index if d else None, answer_lanes[0]),
+        ("B", c.b_name, b, xb, rb, d.b_index if d else None, d.a_index if d else None, answer_lanes[1]),
     ):
         n = len(o.steps)
         fig = reasoning_map_figure(
@@ -260,6 +274,7 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
             x_range=x_range,
             height=height,
             title=f"{tag} · {clip_label(name, 40)}: final round, {n} step{'s' if n != 1 else ''}",
+            answer_lane=lane,
         )
         _shade_shared(fig, c)
         if d is not None:
@@ -273,7 +288,9 @@ def compare_maps(c: Comparison, a: Outline, b: Outline, *, height: int = 300) ->
     return figs[0], figs[1]
 
 
-def _episode_maps(c: Comparison, a: Outline, b: Outline, *, height: int) -> tuple[go.Figure, go.Figure]:
+def _episode_maps(
+    c: Comparison, a: Outline, b: Outline, *, height: int, answer_lanes=(None, None)
+) -> tuple[go.Figure, go.Figure]:
     """Both long final rounds as episode overviews over one step range, the divergence marked."""
     from o3viz.analysis.episodes import find_episodes
     from o3viz.figures.episode_map import EDGE_PX, episode_map_figure
@@ -285,12 +302,12 @@ def _episode_maps(c: Comparison, a: Outline, b: Outline, *, height: int) -> tupl
     x_range = (lo - pad, hi + pad)
     d = c.first_divergence
     figs = []
-    for tag, name, o, lay, idx, other in (
-        ("A", c.a_name, a, lays[0], d.a_index if d else None, d.b_index if d else None),
-        ("B", c.b_name, b, lays[1], d.b_index if d else None, d.a_index if d else None),
+    for tag, name, o, lay, idx, other, lane in (
+        ("A", c.a_name, a, lays[0], d.a_index if d else None, d.b_index if d else None, answer_lanes[0]),
+        ("B", c.b_name, b, lays[1], d.b_index if d else None, d.a_index if d else None, answer_lanes[1]),
     ):
         episodes = find_episodes(o, c.alignment.min_steps)
-        fig = episode_map_figure(o, episodes, height=height)
+        fig = episode_map_figure(o, episodes, height=height, answer_lane=lane)
         n = len(o.steps)
         title = f"{tag} · {clip_label(name, 40)}: final round, {n} steps in {len(episodes)} episodes"
         legend = (

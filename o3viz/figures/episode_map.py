@@ -29,8 +29,10 @@ from o3viz.figures._style import (
     esc,
     readable,
 )
+from o3viz.figures.answer_lane import AnswerLane
+from o3viz.figures.map_answers import LANE_PX, add_answer_lane
+from o3viz.figures.map_frame import add_round_bands, answer_label, lane_ticks
 from o3viz.figures.map_layout import ANSWER, CHECKS, MapLayout, map_layout
-from o3viz.figures.reasoning_map import add_round_bands, answer_label, lane_ticks
 
 ARCS_SHOWN = 12  # bundled backtrack arcs drawn at most (the strongest)
 EDGE_PX = 22  # room kept free at each edge of the plot, so a star or a ring is never cut
@@ -39,7 +41,9 @@ _TURN |= {"doubt": ("circle-open", "? doubt"), "start": ("circle-open", "start")
 TURN_COLOR = STEP_TYPE_COLORS["uncertainty_management"]
 
 
-def _span(lay: MapLayout, outline: Outline, ep: Episode) -> tuple[float, float]:
+def episode_span(lay: MapLayout, outline: Outline, ep: Episode) -> tuple[float, float]:
+    """Where episode ``ep`` lies on the map's x axis (``lay``): from half a step before its first
+    step to half a step after its last."""
     steps = next(r for r in outline.rounds if r.index == ep.round).steps
     return lay.pos[steps[ep.lo].id][0] - 0.5, lay.pos[steps[ep.hi - 1].id][0] + 0.5
 
@@ -270,13 +274,16 @@ def episode_map_figure(
     height: int | None = None,
     plot_px: int = 400,  # about the map's plot width at 1280 px
     verdicts: LaneVerdicts | None = None,
+    answer_lane: AnswerLane | None = None,
 ) -> go.Figure:
     """The episodes of ``outline`` (see the module docstring). ``customdata`` of every bar is
     ``episode:N``, of the rings and the star their node id (for clicks). ``verdicts`` (one
-    verifier's) mark the checks lane instead of the checks, and name the lane."""
+    verifier's) mark the checks lane instead of the checks, and name the lane. ``answer_lane``
+    (``o3viz.figures.answer_lane``) adds the running answer as a row under the lanes, on the same
+    x axis (not on the strip; the figure grows by ``LANE_PX`` unless ``height`` is given)."""
     lay = map_layout(outline)
     row = {lane: i for i, lane in enumerate(lay.lanes)}
-    spans = {e.index: _span(lay, outline, e) for e in episodes}
+    spans = {e.index: episode_span(lay, outline, e) for e in episodes}
     fig = go.Figure(_bundled_arcs(outline, episodes, spans, row, strip))
     fig.add_traces(_bars(outline, episodes, lay, row, spans, strip, open_episode))
     fig.add_traces(_marks(outline, episodes, spans, row, strip, verdicts))
@@ -303,7 +310,12 @@ def episode_map_figure(
     base_layout(
         fig,
         esc(title) if strip else f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
-        height=height or (96 if strip else int(np.clip(70 + 34 * len(lay.lanes), 300, 520))),
+        height=height
+        or (
+            96
+            if strip
+            else int(np.clip(70 + 34 * len(lay.lanes), 300, 520)) + (LANE_PX if answer_lane else 0)
+        ),
         margin={"l": 10, "r": 10, "t": 26 if strip else 100, "b": 6 if strip else 28},
         showlegend=False,
         dragmode=False if strip else "pan",
@@ -331,6 +343,8 @@ def episode_map_figure(
         zeroline=False,
         automargin=True,
     )
+    if answer_lane is not None and not strip:
+        add_answer_lane(fig, answer_lane, {k: v[0] for k, v in lay.pos.items()}, size=6.0, changes_only=True)
     return fig
 
 

@@ -18,7 +18,8 @@ from o3viz.figures._style import STEP_TYPE_COLORS, STEP_TYPE_LABELS, VERDICT_COL
 TEXT_CHARS = 110
 
 
-def _check_row(c: OutlineCheck, depth: int) -> dict:
+def check_item(c: OutlineCheck, depth: int) -> dict:
+    """The outline's row of one check, ``depth`` levels in."""
     return {
         "id": c.id,
         "depth": depth,
@@ -30,7 +31,9 @@ def _check_row(c: OutlineCheck, depth: int) -> dict:
     }
 
 
-def _step_row(s: OutlineStep, depth: int = 1, first_wrong: str | None = None) -> dict:
+def step_item(s: OutlineStep, depth: int = 1, first_wrong: str | None = None) -> dict:
+    """The outline's row of one step: its type's colour, its kind's mark and a chip counting its
+    checks (and saying "first wrong" where it is the step ``first_wrong``)."""
     marks = {"backtrack": f"↩ {s.parent}" if s.parent is not None else "↩", "self_check": "◆", "final": "★"}
     passed = sum(c.verdict in ("pass", "correct") for c in s.checks)
     failed = sum(c.verdict in ("fail", "wrong", "error", "timeout") for c in s.checks)
@@ -56,7 +59,8 @@ def _step_row(s: OutlineStep, depth: int = 1, first_wrong: str | None = None) ->
     }
 
 
-def _episode_row(ep: Episode, first: OutlineStep, is_open: bool) -> dict:
+def episode_item(ep: Episode, first: OutlineStep, is_open: bool) -> dict:
+    """The outline's row of one episode of a long trace (``first``: its first step)."""
     marks = [f"↩{ep.backtracks}" if ep.backtracks else "", "◆" if ep.self_checks else ""]
     return {
         "id": ep.id,
@@ -75,7 +79,8 @@ def _episode_row(ep: Episode, first: OutlineStep, is_open: bool) -> dict:
     }
 
 
-def _round_rows(r, steps_rows: list[dict]) -> list[dict]:
+def round_items(r, steps_rows: list[dict]) -> list[dict]:
+    """A round's rows: its head, ``steps_rows`` (what it holds), then its answer."""
     verdict = r.verdict or "no verdict"
     head = {
         "id": r.id,
@@ -111,13 +116,13 @@ def episode_items(
     for r in outline.rounds:
         body: list[dict] = []
         for ep in (e for e in episodes if e.round == r.index):
-            body.append(_episode_row(ep, r.steps[ep.lo], ep.index == open_index))
+            body.append(episode_item(ep, r.steps[ep.lo], ep.index == open_index))
             if ep.index == open_index:
                 for s in r.steps[ep.lo : ep.hi]:
-                    body.append(_step_row(s, 2, first_wrong))
-                    body += [_check_row(c, 3) for c in s.checks]
-        body += [_check_row(c, 1) for c in r.checks]
-        rows += _round_rows(r, body)
+                    body.append(step_item(s, 2, first_wrong))
+                    body += [check_item(c, 3) for c in s.checks]
+        body += [check_item(c, 1) for c in r.checks]
+        rows += round_items(r, body)
     return rows
 
 
@@ -128,8 +133,8 @@ def outline_items(outline: Outline, first_wrong: str | None = None) -> list[dict
     for r in outline.rounds:
         body: list[dict] = []
         for s in r.steps:
-            body.append(_step_row(s, 1, first_wrong))
-            body += [_check_row(c, 2) for c in s.checks]
-        body += [_check_row(c, 1) for c in r.checks]
-        rows += _round_rows(r, body)
+            body.append(step_item(s, 1, first_wrong))
+            body += [check_item(c, 2) for c in s.checks]
+        body += [check_item(c, 1) for c in r.checks]
+        rows += round_items(r, body)
     return rows

@@ -16,7 +16,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
-from o3viz.analysis.outline import BAD, GOOD, Outline, OutlineStep
+from o3viz.analysis.outline import Outline, OutlineStep
 from o3viz.analysis.verdicts import LaneVerdicts
 from o3viz.figures._style import (
     STEP_TYPE_COLORS,
@@ -27,13 +27,15 @@ from o3viz.figures._style import (
     esc,
     readable,
 )
+from o3viz.figures.answer_lane import AnswerLane
+from o3viz.figures.map_answers import LANE_PX, add_answer_lane
 from o3viz.figures.map_checks import check_traces, verdict_traces
+from o3viz.figures.map_edges import SPINE_UP_TO, edge_traces  # noqa: F401 (re-exported)
 from o3viz.figures.map_forks import add_fork_lanes
+from o3viz.figures.map_frame import add_round_bands, answer_label, lane_ticks  # noqa: F401 (re-exported)
 from o3viz.figures.map_layout import ANSWER, CHECKS, ROUND_GAP, Fork, MapLayout, map_layout  # noqa: F401 (re-exported)
-from o3viz.trace.ids import make_id
 
 PLOT_PX = 640  # the width the marker sizes are planned for
-SPINE_UP_TO = 600  # steps; beyond this the order spine is a blur, so it is left out
 EDGE_PX = 36  # pixels at the planned width (the map is drawn ~370 px wide at 1280: ~20 px)
 FOCUS_WINDOW = 40  # steps each side of a searched node, when the trace is wider than twice that
 _KIND_SYMBOL = {"backtrack": "triangle-left", "self_check": "diamond", "final": "hexagram", "step": "circle"}
@@ -73,61 +75,6 @@ def _step_hover(s: OutlineStep) -> str:
     return "<br>".join(bits)
 
 
-def _arc(x0: float, y0: float, x1: float, y1: float, lift: float) -> tuple[list[float], list[float]]:
-    """A quadratic curve from (x0, y0) to (x1, y1) bowing by ``lift`` lanes (9 points, then a gap)."""
-    t = np.linspace(0.0, 1.0, 9)
-    cx, cy = (x0 + x1) / 2, min(y0, y1) - lift
-    xs = (1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t**2 * x1
-    ys = (1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t**2 * y1
-    return [*xs, np.nan], [*ys, np.nan]
-
-
-def _line_trace(xs, ys, color: str, width: float, name: str, dash: str = "solid") -> go.Scatter:
-    return go.Scatter(
-        x=np.asarray(xs, dtype=float),
-        y=np.asarray(ys, dtype=float),
-        mode="lines",
-        line={"color": color, "width": width, "dash": dash},
-        hoverinfo="skip",
-        name=name,
-        showlegend=False,
-    )
-
-
-def _edges(outline: Outline, lay: MapLayout, dep_min: float) -> list[go.Scatter]:
-    """The order spine, dependency arcs (where the trace has them) and backtrack arcs."""
-    out, steps = [], outline.steps
-    if len(steps) <= SPINE_UP_TO:
-        xs, ys = [], []
-        for r in outline.rounds:
-            for a, b in zip(r.steps, r.steps[1:], strict=False):
-                xs += [lay.pos[a.id][0], lay.pos[b.id][0], np.nan]
-                ys += [lay.pos[a.id][1], lay.pos[b.id][1], np.nan]
-        out.append(_line_trace(xs, ys, "#d4d8de", 1.0, "order"))
-    xs, ys = [], []
-    for s in steps:
-        if s.importance is not None and s.importance < dep_min:
-            continue
-        for d in s.depends_on[:8]:
-            src = make_id("step", s.round, d)
-            if src in lay.pos:
-                (x0, y0), (x1, y1) = lay.pos[src], lay.pos[s.id]
-                ax, ay = _arc(x0, y0, x1, y1, 0.35)
-                xs, ys = xs + ax, ys + ay
-    if xs:
-        out.append(_line_trace(xs, ys, "rgba(90,100,120,0.45)", 1.0, "depends on"))
-    xs, ys = [], []
-    for s in steps:
-        parent = make_id("step", s.round, s.parent) if s.parent is not None else None
-        if parent in lay.pos:
-            (x0, y0), (x1, y1) = lay.pos[parent], lay.pos[s.id]
-            ax, ay = _arc(x0, y0, x1, y1, 0.6)
-            xs, ys = xs + ax, ys + ay
-    if xs:
-        out.append(_line_trace(xs, ys, STEP_TYPE_COLORS["uncertainty_management"], 2.0, "backtrack"))
-    return out
-
-
 def _step_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatter]:
     groups: dict[tuple[str, str], list[OutlineStep]] = {}
     for s in outline.steps:
@@ -154,13 +101,6 @@ def _step_traces(outline: Outline, lay: MapLayout, size: float) -> list[go.Scatt
             )
         )
     return traces
-
-
-def answer_label(outline: Outline) -> str:
-    """The final answer as the map labels it: short text and its verdict."""
-    verdict = outline.verdict or "no verdict"
-    mark = "✓ " if verdict in GOOD else "✗ " if verdict in BAD else ""
-    return f"{mark}{clip_label(readable(outline.answer or '(no answer)'), 28)} · {verdict}"
 
 
 def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
@@ -199,51 +139,6 @@ def _answer_traces(outline: Outline, lay: MapLayout) -> list[go.Scatter]:
         meta="answer-label",
     )
     return [star, label]
-
-
-def lane_ticks(lanes: list[str], checks: str = "checks") -> list[str]:
-    """The lanes' names as tick labels, each after a square of its colour; ``checks`` names the
-    checks lane (``checks: prm:m`` when it shows a verifier's verdicts)."""
-    names = {CHECKS: esc(checks), ANSWER: "answer"}
-    out = []
-    for lane in lanes:
-        color = STEP_TYPE_COLORS.get(lane, "#334155")
-        out.append(
-            f'<span style="color:{color}">■</span> {names.get(lane, STEP_TYPE_LABELS.get(lane, lane))}'
-        )
-    return out
-
-
-def add_round_bands(fig: go.Figure, outline: Outline, lay: MapLayout) -> None:
-    verdicts = {r.id: r for r in outline.rounds}
-    for k, (rid, x0, x1) in enumerate(lay.rounds):
-        r = verdicts[rid]
-        fig.add_shape(
-            type="rect",
-            x0=x0,
-            x1=x1,
-            y0=0,
-            y1=1,
-            xref="x",
-            yref="paper",
-            fillcolor="#f4f6f9" if k % 2 == 0 else "#e9edf3",
-            line={"width": 0},
-            layer="below",
-        )
-        verdict = r.verdict or "no verdict"
-        fig.add_annotation(
-            x=x0,
-            y=1.0,
-            xref="x",
-            yref="paper",
-            xanchor="left",
-            yanchor="bottom",
-            showarrow=False,
-            text=f"<b>Round {r.index}</b> · <span style='color:{VERDICT_COLORS.get(verdict, '#64748b')}'>"
-            f"{esc(verdict)}</span>",
-            font={"size": 12, "color": "#1f2937"},
-            captureevents=False,
-        )
 
 
 def _selection(fig: go.Figure, lay: MapLayout, outline: Outline, selected: str | None, highlight) -> None:
@@ -320,6 +215,7 @@ def reasoning_map_figure(
     first_wrong: str | None = None,
     forks: list[Fork] | tuple[Fork, ...] = (),
     verdicts: LaneVerdicts | None = None,
+    answer_lane: AnswerLane | None = None,
 ) -> go.Figure:
     """The map of ``outline``. ``customdata`` of every marker is its node id (for clicks).
 
@@ -331,10 +227,12 @@ def reasoning_map_figure(
     ("first wrong step", the one rule of ``o3viz.analysis.wrong_step``); ``forks`` (branches) leave
     their steps as short lanes ending in the branch's answer and verdict; ``verdicts`` (one
     verifier's, ``o3viz.analysis.verdicts.lane_verdicts``) fill the checks lane instead of the
-    checks, and the lane is named after the verifier."""
+    checks, and the lane is named after the verifier. ``answer_lane`` (``o3viz.figures.answer_lane``)
+    adds the running answer as a row under the lanes, on the same x axis (the figure grows by
+    ``LANE_PX`` unless ``height`` is given)."""
     lay = map_layout(outline, lanes, x_of)
     size = _marker_px(x_range[1] - x_range[0] if x_range else lay.width)
-    fig = go.Figure(_edges(outline, lay, dep_min))
+    fig = go.Figure(edge_traces(outline, lay, dep_min))
     fig.add_traces(_step_traces(outline, lay, size))
     if verdicts is None:
         fig.add_traces(check_traces(outline, lay, size))
@@ -364,7 +262,7 @@ def reasoning_map_figure(
     base_layout(
         fig,
         f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>{sub}</span>",
-        height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)),
+        height=height or int(np.clip(70 + 34 * len(lay.lanes), 300, 520)) + (LANE_PX if answer_lane else 0),
         margin={"l": 10, "r": 16, "t": 100 if more else 84, "b": 28},
         showlegend=False,
         dragmode="pan",
@@ -399,4 +297,6 @@ def reasoning_map_figure(
         zeroline=False,
         automargin=True,
     )
+    if answer_lane is not None:
+        add_answer_lane(fig, answer_lane, {k: v[0] for k, v in lay.pos.items()}, size=size)
     return fig

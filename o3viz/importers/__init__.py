@@ -1,7 +1,9 @@
 """Importing reasoning traces that other models produced: ``import_trace`` and ``detect_format``.
 
-Formats live in one table (``o3viz.importers.registry``: ``register_format`` adds one,
-``list_formats`` names them); the built-in ones, detected in this order unless ``format=`` names one:
+Formats live in one table (``o3viz.importers.registry.FORMATS``, a ``o3viz.plugins.Registry``:
+``register_format`` adds one, ``list_formats`` names them, ``o3viz import --list`` prints them);
+the fields a dataset record is read from are one dataclass, ``ImportFields``. The built-in
+formats, detected in this order unless ``format=`` names one:
 
 - JSON: ``deepseek_chat`` / ``openai_chat`` (``choices[].message``), ``openai_responses``
   (``output`` items), ``anthropic_messages`` (``content`` blocks), ``chat_messages`` (a list of
@@ -24,7 +26,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from o3viz.errors import TraceError
+from o3viz.errors import TraceError, UsageError
+from o3viz.importers.fields import ImportFields
 from o3viz.importers.formats import RawInput, looks_like_path, read_input
 from o3viz.importers.inspect_log import ZIP_MAGIC, read_eval_sample
 from o3viz.importers.parquet import MAGIC as PARQUET_MAGIC
@@ -41,6 +44,7 @@ from o3viz.trace import Trace
 
 __all__ = [
     "FORMATS",
+    "ImportFields",
     "UnknownFormatError",
     "detect_format",
     "import_trace",
@@ -120,12 +124,7 @@ def import_trace(
     record: int | None = None,  # noqa: A002
     reference: str | None = None,
     question: str | None = None,
-    text_field: str | None = None,
-    question_field: str | None = None,
-    answer_field: str | None = None,
-    reference_field: str | None = None,
-    id_field: str | None = None,
-    model_field: str | None = None,
+    fields: ImportFields | None = None,
     claims: bool = True,
     enrich: bool = False,
     model: Any = None,
@@ -135,25 +134,23 @@ def import_trace(
 ) -> Trace:
     """Import one reasoning trace from ``src`` (a path, bytes, str, dict or list) as a ``Trace``.
 
-    ``record`` picks a dataset record (default 0); the ``*_field`` options name dataset fields
-    (dotted paths); ``reference``/``question`` override what the source says. ``enrich=True``
-    teacher-forces the text through a local model for attention (``o3viz.importers.enrich``).
-    Raises ``TraceError`` for unreadable input, naming the formats tried.
+    ``record`` picks a dataset record (default 0); ``fields`` names dataset fields (dotted paths;
+    ``text_field=`` … keywords are the same, shorter); ``reference``/``question`` override what
+    the source says. ``enrich=True`` teacher-forces the text through a local model for attention
+    (``o3viz.importers.enrich``, which takes the other keywords). Raises ``TraceError`` for
+    unreadable input, naming the formats tried.
     """
+    shorthand = ImportFields.take(enrich_options)
+    if fields is not None and shorthand.given():
+        raise UsageError(
+            "give the dataset fields as fields=ImportFields(...) or as *_field= keywords, not both"
+        )
+    fields = fields or shorthand
     forced = get_format(format) if format is not None else None
     raw, picked = read_source(src, record)
-    named = any((text_field, question_field, answer_field, reference_field, id_field, model_field))
-    parser = forced or _detect(raw, named)
+    parser = forced or _detect(raw, bool(fields.given()))
     fmt = parser.name
-    opts = {
-        "record": None if picked is not None else record,
-        "text_field": text_field,
-        "question_field": question_field,
-        "answer_field": answer_field,
-        "reference_field": reference_field,
-        "id_field": id_field,
-        "model_field": model_field,
-    }
+    opts = {"record": None if picked is not None else record, **fields.as_dict()}
     try:
         imp = parser.parse(raw, opts)
     except UnknownFormatError:

@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 from o3viz.errors import TraceError, UsageError, one_line
 from o3viz.importers import inspect_log, parquet
 from o3viz.importers.datasets import is_dataset
+from o3viz.importers.fields import ImportFields
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
 from o3viz.trace.bounded import MAX_RECORD_BYTES, Budget, read_lines
 from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
@@ -54,29 +55,23 @@ class Sink(Protocol):
 
 
 @dataclass
-class ImportOptions:
-    """How records become traces (part of each record's identity, with its bytes)."""
+class ImportOptions(ImportFields):
+    """How records become traces (part of each record's identity, with its bytes): the dataset's
+    name, whether claims are checked, and the ``ImportFields`` (keywords: ``ImportOptions("gsm8k",
+    text_field="output")``)."""
 
     dataset: str
-    text_field: str | None = None
-    question_field: str | None = None
-    answer_field: str | None = None
-    reference_field: str | None = None
     claims: bool = True
-    id_field: str | None = None
-    model_field: str | None = None
 
     def fingerprint(self) -> str:
         # fields added later count only when set, so a store's earlier imports keep their hashes
         later = ("id_field", "model_field")
-        opts = {
-            k: v for k, v in self.__dict__.items() if k != "dataset" and (v is not None or k not in later)
-        }
-        return json.dumps(opts, sort_keys=True)
+        named = {k: v for k, v in self.as_dict().items() if v is not None or k not in later}
+        return json.dumps({**named, "claims": self.claims}, sort_keys=True)
 
-    def fields(self) -> dict[str, str | None]:
-        """The ``*_field`` options, as ``import_trace`` takes them."""
-        return {k: v for k, v in self.__dict__.items() if k.endswith("_field")}
+    def fields(self) -> ImportFields:
+        """The field options alone, as ``import_trace(fields=...)`` takes them."""
+        return ImportFields.of(self)
 
 
 @dataclass
@@ -261,7 +256,7 @@ def _import_one(rec: Any, line: int, opts: ImportOptions, file: str, created: st
 
     out = []
     for part, sub in fan_out(rec):
-        trace = import_trace(sub, claims=opts.claims, **opts.fields())
+        trace = import_trace(sub, claims=opts.claims, fields=opts.fields())
         src = trace.provenance.source
         src.update({"file": file, "record": line, **({"part": part} if part else {})})
         trace.provenance.created_at = created  # the data's date: the same record gives the same bytes

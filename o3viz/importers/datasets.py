@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from o3viz.errors import TraceError
+from o3viz.importers.fields import ImportFields
 from o3viz.importers.formats import Imported, has_think_tags, parse_think_text
 
 TEXT_FIELDS = (
@@ -157,20 +158,12 @@ def pick_record(records: list, record: int | None, where: str) -> tuple[int, dic
     return n % len(records), rec
 
 
-def parse_record(
-    rec: dict,
-    n: int,
-    fmt: str,
-    *,
-    text_field: str | None = None,
-    question_field: str | None = None,
-    answer_field: str | None = None,
-    reference_field: str | None = None,
-    id_field: str | None = None,
-    model_field: str | None = None,
-) -> Imported:
-    """One dataset record as an :class:`Imported`; raises ``TraceError`` naming what is missing.
-    ``info["fields"]`` names the field each part came from (what an import preview shows)."""
+def parse_record(rec: dict, n: int, fmt: str, fields: ImportFields | None = None) -> Imported:
+    """One dataset record as an :class:`Imported`, its parts found in the named ``fields`` or else
+    the usual names; raises ``TraceError`` naming what is missing. ``info["fields"]`` names the
+    field each part came from (what an import preview shows)."""
+    f = fields or ImportFields()
+    text_field, answer_field, reference_field = f.text_field, f.answer_field, f.reference_field
     text_name, text = pick_field(rec, text_field, TEXT_FIELDS, "text_field")
     thinking_only = None if text is not None else _first_str(rec, THINKING_FIELDS)
     if text is None and thinking_only is None:
@@ -187,12 +180,12 @@ def parse_record(
         thinking, answer = (text or thinking_only or "").strip(), ""
     if not answer or answer_field is not None:
         answer = (_named(rec, answer_field, ANSWER_FIELDS, "answer_field") or answer).strip()
-    question_name, question = pick_field(rec, question_field, QUESTION_FIELDS, "question_field")
+    question_name, question = pick_field(rec, f.question_field, QUESTION_FIELDS, "question_field")
     if question_name == text_name:  # "prompt" is a question only when it is not the text itself
         question_name, question = None, None
     ref_name, reference = _reference(rec, reference_field, text_name)
-    model_name, model = pick_field(rec, model_field, MODEL_FIELDS, "model_field")
-    id_name, item = pick_field(rec, id_field, ID_FIELDS, "id_field")
+    model_name, model = pick_field(rec, f.model_field, MODEL_FIELDS, "model_field")
+    id_name, item = pick_field(rec, f.id_field, ID_FIELDS, "id_field")
     correct = next((v for f in CORRECT_FIELDS if isinstance(v := get_field(rec, f), bool)), None)
     info = {k: rec[k] for k in ("dataset", "condition") if isinstance(rec.get(k), str)}
     if item is not None:

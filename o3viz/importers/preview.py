@@ -95,7 +95,7 @@ def _preview_one(rec: dict, line: int, part: str, opts: ImportOptions) -> Record
 
     row = RecordPreview(line, part)
     try:
-        trace = import_trace(rec, claims=False, **opts.fields())
+        trace = import_trace(rec, claims=False, fields=opts.fields())
     except O3vizError as exc:
         row.error = one_line(exc, 300).replace("(input): ", "")
         return row

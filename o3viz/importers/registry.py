@@ -1,13 +1,17 @@
-"""The one table of import formats: ``register_format(name, detect, parse)`` adds a format,
-``list_formats()`` names them, ``detect_input`` picks the format of an input.
+"""The import formats' table, ``FORMATS``: a ``o3viz.plugins.Registry`` like every other plug-in
+kind, so a name already taken is refused and ``o3viz import --list`` prints the generated help.
+``register_format(name, detect, parse, help=...)`` adds a format, ``list_formats()`` names them,
+``detect_input`` picks the format of an input.
 
+A format's factory takes no options and returns its ``Format`` (``detect``, ``parse``): the options
+every dataset format reads are the one ``ImportFields`` dataclass (``o3viz.importers.fields``).
 A format reads one kind of decoded input (``reads``: JSON, JSONL or text, see
 ``o3viz.importers.formats.RawInput``). Detection tries, for the input's kind, every format in the
 order it was registered, then the fallbacks (formats that claim almost anything of their kind:
 ``json_dataset``, ``plain_text``), so a format registered later is still tried before them.
 ``parse(raw, options)`` returns the ``Imported`` text; ``options`` holds ``record`` and the
-``*_field`` names of ``import_trace``. The built-in formats are registered at the end of this
-module, in the order detection has always used.
+``ImportFields`` as a dict. The built-in formats are registered at the end of this module, in the
+order detection has always used.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Literal
 
 from o3viz.errors import TraceError, UsageError
 from o3viz.importers.datasets import is_dataset, parse_record, pick_record
+from o3viz.importers.fields import ImportFields
 from o3viz.importers.formats import (
     Imported,
     RawInput,
@@ -31,11 +36,12 @@ from o3viz.importers.formats import (
     parse_think_text,
 )
 from o3viz.importers.inspect_log import detect_inspect, parse_inspect
+from o3viz.plugins import Registry
 
 Reads = Literal["json", "jsonl", "text"]
 Detect = Callable[[RawInput], bool]
 Parse = Callable[[RawInput, dict[str, Any]], Imported]
-FIELD_OPTIONS = ("text_field", "question_field", "answer_field", "reference_field", "id_field", "model_field")
+FORMATS = Registry("format")
 
 
 class UnknownFormatError(TraceError):
@@ -50,47 +56,55 @@ class Format:
     reads: Reads = "json"
     fallback: bool = False  # tried after the other formats of its kind
 
-
-_FORMATS: dict[str, Format] = {}
+    def itself(self) -> Format:
+        """The format's factory in ``FORMATS`` (a format has no options of its own)."""
+        return self
 
 
 def register_format(
-    name: str, detect: Detect, parse: Parse, *, reads: Reads = "json", fallback: bool = False
+    name: str,
+    detect: Detect,
+    parse: Parse,
+    *,
+    reads: Reads = "json",
+    fallback: bool = False,
+    help: str = "",
 ) -> Format:
     """Add a format to the table (after those already there); refuses a name already taken."""
     if not isinstance(name, str) or not name.isidentifier():
         raise UsageError(f"format name {name!r}: use letters, digits and underscores")
-    if name in _FORMATS:
-        raise UsageError(f"format {name!r} is already registered")
     if reads not in ("json", "jsonl", "text"):
         raise UsageError(f"format {name!r}: reads must be json, jsonl or text, not {reads!r}")
-    fmt = _FORMATS[name] = Format(name, detect, parse, reads, fallback)
+    fmt = Format(name, detect, parse, reads, fallback)
+    FORMATS.register(name, fmt.itself, help or f"a {reads} format")
     return fmt
 
 
 def unregister_format(name: str) -> None:
     """Remove a format added with ``register_format`` (a no-op for a name not in the table)."""
-    _FORMATS.pop(name, None)
+    FORMATS.unregister(name)
 
 
 def list_formats() -> tuple[str, ...]:
     """Every format's name, in the order they were registered."""
-    return tuple(_FORMATS)
+    return FORMATS.names()
 
 
 def get_format(name: str) -> Format:
-    fmt = _FORMATS.get(name)
-    if fmt is None:
-        raise UsageError(f"unknown format {name!r}; choose one of {', '.join(_FORMATS)}")
-    return fmt
+    """The format ``name``; an unknown one is a one-line UsageError naming the formats."""
+    return FORMATS.make(name)
+
+
+def _formats() -> list[Format]:
+    return [FORMATS.make(name) for name in FORMATS.names()]
 
 
 def detect_input(raw: RawInput) -> Format:
     """The first format of the table that claims ``raw``; raises ``UnknownFormatError``."""
     where = raw.file or "(input)"
     if raw.kind == "text" and not raw.data.strip():
-        raise UnknownFormatError(f"{where}: empty input (tried {', '.join(_FORMATS)})")
-    kind = [f for f in _FORMATS.values() if f.reads == raw.kind]
+        raise UnknownFormatError(f"{where}: empty input (tried {', '.join(FORMATS.names())})")
+    kind = [f for f in _formats() if f.reads == raw.kind]
     for fmt in [f for f in kind if not f.fallback] + [f for f in kind if f.fallback]:
         if fmt.detect(raw):
             return fmt
@@ -104,8 +118,10 @@ def detect_input(raw: RawInput) -> Format:
 # ---------------------------------------------------------------- the built-in formats
 
 
-def _api(name: str, parse: Callable[[Any], Imported]) -> None:
-    register_format(name, lambda raw: detect_json_format(raw.data) == name, lambda raw, _: parse(raw.data))
+def _api(name: str, parse: Callable[[Any], Imported], help: str) -> None:
+    register_format(
+        name, lambda raw: detect_json_format(raw.data) == name, lambda raw, _: parse(raw.data), help=help
+    )
 
 
 def _text(name: str, parse: Callable[[str], Imported]) -> Parse:
@@ -123,31 +139,54 @@ def _dataset(name: str) -> Parse:
     def read(raw: RawInput, options: dict) -> Imported:
         records = raw.data if isinstance(raw.data, list) else [raw.data]
         n, rec = pick_record(records, options.get("record"), raw.file or "(input)")
-        fields = {k: options.get(k) for k in FIELD_OPTIONS}
-        inner = detect_json_format(rec) if not any(fields.values()) else None
+        fields = ImportFields.of(options)
+        inner = detect_json_format(rec) if not fields.given() else None
         if inner is not None:
             imp = get_format(inner).parse(RawInput(rec, "json", raw.file), options)
             imp.format, imp.record = f"{name}:{inner}", n
             return imp
-        return parse_record(rec, n, name, **fields)
+        return parse_record(rec, n, name, fields)
 
     return read
 
 
-_api("deepseek_chat", parse_chat_completion)
-_api("openai_chat", parse_chat_completion)
-_api("openai_responses", parse_openai_responses)
-_api("anthropic_messages", parse_anthropic)
-_api("chat_messages", parse_chat_messages)
-register_format("inspect_ai", detect_inspect, parse_inspect)  # Inspect AI logs (.eval, .json)
-register_format("json_dataset", lambda raw: is_dataset(raw.data), _dataset("json_dataset"), fallback=True)
-register_format("jsonl", lambda raw: True, _dataset("jsonl"), reads="jsonl")
+_api("deepseek_chat", parse_chat_completion, "DeepSeek API JSON (choices[].message with reasoning_content)")
+_api("openai_chat", parse_chat_completion, "OpenAI chat completions JSON (choices[].message)")
+_api("openai_responses", parse_openai_responses, "OpenAI Responses API JSON (output items)")
+_api("anthropic_messages", parse_anthropic, "Anthropic Messages JSON (content blocks)")
+_api("chat_messages", parse_chat_messages, "a list of role/content chat messages")
+register_format(
+    "inspect_ai",
+    detect_inspect,
+    parse_inspect,
+    help="Inspect AI logs (.eval zip, .json), one sample a record",
+)
+register_format(
+    "json_dataset",
+    lambda raw: is_dataset(raw.data),
+    _dataset("json_dataset"),
+    fallback=True,
+    help="a JSON list of records or one record object (the field options apply)",
+)
+register_format(
+    "jsonl",
+    lambda raw: True,
+    _dataset("jsonl"),
+    reads="jsonl",
+    help="one JSON record per line (the field options apply)",
+)
 register_format(
     "think_tags",
     lambda raw: has_think_tags(raw.data) or "<｜User｜>" in raw.data,
     _text("think_tags", parse_think_text),
     reads="text",
+    help="text with <think>…</think> (R1 output, chat-template dumps)",
 )
 register_format(
-    "plain_text", lambda raw: True, _text("plain_text", parse_plain_text), reads="text", fallback=True
+    "plain_text",
+    lambda raw: True,
+    _text("plain_text", parse_plain_text),
+    reads="text",
+    fallback=True,
+    help="any other text: all of it is thinking",
 )

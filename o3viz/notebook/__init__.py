@@ -3,8 +3,9 @@ outline and the details panel (click a step to select it) and tabs for the atten
 importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned maps;
 ``o3viz.show("dataset A", "dataset B")`` is Compare's dataset mode (two datasets paired by question).
 
-The view is one self-contained page (``page``: plotly.js inlined, nothing from the network) built
-from the figures of ``o3viz.figures`` (``data``). In a notebook plotly.js travels once: the first
+The view is the trace view of ``o3viz.view``, one self-contained page (``o3viz.view.page``:
+plotly.js inlined, nothing from the network) built from the figures of ``o3viz.figures``
+(``o3viz.view.data``); this package is its notebook host. In a notebook plotly.js travels once: the first
 view a kernel displays carries it, whatever its kind (the paired comparison too), the views after
 borrow it (``standalone=True`` makes a view carry its own copy); ``save_view`` always writes the
 whole page. With anywidget installed it is a widget whose ``selected`` follows clicks in Python;
@@ -22,10 +23,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from o3viz.notebook.data import compare_view_data, trace_view_data
-from o3viz.notebook.page import PageRenderer, iframe_html, notebook_page, page_html, reset_shared_plotly
+from o3viz.notebook.page import iframe_html, notebook_page, reset_shared_plotly
 from o3viz.trace import Trace
 from o3viz.trace.files import write_atomic
+from o3viz.view import PageRenderer, compare_view_data, page_html, trace_view_data
 
 TRACE_HEIGHT, COMPARE_HEIGHT = 575, 900  # px of the notebook output
 

@@ -1,13 +1,15 @@
-"""The live view: an anywidget that embeds the page (``o3viz.notebook.page``) and keeps its
-selection in Python as ``view.selected`` (set it to move the selection; clicks set it back).
-Its display also carries the static HTML, so nbconvert and GitHub's preview show the view too."""
+"""The live view: an anywidget that embeds the trace view's page (``o3viz.view.page``, as
+``o3viz.notebook.page`` writes it for a notebook) and keeps its selection in Python as
+``view.selected`` (set it to move the selection; clicks set it back). Its display also carries the
+static HTML, so nbconvert and GitHub's preview show the view too."""
 
 from __future__ import annotations
 
 import anywidget
 import traitlets
 
-from o3viz.notebook.page import iframe_html, notebook_page, page_html
+from o3viz.notebook.page import iframe_html, notebook_page
+from o3viz.view import page_html
 
 ESM = r"""
 function render({ model, el }) {

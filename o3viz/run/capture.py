@@ -190,7 +190,7 @@ def capture(
         with record_internals(model, tokenizer, cfg, {"moefy": moefy_info} if moefy_info else None) as inner:
             hooks = [*h.loop(), inner]
             gen = run_loop(model, layout.ids, req, stop_ids=stop_ids, hooks=hooks, should_stop=should_stop)
-        rnd = _build_round(tokenizer, layout, gen, task, cfg)
+        rnd = build_round(tokenizer, layout, gen, task, cfg)
         if req.prefix:
             rnd.info["reply_prefix_chars"] = len(req.prefix)
         rnd.internals = inner.finish(len(gen.ids))
@@ -230,7 +230,7 @@ def _compressed_round(rnd: Round, packed: CompressedPrompt, prompt: str) -> None
     rnd.info["compressed_prompt"] = True
 
 
-def _build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureConfig) -> Round:
+def build_round(tokenizer, layout: PromptLayout, gen, task: Task, cfg: CaptureConfig) -> Round:
     text, tokens = generated_tokens(tokenizer, gen.ids, gen.logprobs, gen.entropies, gen.tops)
     found = round_answer(text, task.kind)
     answer = found.text if found else None

@@ -79,6 +79,16 @@ class IndexRow:
     t_result_consolidation: int = 0
     t_self_checking: int = 0
     t_final_answer_emission: int = 0
+    # the running answer (``o3viz.analysis.answer_figures``): stated answers, plus forced ones where
+    # a probe recorded them; NULL when unknown (no reference, no answer)
+    first_correct_frac: float | None = None  # where the answer is first right, 0..1 of the tokens
+    convergence_frac: float | None = None  # where the running answer last changed
+    answer_flips: int | None = None  # right→wrong plus wrong→right
+    # right→wrong flips alone (a right answer lost); 0 when ungraded, so NULL means "not computed"
+    # (a row indexed before the column: ``o3viz library reindex --full`` fills it)
+    answer_losses: int | None = None
+    tokens_after_correct: int | None = None  # tokens after the first correct point (an estimate for imports)
+    overthinking: str | None = None  # none | harmless | harmful
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)  # every field is a scalar: asdict's deep copy only costs time
@@ -93,6 +103,15 @@ _KINDS = {c: int if c in _INT_COLUMNS else float if c in _REAL_COLUMNS else str 
 _NULLABLE = {f.name for f in fields(IndexRow) if "None" in f.type}
 _DEFAULTS = {f.name: None if f.name in _NULLABLE else f.default for f in fields(IndexRow) if f.name != "key"}
 _DEFAULTS["key"] = ""
+# (name, SQL type) of the running-answer columns: an older index gains them in place (store schema 5)
+ANSWER_COLUMNS = (
+    ("first_correct_frac", "REAL"),
+    ("convergence_frac", "REAL"),
+    ("answer_flips", "INTEGER"),
+    ("answer_losses", "INTEGER"),
+    ("tokens_after_correct", "INTEGER"),
+    ("overthinking", "TEXT"),
+)
 
 
 def clean_row(row: dict) -> dict:
@@ -217,6 +236,7 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
     graded = grading(trace)
     first, pos = _first_wrong(trace)
     imp = importance_by_type(trace)
+    answers = _answer_columns(trace)
     types = dict.fromkeys(STEP_TYPES, 0)
     for st in all_steps:
         if st.type in types:
@@ -252,11 +272,31 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         content_id=import_content_id(trace),
         file_bytes=file_bytes,
         **{f"t_{t}": n for t, n in types.items()},
+        **answers,
     )
     for name, value in meta.items():
         if name in COLUMNS and name != "key" and value is not None:
             setattr(row, name, value)
     return row
+
+
+def _answer_columns(trace: Trace) -> dict:
+    """The running-answer columns: figures of the final round's stated answers (and its forced
+    ones, where recorded); all NULL for a trace with no steps."""
+    from o3viz.analysis.answer_figures import trace_answer_figures
+
+    if not trace.rounds or not trace.final.steps:
+        return {}
+    f = trace_answer_figures(trace)
+    graded = f.final_correct is not None or f.first_correct_step is not None
+    return {
+        "first_correct_frac": f.first_correct_fraction,
+        "convergence_frac": f.convergence_fraction,
+        "answer_flips": f.flips if graded else None,
+        "answer_losses": f.flips_right_to_wrong,
+        "tokens_after_correct": f.tokens_after_first_correct,
+        "overthinking": f.overthinking if graded else None,
+    }
 
 
 def import_content_id(trace: Trace) -> str:

@@ -54,6 +54,7 @@ class Query:
     # which grade ``correct`` filters on ("either": the source's where it has one, else the check's)
     graded_by: GradedBy = "either"
     disagree: bool = False  # only traces whose two gradings disagree
+    overthinking: list[str] = field(default_factory=list)  # none | harmless | harmful (the running answer)
 
 
 def fts_expression(text: str) -> str:
@@ -97,7 +98,7 @@ def where_clause(q: Query, *, fts_driven: bool = False) -> tuple[str, list]:
     "total" over 1,000,000 traces, 402 ms → 13 ms and 185 ms → 0.5 ms)."""
     parts: list[str] = []
     params: list = []
-    for col in ("dataset", "model", "source", "verdict", "key"):
+    for col in ("dataset", "model", "source", "verdict", "key", "overthinking"):
         values = q.keys if col == "key" else getattr(q, col)
         if values:
             parts.append(f"{col} IN ({', '.join('?' * len(values))})")
@@ -157,4 +158,51 @@ def snippet_sql(n_rows: int) -> str:
     return (
         f"SELECT rowid, snippet(steps_fts, 0, '«', '»', '…', {SNIPPET_TOKENS}) FROM steps_fts "
         f"WHERE steps_fts MATCH ? AND rowid IN ({marks})"
+    )
+
+
+def count_sql(q: Query, cap: int | None = None) -> tuple[str, list]:
+    """SQL counting the traces matching ``q``; with ``cap``, counting stops there (a search over a
+    huge store need not count every match to show its first page), driven by the FTS match."""
+    source = FTS_JOIN if cap is not None and match_expression(q.search) else "traces"
+    where, params = where_clause(q, fts_driven=source != "traces")
+    if cap is None:
+        return f"SELECT count(*) FROM {source} {where}", params
+    return f"SELECT count(*) FROM (SELECT 1 FROM {source} {where} LIMIT ?)", [*params, cap]
+
+
+def rows_sql(q: Query, columns: tuple[str, ...]) -> tuple[str, list]:
+    """SQL for one page of ``columns`` of the rows matching ``q``, in its order; newest (or oldest)
+    first with a search is FTS5's own order."""
+    page, pparams = page_clause(q)
+    cols = ", ".join(f"traces.{c}" for c in columns)
+    if q.sort == "id" and match_expression(q.search):
+        where, params = where_clause(q, fts_driven=True)
+        order = f"ORDER BY steps_fts.rowid {'DESC' if q.descending else 'ASC'}"
+        return f"SELECT {cols} FROM {FTS_JOIN} {where} {order} {page}", params + pparams
+    where, params = where_clause(q)
+    return f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}", params + pparams
+
+
+def select_sql(q: Query, columns: tuple[str, ...], max_rows: int) -> tuple[str, list]:
+    """SQL for every row matching ``q`` (up to ``max_rows``), in its order."""
+    where, params = where_clause(q)
+    return f"SELECT {', '.join(columns)} FROM traces {where} {order_clause(q)} LIMIT ?", [*params, max_rows]
+
+
+DISTINCT_COLUMNS = ("dataset", "model", "source", "verdict", "task_kind", "overthinking")
+
+
+def distinct_sql(column: str) -> str:
+    """SQL for the values of a text column with their counts, most common first (filter options)."""
+    if column not in DISTINCT_COLUMNS:
+        raise ValueError(f"no filter on {column!r}")
+    return f"SELECT {column}, count(*) FROM traces GROUP BY {column} ORDER BY count(*) DESC"
+
+
+def known_lines_sql(n_hashes: int) -> str:
+    """SQL for which of ``n_hashes`` source-record hashes have every trace (``parts``) in the store."""
+    return (
+        f"SELECT line_hash FROM traces WHERE line_hash IN ({', '.join('?' * n_hashes)}) "
+        "GROUP BY line_hash HAVING count(*) >= max(parts)"
     )

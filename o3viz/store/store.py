@@ -12,89 +12,46 @@ The files are the truth: a row is inserted only after its files are written atom
 ``reindex`` rebuilds every row from the files, so a lost or torn index loses nothing. Several
 processes may write at once (the app's sessions, a CLI import): SQLite serialises the short write
 transactions and readers never wait. Problems surface as one-line ``StoreError``s.
+
+``Store`` is the one door: the folder is ``o3viz.store.files``, the database's schema, upgrades
+and transactions ``o3viz.store.schema``, the errors ``o3viz.store.errors``; ``Store`` keeps the
+rows in step with the files and answers the queries (``o3viz.store.query``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import gzip
-import hashlib
-import json
 import os
 import sqlite3
 import threading
-import time
 from collections import OrderedDict
 from pathlib import Path
 
-from o3viz.errors import O3vizError, one_line
+from o3viz.errors import O3vizError
 from o3viz.paths import home_dir
-from o3viz.store.index import COLUMNS, IndexRow, clean_row, column_sql, index_row, search_text
-from o3viz.store.meta import MAX_META_BYTES, check_meta
+from o3viz.store import schema
+from o3viz.store.errors import StoreError, guard
+from o3viz.store.files import META_SUFFIX, SUFFIX, TraceFolder, content_key  # noqa: F401 (re-exported)
+from o3viz.store.index import COLUMNS, IndexRow, clean_row, index_row, search_text
+from o3viz.store.meta import check_meta
 from o3viz.store.query import (
-    FTS_JOIN,
     Query,
+    count_sql,
     dataset_tag,
+    distinct_sql,
+    known_lines_sql,
     match_expression,
-    order_clause,
-    page_clause,
+    rows_sql,
+    select_sql,
     snippet_sql,
-    where_clause,
 )
+from o3viz.store.schema import BUSY_TIMEOUT_S, FTS_SQL, INDEXES, STORE_SCHEMA  # noqa: F401 (re-exported)
 from o3viz.trace import Trace
-from o3viz.trace.files import read_bounded, write_atomic
+from o3viz.trace.files import read_bounded
 from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes, trace_bytes
-from o3viz.trace.safejson import loads
 
-STORE_SCHEMA = 4  # the index's schema version; a store written by a newer o3viz is refused
-# 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
-# 3: the FTS table's dataset_tag column (``query.dataset_tag``); an older one is rebuilt in place
-# 4: content_id (an import's content identity); older rows gain it empty (``reindex --full`` fills it)
-FTS_SQL = "CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, dataset_tag)"
-SUFFIX = ".o3trace.json.gz"
-META_SUFFIX = ".meta.json"
-BUSY_TIMEOUT_S = 60.0
 CACHE_TRACES = 8  # parsed traces kept per process (content-addressed, so never stale)
-_FULL = (errno.ENOSPC, errno.EDQUOT)
-INDEXES = [
-    (f"traces_{c}", c)
-    for c in ("dataset", "model", "source", "correct", "line_hash", "verdict", "content_id")
-]
-INDEXES += [(f"traces_by_{c}", f"{c}, id") for c in ("steps", "backtracks", "claim_errors", "name")]  # sorts
-
-
-@contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection):
-    """One write transaction on ``conn``, the one way the store opens one: committed at the end,
-    rolled back on any error. SQLite may have rolled back already (a full disk does): the original
-    error is the one to report, never "cannot rollback - no transaction is active"."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-        raise
-
-
-class StoreError(O3vizError):
-    """The store cannot do what was asked (newer schema, full disk, unreadable folder)."""
-
-
-def content_key(data: bytes) -> str:
-    """The key (and file name) of a stored file: the sha256 of its bytes, 16 hex digits."""
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def _disk_full(exc: BaseException) -> bool:
-    if isinstance(exc, OSError | O3vizError) and getattr(exc, "errno", None) in _FULL:
-        return True
-    return isinstance(exc, sqlite3.DatabaseError) and "full" in str(exc).lower()
-
-
 _cache: OrderedDict[tuple[str, str], Trace] = OrderedDict()
 _cache_lock = threading.Lock()
 
@@ -105,7 +62,8 @@ class Store:
 
     def __init__(self, root: str | os.PathLike | None = None) -> None:
         self.root = Path(root) if root is not None else home_dir()
-        self.files = self.root / "traces"
+        self.folder = TraceFolder(self.root)
+        self.files = self.folder.dir
         self.db_path = self.root / "index.sqlite3"
         self._local = threading.local()
 
@@ -120,107 +78,25 @@ class Store:
 
     # ------------------------------------------------------------------ errors and connection
 
-    @contextlib.contextmanager
     def guard(self, doing: str):
-        """Turn disk and database failures into one-line ``StoreError``s."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except (OSError, sqlite3.Error, O3vizError) as exc:
-            if _disk_full(exc):
-                full = StoreError(
-                    f"no space left on the disk of the trace store ({self.root}) while {doing}; "
-                    "free some space or set O3VIZ_HOME to a folder on another disk"
-                )
-                full.fatal = True  # a dataset import stops at once instead of failing every record
-                raise full from None
-            detail = one_line(exc)
-            raise StoreError(f"trace store {self.root}: {doing} failed ({detail})") from None
+        """Turn disk and database failures into one-line ``StoreError``s (a context manager)."""
+        return guard(self.root, doing)
 
     @property
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             with self.guard("opening the index"):
-                self.root.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-                conn.row_factory = sqlite3.Row
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                self._migrate(conn)
+                conn = schema.open_index(self.db_path, self.root)
             self._local.conn = conn
         return conn
 
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
-        found = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-        if found is not None and int(found[0]) > STORE_SCHEMA:
-            conn.close()
-            raise StoreError(
-                f"the trace store at {self.root} was written by a newer o3viz (index schema "
-                f"{found[0]}, this o3viz reads {STORE_SCHEMA}); upgrade o3viz or set O3VIZ_HOME elsewhere"
-            )
-        if found is not None:
-            if int(found[0]) < STORE_SCHEMA:
-                self._add_columns(conn)
-            return
-        with _immediate(conn):
-            conn.execute(f"CREATE TABLE IF NOT EXISTS traces ({column_sql()})")
-            conn.execute(FTS_SQL)
-            self.create_indexes(conn)
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(STORE_SCHEMA),))
-
-    @staticmethod
-    def create_indexes(conn: sqlite3.Connection) -> None:
-        for name, cols in INDEXES:
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON traces ({cols})")
-
-    @staticmethod
-    def bump_generation(conn: sqlite3.Connection) -> None:
-        """Count one change of the rows (inside the writing transaction): what the columnar copy
-        (``o3viz.store.columnar``) compares to know whether it is stale."""
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0')")
-        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE name = 'generation'")
+    create_indexes = staticmethod(schema.create_indexes)
+    bump_generation = staticmethod(schema.bump_generation)
 
     def generation(self) -> int:
         with self.guard("reading the index"):
-            found = self.conn.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
-        return int(found[0]) if found is not None else 0
-
-    def _add_columns(self, conn: sqlite3.Connection) -> None:
-        """Bring an older index up to ``STORE_SCHEMA`` in place: add the columns it lacks and fill
-        the gradings from what it has (``correct_by`` says which grade ``correct`` is). The check
-        grade of an import graded by its file is unknown until ``reindex(store, full=True)``."""
-        with _immediate(conn):
-            have = {r[1] for r in conn.execute("PRAGMA table_info(traces)")}
-            for name, kind in (
-                ("source_correct", "INTEGER"),
-                ("check_correct", "INTEGER"),
-                ("content_id", "TEXT"),
-            ):
-                if name not in have:
-                    conn.execute(f"ALTER TABLE traces ADD COLUMN {name} {kind}")
-            self.create_indexes(conn)
-            conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
-            conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
-            if "dataset_tag" not in {r[1] for r in conn.execute("PRAGMA table_info(steps_fts)")}:
-                self._rebuild_fts(conn)
-            conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
-            self.bump_generation(conn)
-
-    @staticmethod
-    def _rebuild_fts(conn: sqlite3.Connection) -> None:
-        """A schema-2 FTS table (text only) becomes one with each row's dataset tag (inside the
-        caller's transaction: a failure leaves the old table as it was)."""
-        conn.create_function("o3viz_dataset_tag", 1, dataset_tag, deterministic=True)
-        conn.execute("CREATE VIRTUAL TABLE steps_fts_v3 USING fts5(text, dataset_tag)")
-        conn.execute(
-            "INSERT INTO steps_fts_v3 (rowid, text, dataset_tag) SELECT f.rowid, f.text, "
-            "o3viz_dataset_tag(t.dataset) FROM steps_fts f JOIN traces t ON t.id = f.rowid"
-        )
-        conn.execute("DROP TABLE steps_fts")
-        conn.execute("ALTER TABLE steps_fts_v3 RENAME TO steps_fts")
+            return schema.generation(self.conn)
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -230,16 +106,13 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self, doing: str):
-        with self.guard(doing), _immediate(self.conn) as conn:
+        with self.guard(doing), schema.immediate(self.conn) as conn:
             yield conn
 
     # ------------------------------------------------------------------ files
 
     def path(self, key: str) -> Path:
-        return self.files / key[:2] / f"{key}{SUFFIX}"
-
-    def _meta_path(self, key: str) -> Path:
-        return self.files / key[:2] / f"{key}{META_SUFFIX}"
+        return self.folder.path(key)
 
     def write_files(
         self, trace: Trace, meta: dict, data: bytes | None = None, *, durable: bool = True
@@ -254,45 +127,23 @@ class Store:
     def write_encoded(self, data: bytes, meta: dict, *, durable: bool = True) -> tuple[str, dict]:
         """Write a trace file's gzip bytes (already validated: a parsed trace's) and its metadata;
         return the key and the metadata now stored (an earlier copy's, when the trace was there)."""
-        key = content_key(data)
-        meta = check_meta({"added_at": time.time(), **meta}, "metadata")  # only typed fields reach the index
-        with self.guard("writing a trace"):
-            path = self.path(key)
-            if not path.exists():
-                self._write_meta(key, meta, durable=durable)
-                # the trace last: a trace file always has its metadata; same key, same bytes, so a
-                # concurrent writer of the same trace replaces it with an identical file
-                write_atomic(path, data, overwrite=True, durable=durable)
-            elif self._meta_path(key).exists():
-                try:
-                    meta = self.read_meta(key)
-                except O3vizError:  # a damaged metadata file: this writer's metadata replaces it
-                    self._write_meta(key, meta, durable=durable)
-        return key, meta
+        return self.folder.write_encoded(data, meta, durable=durable)
 
     def write_meta(self, key: str, meta: dict) -> None:
         """Replace trace ``key``'s metadata file with ``meta`` (validated: only the store's typed
         fields are written). The index row is the caller's to update, in its transaction."""
         meta = check_meta(meta, "metadata")
         with self.guard("writing a trace's metadata"):
-            self._write_meta(key, meta)
-
-    def _write_meta(self, key: str, meta: dict, *, durable: bool = True) -> None:
-        data = json.dumps(meta, sort_keys=True).encode()
-        write_atomic(self._meta_path(key), data, overwrite=True, durable=durable)
+            self.folder.write_meta(key, meta)
 
     def read_meta(self, key: str) -> dict:
         """The trace's metadata, validated (``o3viz.store.meta``); ``{}`` when it has none. A file
         that is not a regular file, too big, not JSON, or holds a wrong type: one-line ``TraceError``."""
-        path = self._meta_path(key)
-        if not path.exists() and not path.is_symlink():
-            return {}
-        data = read_bounded(path, MAX_META_BYTES, follow_symlinks=False)
-        return check_meta(loads(data, path.name), path.name)
+        return self.folder.read_meta(key)
 
     def read_file(self, key: str) -> bytes:
         """A stored trace file's bytes: a regular file (never a link) of at most ``MAX_FILE_BYTES``."""
-        return read_bounded(self.path(key), MAX_FILE_BYTES, follow_symlinks=False)
+        return self.folder.read_file(key)
 
     # ------------------------------------------------------------------ writing rows
 
@@ -336,8 +187,7 @@ class Store:
         for key in keys:
             if self.row(key) is None:
                 with self.guard("removing a duplicate import"):
-                    self.path(key).unlink(missing_ok=True)
-                    self._meta_path(key).unlink(missing_ok=True)
+                    self.folder.remove(key)
 
     def stored_key(self, row: IndexRow) -> str | None:
         """The key under which the store holds ``row``'s trace: its own, or the key of the import
@@ -374,7 +224,7 @@ class Store:
         except O3vizError:  # a damaged metadata file: the tags start it afresh
             meta = {"tags": clean}
         with self.guard("tagging"):
-            self._write_meta(key, meta)
+            self.folder.write_meta(key, meta)
         with self.transaction("tagging") as conn:
             conn.execute("UPDATE traces SET tags = ? WHERE key = ?", (clean, key))
             self.bump_generation(conn)
@@ -384,8 +234,7 @@ class Store:
         for key in keys:
             self.forget(key)
             with self.guard("deleting a trace"):
-                self.path(key).unlink(missing_ok=True)
-                self._meta_path(key).unlink(missing_ok=True)
+                self.folder.remove(key)
         gone = 0
         with self.transaction("deleting from the index") as conn:
             for key in keys:
@@ -431,38 +280,22 @@ class Store:
         return self.read_file(key)
 
     def count(self, q: Query | None = None, *, cap: int | None = None) -> int:
-        """Traces matching ``q``; with ``cap``, counting stops there (a search over a huge store
-        need not count every match to show its first page)."""
-        q = q or Query()
-        source = FTS_JOIN if cap is not None and match_expression(q.search) else "traces"
-        where, params = where_clause(q, fts_driven=source != "traces")
-        sql = f"SELECT count(*) FROM {source} {where}"
-        if cap is not None:
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM {source} {where} LIMIT ?)"
-            params = [*params, cap]
+        """Traces matching ``q``; with ``cap``, counting stops there (``query.count_sql``)."""
+        sql, params = count_sql(q or Query(), cap)
         with self.guard("counting"):
             return self.conn.execute(sql, params).fetchone()[0]
 
     def rows(self, q: Query, columns: tuple[str, ...] | None = None) -> list[dict]:
         """One page of rows matching ``q``, in its order."""
-        page, pparams = page_clause(q)
-        cols = ", ".join(f"traces.{c}" for c in columns or COLUMNS)
-        if q.sort == "id" and match_expression(q.search):  # newest (or oldest) first: FTS5's own order
-            where, params = where_clause(q, fts_driven=True)
-            order = f"ORDER BY steps_fts.rowid {'DESC' if q.descending else 'ASC'}"
-            sql = f"SELECT {cols} FROM {FTS_JOIN} {where} {order} {page}"
-        else:
-            where, params = where_clause(q)
-            sql = f"SELECT {cols} FROM traces {where} {order_clause(q)} {page}"
+        sql, params = rows_sql(q, columns or COLUMNS)
         with self.guard("querying"):
-            return [clean_row(dict(r)) for r in self.conn.execute(sql, params + pparams)]
+            return [clean_row(dict(r)) for r in self.conn.execute(sql, params)]
 
     def select(self, q: Query, columns: tuple[str, ...], *, max_rows: int = 200_000) -> list[tuple]:
         """Every row matching ``q`` (up to ``max_rows``), for aggregates; plain tuples for speed."""
-        where, params = where_clause(q)
-        sql = f"SELECT {', '.join(columns)} FROM traces {where} {order_clause(q)} LIMIT ?"
+        sql, params = select_sql(q, columns, max_rows)
         with self.guard("querying"):
-            return self.conn.execute(sql, [*params, max_rows]).fetchall()
+            return self.conn.execute(sql, params).fetchall()
 
     def row(self, key: str) -> dict | None:
         found = self.rows(Query(keys=[key], limit=1))
@@ -492,9 +325,7 @@ class Store:
 
     def distinct(self, column: str) -> list[tuple[str, int]]:
         """Values of a text column with their counts, most common first (filter options)."""
-        if column not in ("dataset", "model", "source", "verdict", "task_kind"):
-            raise ValueError(f"no filter on {column!r}")
-        sql = f"SELECT {column}, count(*) FROM traces GROUP BY {column} ORDER BY count(*) DESC"
+        sql = distinct_sql(column)
         with self.guard("querying"):
             return [(v, n) for v, n in self.conn.execute(sql) if v not in (None, "")]
 
@@ -503,20 +334,14 @@ class Store:
         out: set[str] = set()
         for i in range(0, len(hashes), 500):
             chunk = hashes[i : i + 500]
-            sql = (
-                f"SELECT line_hash FROM traces WHERE line_hash IN ({', '.join('?' * len(chunk))}) "
-                "GROUP BY line_hash HAVING count(*) >= max(parts)"
-            )
             with self.guard("querying"):
-                out.update(r[0] for r in self.conn.execute(sql, chunk))
+                out.update(r[0] for r in self.conn.execute(known_lines_sql(len(chunk)), chunk))
         return out
 
     # ------------------------------------------------------------------ repair
 
     def stored_keys(self) -> set[str]:
-        if not self.files.is_dir():
-            return set()
-        return {p.name[: -len(SUFFIX)] for p in self.files.glob(f"*/*{SUFFIX}") if not p.name.startswith(".")}
+        return self.folder.keys()
 
     def delete_rows(self, keys: list[str]) -> int:
         with self.transaction("repairing the index") as conn:

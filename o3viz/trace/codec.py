@@ -185,6 +185,11 @@ def decode_array(
     return a
 
 
+def opt_array(d: dict, key: str, path: str, ndim: int) -> np.ndarray | None:
+    """The optional array field ``d[key]`` (``decode_array``), None when absent or null."""
+    return None if d.get(key) is None else decode_array(d[key], f"{path}.{key}", ndim=ndim)
+
+
 def arrays_equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     if a is None or b is None:
         return a is b

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from o3viz.trace.answers import AnswerRecord, answer_list
 from o3viz.trace.attention import AttentionRecord
 from o3viz.trace.branching import BranchLink, BranchParent, links_of, parent_of
 from o3viz.trace.codec import (
@@ -53,8 +54,9 @@ __all__ = [  # the pieces of a round live in o3viz.trace.parts; they are re-expo
 
 # 2: optional rounds[].importance and rounds[].internals; 3: optional parent and branches (a branch
 # trace and the branches a trace lists, o3viz.trace.branching); 4: optional rounds[].verdicts (step
-# verdicts of pluggable verifiers, o3viz.trace.verdicts); older files migrate on load
-SCHEMA_VERSION = 4
+# verdicts of pluggable verifiers, o3viz.trace.verdicts); 5: optional rounds[].answers (the running
+# answer: stated and forced answers per step, o3viz.trace.answers); older files migrate on load
+SCHEMA_VERSION = 5
 MAX_TOKENS = 200_000  # per round, generated or prompt
 MAX_STEPS = 50_000
 MAX_ROUNDS = 64
@@ -96,6 +98,7 @@ class Round:
     internals: InternalsRecord | None = None  # MoE routing and the logit lens (optional)
     importance: list[ImportanceRecord] = field(default_factory=list)  # one per method or source
     verdicts: list[VerdictRecord] = field(default_factory=list)  # one per verifier, side by side
+    answers: list[AnswerRecord] = field(default_factory=list)  # stated, then one per probe
 
     _LISTS = (
         ("prompt_tokens", Token, MAX_TOKENS),
@@ -123,6 +126,8 @@ class Round:
             d["importance"] = [x.to_dict() for x in self.importance]
         if self.verdicts:
             d["verdicts"] = [x.to_dict() for x in self.verdicts]
+        if self.answers:
+            d["answers"] = [x.to_dict() for x in self.answers]
         return d
 
     @classmethod
@@ -143,6 +148,7 @@ class Round:
         r.info = check_json_value(opt(d, "info", dict, path, {}), f"{path}.info")
         r.importance = importance_list(d, path, len(r.steps))
         r.verdicts = verdict_list(d, path, len(r.steps))
+        r.answers = answer_list(d, path, len(r.steps), len(r.text))
         _check_offsets(r, path)
         return r
 

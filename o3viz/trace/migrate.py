@@ -11,6 +11,9 @@ of any supported version reaches ``SCHEMA_VERSION`` before validation.
 - 3 → 4: version 4 adds optional ``rounds[].verdicts`` (step verdicts of pluggable verifiers,
   ``o3viz.trace.verdicts``); a version-3 file has none and is a valid version-4 file once its
   ``schema_version`` says so.
+- 4 → 5: version 5 adds optional ``rounds[].answers`` (the running answer: stated and forced
+  answers per step, ``o3viz.trace.answers``); a version-4 file has none and is a valid version-5
+  file once its ``schema_version`` says so.
 """
 
 from __future__ import annotations
@@ -32,10 +35,15 @@ def _v3_to_v4(d: dict) -> dict:
     return {**d, "schema_version": 4}
 
 
+def _v4_to_v5(d: dict) -> dict:
+    return {**d, "schema_version": 5}
+
+
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
+    4: _v4_to_v5,
 }  # from version -> one step up
 
 

@@ -13,7 +13,8 @@ from o3viz.figures import escape_markdown
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.builders import small_trace
 from o3viz.trace.ids import make_id
-from o3viz.verify.verifiers import ClaimVerifier, VerifierOptions, add_verdicts, make_verifier
+from o3viz.verify.verifiers import ClaimVerifier, add_verdicts, make_verifier
+from o3viz.view import verifier_rows
 
 pytestmark = [pytest.mark.model]
 
@@ -26,9 +27,7 @@ def judged(tmp_path, monkeypatch):
 
     trace = small_trace()
     add_verdicts(trace, ClaimVerifier())
-    prm = make_verifier(
-        "prm", VerifierOptions(model=str(save_tiny_prm(tmp_path / "tag", "tag")), device="cpu")
-    )
+    prm = make_verifier("prm", model=str(save_tiny_prm(tmp_path / "tag", "tag")), device="cpu")
     add_verdicts(trace, prm)
     samples = tmp_path / "samples"
     samples.mkdir()
@@ -40,7 +39,7 @@ def judged(tmp_path, monkeypatch):
 def _view_data(at: AppTest) -> dict:
     from pages.common.trace_view import published
 
-    return published(json.loads(at.get("component_instance")[0].proto.json_args)["url"])
+    return published(json.loads(at.get("bidi_component")[0].proto.json)["url"])
 
 
 def _markdown(at: AppTest) -> str:
@@ -62,8 +61,8 @@ def test_two_verifiers_show_side_by_side_and_the_switch_moves_the_first_wrong_st
     assert not at.exception, [e.value for e in at.exception]
     # the view's details (drawn in the browser, beside the map) list both verdicts on the step;
     # the server's panel below does not repeat them
-    rows = _view_data(at)["nodes"][make_id("step", judged.final.index, prm.first_wrong)]["checks"]
-    assert {r["verifier"] for r in rows if r.get("verifier")} == {"claims", prm.verifier}
+    rows = verifier_rows(_view_data(at), make_id("step", judged.final.index, prm.first_wrong))
+    assert {r["verifier"] for r in rows} == {"claims", prm.verifier}
     text = _markdown(at)
     assert "**Verifiers**" not in text
     assert "judged it wrong" not in text  # the checks mark the first wrong step by default

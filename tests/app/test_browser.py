@@ -120,20 +120,20 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-# Issue 39: Inspect's map, outline and details live in its view component (a same-origin frame).
-VIEW = "iframe[src*='o3view']"
+# Issue 39: Inspect's map, outline and details live in its view component (in the page, issue 52).
+VIEW = ".o3v-map"
 
 
 def _view(page):
-    return page.frame(url=lambda u: "o3view" in u)
+    return page  # (the view is in the page: no frame of its own)
 
 
 def _details(page):
-    return page.frame_locator(VIEW).locator("#details .dtitle")
+    return page.locator(VIEW).locator("#details .dtitle")
 
 
 def _wait_map(page) -> None:
-    frame = page.frame_locator(VIEW)
+    frame = page.locator(VIEW)
     frame.get_by_text("What happened").first.wait_for(timeout=LOAD_MS)
     frame.locator(".js-plotly-plot g.textpoint text").first.wait_for(timeout=LOAD_MS)
 
@@ -142,7 +142,7 @@ def _answer_label_inside_plot(page) -> bool:
     """The final answer's label (SVG text) lies within the map's plotted area (its drag layer)."""
     return _view(page).evaluate(
         """() => {
-        const gd = document.querySelector('.js-plotly-plot');
+        const gd = document.querySelector('.o3v-map .js-plotly-plot');
         const area = gd.querySelector('.nsewdrag').getBoundingClientRect();
         const label = gd.querySelector('g.textpoint text').getBoundingClientRect();
         return label.width > 0 && label.left >= area.left - 1 && label.right <= area.right + 1
@@ -155,7 +155,7 @@ def _click_step(page, nth: int) -> None:
     """Click the ``nth`` step marker on the map (SVG points, clicked at their pixel position)."""
     xy = _view(page).evaluate(
         """(nth) => {
-        const gd = document.querySelector('.js-plotly-plot');
+        const gd = document.querySelector('.o3v-map .js-plotly-plot');
         const L = gd._fullLayout, r = gd.getBoundingClientRect();
         const pts = [];
         gd._fullData.forEach(t => { if (String(t.name).startsWith('step:'))
@@ -166,24 +166,15 @@ def _click_step(page, nth: int) -> None:
     }""",
         nth,
     )
-    box = page.locator(VIEW).bounding_box()
-    x, y = box["x"] + xy[0], box["y"] + xy[1]
+    x, y = xy  # (the view's pixels are the page's)
     page.mouse.move(x, y)
     page.wait_for_timeout(300)
     page.mouse.click(x, y)
 
 
 def _details_in_viewport(page, height: int) -> bool:
-    frame = page.locator(VIEW).bounding_box()
-    box = _view(page).evaluate(
-        "() => { const r = document.querySelector('#details').getBoundingClientRect();"
-        " return {y: r.top, height: r.height}; }"
-    )
-    return (
-        frame is not None
-        and frame["y"] + box["y"] >= 0
-        and frame["y"] + box["y"] + box["height"] <= height + 1
-    )
+    box = page.locator(VIEW).locator("#details").bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height + 1
 
 
 def _nav(page, name: str, wait_text: str) -> None:
@@ -243,8 +234,8 @@ def test_every_page_and_sample_reads_at_a_glance(server, browser, width, height)
         ("Tokens", "Colour by", "short"),
     ):
         page.goto(f"{url}/inspect?trace={keys[name]}&view={view}&node=step:0:2")
-        # (Attention's figures are drawn in the browser, in a frame of their own)
-        where = page.frame_locator("iframe[src*='o3fig']").first if view == "Attention" else page
+        # (Attention's figures are drawn in the browser, by a view of their own)
+        where = page.locator(".o3v-fig").first if view == "Attention" else page
         where.get_by_text(wait_text).first.wait_for(timeout=LOAD_MS)
         page.wait_for_timeout(800)
         _no_errors(page, f"{view} {name}")
@@ -270,7 +261,7 @@ def test_upload_then_hostile_text_renders_as_text(server, browser):
     page.goto(f"{url}/inspect?trace={keys['hostile']}&node=step:0:0")
     _wait_map(page)
     # The hostile sample's first step holds a <script> tag: it must show as text.
-    page.frame_locator(VIEW).locator("#details").get_by_text(HOSTILE[0], exact=False).first.wait_for(
+    page.locator(VIEW).locator("#details").get_by_text(HOSTILE[0], exact=False).first.wait_for(
         timeout=LOAD_MS
     )
     page.goto(f"{url}/inspect?trace={keys['hostile']}&view=Tokens")

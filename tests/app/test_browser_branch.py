@@ -69,9 +69,7 @@ def test_edit_and_continue_in_inspect_draws_the_fork_and_compares_at_it(tmp_path
         assert branch is not None, "no branch entered the store"
         page.goto(f"{url}/inspect?trace={parent}&node=step:0:2")
         # (issue 39: the map is drawn in Inspect's view component)
-        page.frame_locator("iframe[src*='o3view']").locator("svg text", has_text="✎").first.wait_for(
-            timeout=LOAD_MS
-        )
+        page.locator(".o3v-map").locator("svg text", has_text="✎").first.wait_for(timeout=LOAD_MS)
         page.wait_for_timeout(1500)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "branch_map.png"))

@@ -60,7 +60,7 @@ def _shot(page, name: str) -> None:
 
 
 _STAR_INSIDE = """() => {
-    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.offsetParent !== null &&
+    const gd = [...document.querySelectorAll('.o3v-map .js-plotly-plot')].find(g => g.offsetParent !== null &&
         g._fullData && g._fullData.some(t => t.name === 'answer'));
     if (!gd) return null;
     const area = gd.querySelector('.nsewdrag').getBoundingClientRect();
@@ -71,7 +71,7 @@ _STAR_INSIDE = """() => {
 }"""
 
 _EPISODE_XY = """(nth) => {
-    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.offsetParent !== null &&
+    const gd = [...document.querySelectorAll('.o3v-map .js-plotly-plot')].find(g => g.offsetParent !== null &&
         g._fullData && g._fullData.some(t => t.name === 'episode'));
     const L = gd._fullLayout, r = gd.getBoundingClientRect();
     const t = gd._fullData.find(t => t.name === 'episode');
@@ -82,13 +82,13 @@ _EPISODE_XY = """(nth) => {
 
 
 def _view(page):
-    """Inspect's view component (issue 39: the map, outline and details live in its frame)."""
-    return page.frame(url=lambda u: "o3view" in u)
+    """Inspect's view component (issue 39; in the page since issue 52: no frame of its own)."""
+    return page
 
 
 def _overview(page, url: str, key: str) -> None:
     page.goto(f"{url}/inspect?trace={key}")
-    frame = page.frame_locator("iframe[src*='o3view']")
+    frame = page.locator(".o3v-map")
     frame.get_by_text("Where did the reasoning turn?").first.wait_for(timeout=LOAD_MS)
     frame.locator(".js-plotly-plot .barlayer .point").first.wait_for(timeout=LOAD_MS)
 
@@ -100,26 +100,22 @@ def test_a_long_trace_opens_on_episodes_and_an_episode_click_zooms_and_stays_in_
     view = _view(page)
     assert view.evaluate(_STAR_INSIDE), f"{name}: the answer star is cut at the edge of the overview"
     marks = view.evaluate(
-        "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.offsetParent !== null)"
+        "() => [...document.querySelectorAll('.o3v-map .js-plotly-plot')].filter(g => g.offsetParent !== null)"
         ".reduce((n, g) => n + g.querySelectorAll('.point, .textpoint').length, 0)"
     )
     assert marks <= 300, f"{name}: the overview draws {marks} marks"
     _shot(page, f"inspect_long_{name}_overview_1280x720")
 
     x, y, episode = view.evaluate(_EPISODE_XY, 3)
-    box = page.locator("iframe[src*='o3view']").bounding_box()
-    x, y = box["x"] + x, box["y"] + y
     page.mouse.move(x, y)
     page.wait_for_timeout(300)
     page.mouse.click(x, y)
     n = episode.split(":")[1]
-    frame = page.frame_locator("iframe[src*='o3view']")
+    frame = page.locator(".o3v-map")
     frame.get_by_text(f"Episode {n}: steps").first.wait_for(timeout=LOAD_MS)
     page.wait_for_function(f"() => location.search.includes('episode={n}')", timeout=30_000)
     _shot(page, f"inspect_long_{name}_episode_1280x720")
 
     page.goto(page.url)  # the URL alone restores the zoom
-    page.frame_locator("iframe[src*='o3view']").get_by_text(f"Episode {n}: steps").first.wait_for(
-        timeout=LOAD_MS
-    )
+    page.locator(".o3v-map").get_by_text(f"Episode {n}: steps").first.wait_for(timeout=LOAD_MS)
     assert _view(page).evaluate(_STAR_INSIDE), f"{name}: the answer star is cut at the edge of the strip"

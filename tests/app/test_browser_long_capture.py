@@ -59,11 +59,9 @@ def _shot(page, name: str) -> None:
 def test_a_16k_capture_opens_on_attention_with_binned_heatmaps_and_says_what_was_kept(app, page):
     url, key = app
     page.goto(f"{url}/inspect?trace={key}&view=Attention&node=step:0:2")
-    # the figures are drawn in the browser, in the tab's figure frames: the step heatmap, then
+    # the figures are drawn in the browser, in the tab's figure views: the step heatmap, then
     # the token level (token × context, layer × head, DAA)
-    page.frame_locator("iframe[src*='o3fig']").first.get_by_text("Where each step").first.wait_for(
-        timeout=LOAD_MS
-    )
+    page.locator(".o3v-fig").first.get_by_text("Where each step").first.wait_for(timeout=LOAD_MS)
     page.get_by_text("Kept at this length: prefill attention kept as top-64 rows").first.wait_for(
         timeout=LOAD_MS
     )
@@ -71,22 +69,16 @@ def test_a_16k_capture_opens_on_attention_with_binned_heatmaps_and_says_what_was
     # (a figure below the fold is drawn when the reader scrolls to it)
     page.get_by_text("Token level").first.scroll_into_view_if_needed()
     page.wait_for_function(
-        """() => [...document.querySelectorAll("iframe[src*='o3fig']")].flatMap((f) =>
-          [...f.contentDocument.querySelectorAll('.js-plotly-plot')]).filter((g) => g._fullData &&
+        """() => [...document.querySelectorAll(".o3v-fig .js-plotly-plot")].filter((g) => g._fullData &&
           g._fullData.some((t) => t.type === 'heatmap')).length >= 2""",
         timeout=LOAD_MS,
     )
     _no_errors(page, "attention")
     # every heatmap draws a bounded number of cells, whatever the context length
-    widths = [
-        w
-        for f in page.frames
-        if "o3fig" in f.url
-        for w in f.evaluate(
-            "() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(g => (g._fullData || [])"
-            ".filter(t => t.type === 'heatmap').map(t => (t.z[0] || []).length))"
-        )
-    ]
+    widths = page.evaluate(
+        "() => [...document.querySelectorAll('.o3v-fig .js-plotly-plot')].flatMap(g => (g._fullData || [])"
+        ".filter(t => t.type === 'heatmap').map(t => (t.z[0] || []).length))"
+    )
     assert widths and max(widths) <= 600, widths
     _shot(page, "inspect_attention_capture16k_1280x720")
     page.get_by_text("Token level").first.scroll_into_view_if_needed()

@@ -33,12 +33,12 @@ pytestmark = [
 def app(tmp_path_factory):
     from o3viz.importers import import_trace
     from o3viz.testing.prm import save_tiny_prm
-    from o3viz.verify.verifiers import VerifierOptions, add_verdicts, make_verifier
+    from o3viz.verify.verifiers import add_verdicts, make_verifier
 
     tmp = tmp_path_factory.mktemp("verifiers")
     trace = import_trace(TEXT)  # the built-in claim checks too: the map's default lane
     add_verdicts(trace, make_verifier("claims"))
-    prm = make_verifier("prm", VerifierOptions(model=str(save_tiny_prm(tmp / "tag", "tag")), device="cpu"))
+    prm = make_verifier("prm", model=str(save_tiny_prm(tmp / "tag", "tag")), device="cpu")
     add_verdicts(trace, prm)
     claims, tiny = trace.final.verdicts
     assert claims.first_wrong is not None and tiny.first_wrong is not None
@@ -70,7 +70,7 @@ def _shot(page, name: str) -> None:
 
 
 def _view(page):
-    return page.frame(url=lambda u: "o3view" in u)
+    return page  # (the view is in the page: no frame of its own)
 
 
 def _map_state(page) -> dict:
@@ -78,7 +78,7 @@ def _map_state(page) -> dict:
     read from plotly's ``gd.data`` in the component."""
     return _view(page).evaluate(
         """() => {
-          const gd = document.querySelector('#map'), out = {marks: {}, ring: null, steps: {}, url: document.body.dataset.url};
+          const gd = document.querySelector('#map'), out = {marks: {}, ring: null, steps: {}, url: document.querySelector('.o3v-map').dataset.url};
           for (const t of gd._fullData) {  // (x decoded from plotly's typed-array JSON)
             const meta = t.meta || '';
             if (meta.startsWith('verdicts:'))
@@ -96,8 +96,7 @@ def _map_state(page) -> dict:
 def _switch(page, name: str, before: str) -> dict:
     page.locator("[data-testid='stButtonGroup'] button", has_text=name).first.click()
     page.wait_for_function(
-        "u => { const f = [...document.querySelectorAll('iframe')].find((x) => x.src.includes('o3view'));"
-        " const b = f && f.contentDocument && f.contentDocument.body; return b && b.dataset.url && b.dataset.url !== u; }",
+        "u => { const b = document.querySelector('.o3v-map'); return b && b.dataset.url && b.dataset.url !== u; }",
         arg=before,
         timeout=LOAD_MS,
     )
@@ -110,8 +109,8 @@ def test_two_verifiers_show_in_the_details_and_the_switch_moves_the_map(app, pag
     claims, tiny = trace.final.verdicts
     step = f"step:0:{trace.final.steps[claims.first_wrong].index}"
     page.goto(f"{url}/inspect?trace={key}&node={step}")
-    frame = page.frame_locator("iframe[src*='o3view']")
-    frame.locator("body[data-ready='1']").wait_for(timeout=LOAD_MS)
+    frame = page.locator(".o3v-map")
+    page.locator(".o3v-map[data-ready='1']").wait_for(timeout=LOAD_MS)
     frame.locator("#map .scatterlayer .point").first.wait_for(timeout=LOAD_MS)
     # the details beside the map list both verifiers' verdicts on the selected step
     details = frame.locator("#details")

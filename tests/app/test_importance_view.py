@@ -125,7 +125,7 @@ def _trace_names(at: AppTest) -> set[str]:
 
     from pages.common.trace_view import published
 
-    args = json.loads(at.get("component_instance")[0].proto.json_args)
+    args = json.loads(at.get("bidi_component")[0].proto.json)
     return {d.get("name") for d in published(args["url"])["map"]["data"]}
 
 

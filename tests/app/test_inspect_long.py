@@ -30,7 +30,7 @@ def _view(at):
     """The args Inspect gave its view component and the view data they name."""
     from pages.common.trace_view import published
 
-    args = json.loads(at.get("component_instance")[0].proto.json_args)
+    args = json.loads(at.get("bidi_component")[0].proto.json)
     return args, published(args["url"])
 
 

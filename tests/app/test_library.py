@@ -67,6 +67,11 @@ def test_store_rows_have_the_library_table_columns(tmp_path):
         "added",
         "self-checks",
         "tokens",
+        "first right",
+        "converged",
+        "flips",
+        "tokens after right",
+        "overthinking",
     ]
     assert row["name"] == "t" and row["source"] == "upload" and row["dataset"] == "—"
     assert row["steps"] == sum(len(r.steps) for r in trace.rounds) == 9 + len(trace.rounds[0].steps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.long_capture import long_prompt
+from benchmarks._long_capture_child import long_prompt
 from o3viz.run.prompt import layout_prompt
 from o3viz.testing.builders import make_tiny_llama
 

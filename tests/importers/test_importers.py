@@ -148,7 +148,7 @@ def test_unknown_or_broken_input_raises_one_line_trace_error_naming_formats(bad,
 def test_format_override_and_unknown_format():
     t = import_trace(f"<think>{THINK}</think>{ANSWER}", format="plain_text")
     assert t.provenance.source["format"] == "plain_text" and "<think>" in t.final.text
-    with pytest.raises(UsageError, match="unknown format"):
+    with pytest.raises(UsageError, match="no format named"):
         import_trace(THINK, format="yaml")
     with pytest.raises(TraceError, match="as anthropic_messages"):
         import_trace(DEEPSEEK, format="anthropic_messages")

@@ -38,7 +38,7 @@ def test_a_registered_format_can_be_forced_and_leaves_the_table_when_unregistere
     assert import_trace(NOTES, format="notes").provenance.source["format"] == "notes"
     unregister_format("notes")
     assert "notes" not in list_formats() and detect_format(NOTES) == "plain_text"
-    with pytest.raises(UsageError, match="unknown format 'notes'"):
+    with pytest.raises(UsageError, match="no format named 'notes'"):
         import_trace(NOTES, format="notes")
 
 

@@ -21,7 +21,7 @@ from o3viz.testing.datasets import write_reasoning_jsonl
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace.branching import BranchParent
 from o3viz.trace.io import parse_trace_bytes
-from o3viz.verify.verifiers import VerifierOptions, add_verdicts, make_verifier
+from o3viz.verify.verifiers import add_verdicts, make_verifier
 
 META = {"source": "import", "dataset": "toy", "record": 7, "part": "p", "line_hash": "abc", "parts": 1}
 
@@ -36,7 +36,7 @@ def _scored(trace):
 def _verified(store: Store, key: str):
     """The stored trace with the claims verifier's verdicts added."""
     trace = store.editable_trace(key)
-    assert add_verdicts(trace, make_verifier("claims", VerifierOptions()))
+    assert add_verdicts(trace, make_verifier("claims"))
     return trace
 
 

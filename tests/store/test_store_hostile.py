@@ -44,7 +44,7 @@ def _lose_index(store: Store) -> None:
 )
 def test_reindex_skips_and_reports_one_hostile_meta_file_and_indexes_the_rest(store, bad, field):
     keys = _fill(store, 6)
-    meta = store._meta_path(keys[2])
+    meta = store.folder.meta_path(keys[2])
     if isinstance(bad, dict):
         bad = {**json.loads(meta.read_text()), **bad}
     meta.write_text(bad if isinstance(bad, str) else json.dumps(bad))
@@ -74,7 +74,7 @@ def test_a_wrong_typed_value_in_an_old_row_never_reaches_the_library_page(store)
 def test_writing_a_trace_whose_meta_file_is_damaged_rewrites_it_with_clean_metadata(store):
     trace = make_trace(4, seed=1)
     key = store.add(trace, name="first")
-    store._meta_path(key).write_text('{"name": ["hostile"]}')
+    store.folder.meta_path(key).write_text('{"name": ["hostile"]}')
     store.close()
     row, _ = store.write_files(trace, {"name": "again", "source": "upload"})
     assert row.name == "again" and store.read_meta(key)["name"] == "again"
@@ -123,7 +123,7 @@ def test_a_symlinked_meta_file_is_not_followed(store, tmp_path):
     (key,) = _fill(store, 1)
     secret = tmp_path / "secret.json"
     secret.write_text('{"name": "not the store\'s"}')
-    meta = store._meta_path(key)
+    meta = store.folder.meta_path(key)
     meta.unlink()
     meta.symlink_to(secret)
     with pytest.raises(O3vizError, match="symbolic link"):

@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from o3viz.store import schema
 from o3viz.store.store import Store
 
 
@@ -17,7 +18,7 @@ def _fails_after_sqlite_rolled_back(conn: sqlite3.Connection) -> None:
 
 
 def test_creating_the_index_reports_the_original_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(Store, "create_indexes", staticmethod(_fails_after_sqlite_rolled_back))
+    monkeypatch.setattr(schema, "create_indexes", _fails_after_sqlite_rolled_back)
     with pytest.raises(Exception, match="no space left on the disk") as err:
         Store(tmp_path / "home").count()
     assert "cannot rollback" not in str(err.value)

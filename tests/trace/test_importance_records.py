@@ -52,14 +52,14 @@ def test_a_version_1_file_migrates_and_saves_as_the_current_version(tmp_path):
     d = small_trace().to_dict()
     d["schema_version"] = 1
     t = load_trace(json.dumps(d).encode())
-    assert t.schema_version == SCHEMA_VERSION == 4 and t.final.importance == []
-    assert json.loads(t.save(tmp_path / "m.o3trace.json").read_text())["schema_version"] == 4
+    assert t.schema_version == SCHEMA_VERSION == 5 and t.final.importance == []
+    assert json.loads(t.save(tmp_path / "m.o3trace.json").read_text())["schema_version"] == 5
 
 
 def test_a_newer_version_is_refused_in_one_line():
     d = small_trace().to_dict()
     d["schema_version"] = SCHEMA_VERSION + 1
-    with pytest.raises(TraceError, match="schema_version: is 5; this o3viz reads versions 1 to 4"):
+    with pytest.raises(TraceError, match="schema_version: is 6; this o3viz reads versions 1 to 5"):
         load_trace(json.dumps(d).encode())
 
 

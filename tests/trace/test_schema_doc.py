@@ -21,7 +21,7 @@ def test_schema_accepts_a_full_trace():
 
 def test_schema_rejects_a_wrong_version():
     d = make_trace().to_dict()
-    d["schema_version"] = 5
+    d["schema_version"] = 6
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(d, SCHEMA)
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import http.server
 import json
 import threading
@@ -15,7 +14,7 @@ from o3viz.cli.main import main
 from o3viz.errors import UsageError
 from o3viz.testing.builders import small_trace
 from o3viz.trace import load_trace
-from o3viz.verify.verifiers import Solution, VerifierOptions, make_verifier
+from o3viz.verify.verifiers import VERIFIERS, Solution, make_verifier
 
 pytestmark = [pytest.mark.server]
 
@@ -52,12 +51,12 @@ def stub():
 
 
 def test_the_options_carry_no_callback():
-    assert "ask" not in {f.name for f in dataclasses.fields(VerifierOptions)}
+    assert "ask" not in {o.name for o in VERIFIERS.get("judge").options}
 
 
 def test_the_registry_builds_the_judge_from_base_url_and_model(stub):
     base_url, bodies = stub
-    opts = VerifierOptions(base_url=base_url, model="served-name", max_tokens=7, extra_body={"x": 1})
+    opts = {"base_url": base_url, "model": "served-name", "max_tokens": "7", "extra_body": '{"x": 1}'}
     j = make_verifier("judge", opts).verify(SOL)
     assert j.verdicts == ["wrong", None] and j.info["parsed"]
     (body,) = bodies
@@ -66,8 +65,8 @@ def test_the_registry_builds_the_judge_from_base_url_and_model(stub):
 
 
 def test_the_judge_needs_the_served_model_name(stub):
-    with pytest.raises(UsageError, match="needs --model"):
-        make_verifier("judge", VerifierOptions(base_url=stub[0]))
+    with pytest.raises(UsageError, match=r"needs -V model="):
+        make_verifier("judge", base_url=stub[0])
     assert not stub[1]
 
 
@@ -75,7 +74,7 @@ def test_cli_verify_passes_base_url_and_model_and_the_judge_asks(stub, tmp_path)
     base_url, bodies = stub
     path = small_trace().save(tmp_path / "t.o3trace.json")
     argv = ["verify", str(path), "--verifier", "judge", "--base-url", base_url, "--model", "m"]
-    assert main([*argv, "--max-tokens", "16"]) == 0
+    assert main([*argv, "-V", "max_tokens=16"]) == 0
     rec = load_trace(path).final.verdicts[0]
     assert rec.verifier == "judge" and base_url in rec.info["endpoint"]
     assert len(bodies) == 1 and bodies[0]["max_tokens"] == 16

@@ -34,7 +34,7 @@ SOL = Solution("q", ["a", "b", "c"])
 def test_a_nan_score_is_never_ok_and_says_why():
     j = score_verdicts([0.9, NAN, 0.2, None], 0.5, "float16")
     assert j.verdicts == ["ok", "unsure", "wrong", None] and j.scores == [0.9, None, 0.2, None]
-    assert j.info["note"] == "score is NaN at step 1 (try --dtype float32)"
+    assert j.info["note"] == "score is NaN at step 1 (try -V dtype=float32)"
 
 
 def test_infinite_scores_are_unsure_and_float32_gets_no_dtype_hint():
@@ -44,7 +44,7 @@ def test_infinite_scores_are_unsure_and_float32_gets_no_dtype_hint():
 
 @pytest.mark.parametrize("threshold", [NAN, INF, -0.1, 1.5])
 def test_a_threshold_no_score_compares_with_is_refused_in_one_line(threshold):
-    with pytest.raises(UsageError, match="--threshold must be a number from 0 to 1"):
+    with pytest.raises(UsageError, match="threshold must be a number from 0 to 1"):
         PrmSettings(threshold=threshold).validate()
 
 
@@ -94,9 +94,9 @@ def nan_prm(tmp_path_factory):
 
 @pytest.mark.model
 def test_a_prm_that_scores_nan_leaves_steps_unsure_and_the_trace_saves(nan_prm, tmp_path):
-    from o3viz.verify.verifiers import VerifierOptions, make_verifier
+    from o3viz.verify.verifiers import make_verifier
 
-    prm = make_verifier("prm", VerifierOptions(model=nan_prm, device="cpu"))
+    prm = make_verifier("prm", model=nan_prm, device="cpu")
     j = prm.verify(SOL)
     assert j.verdicts == ["unsure"] * 3 and j.scores == [None] * 3  # before: all "ok"
     assert j.info["note"] == "score is NaN at steps 0, 1, 2"  # float32 already: no dtype hint
@@ -118,7 +118,7 @@ def test_a_dataset_run_with_a_nan_prm_goes_on_to_every_trace(nan_prm):
         t.task.question = f"What is 17*23, take {i}?"
         store.add(t, dataset="d", name=f"t{i}")
     cmd = [sys.executable, "-m", "o3viz", "verify", "--dataset", "d", "--verifier", "prm"]
-    r = subprocess.run([*cmd, "--model", nan_prm, "--device", "cpu"], capture_output=True, text=True)
+    r = subprocess.run([*cmd, "--model", nan_prm, "-V", "device=cpu"], capture_output=True, text=True)
     assert r.returncode == 0 and "2 trace(s) of 'd' judged" in r.stdout, r.stderr[-800:]
     stored = [Store().trace(k) for (k,) in Store().select(Query(dataset=["d"]), ("key",))]
     assert [t.final.verdicts[0].verdicts for t in stored] == [["unsure", "unsure"]] * 2
@@ -218,9 +218,9 @@ def test_a_verifier_name_already_taken_is_refused_not_replaced():
     from o3viz.verify.verifiers import ClaimVerifier, make_verifier, register_verifier, unregister_verifier
 
     with pytest.raises(UsageError, match="verifier 'claims' is already registered"):
-        register_verifier("claims", lambda o: None, "a second claims")
+        register_verifier("claims", lambda: None, "a second claims")
     assert isinstance(make_verifier("claims"), ClaimVerifier)  # the first one still runs
-    register_verifier("claims_copy", lambda o: ClaimVerifier(), "a plug-in's own name")
+    register_verifier("claims_copy", lambda: ClaimVerifier(), "a plug-in's own name")
     try:
         assert isinstance(make_verifier("claims_copy"), ClaimVerifier)
     finally:

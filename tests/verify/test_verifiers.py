@@ -23,7 +23,6 @@ from o3viz.verify.verifiers import (
     Judgement,
     JudgeVerifier,
     Solution,
-    VerifierOptions,
     add_verdicts,
     list_verifiers,
     make_verifier,
@@ -53,7 +52,7 @@ def prm_dirs(tmp_path_factory):
 def test_two_verifiers_sit_side_by_side_and_round_trip(tmp_path, prm_dirs):
     t = small_trace()
     assert add_verdicts(t, ClaimVerifier()) == 1
-    prm = make_verifier("prm", VerifierOptions(model=prm_dirs["tag"], device="cpu"))
+    prm = make_verifier("prm", model=prm_dirs["tag"], device="cpu")
     assert add_verdicts(t, prm) == 1
     names = [v.verifier for v in t.final.verdicts]
     assert names == ["claims", "prm:tag"]
@@ -125,9 +124,9 @@ def test_the_registry_lists_and_refuses_in_one_line():
     assert {"claims", "code_tests", "prm", "judge", "claims+prm"} <= {s.name for s in list_verifiers()}
     with pytest.raises(UsageError, match="no verifier named 'nope'"):
         make_verifier("nope")
-    with pytest.raises(UsageError, match="needs --model"):
+    with pytest.raises(UsageError, match=r"needs -V model="):
         make_verifier("prm")
-    with pytest.raises(UsageError, match="needs --base-url"):
+    with pytest.raises(UsageError, match=r"needs -V base_url="):
         make_verifier("judge")
 
 
@@ -136,7 +135,7 @@ def test_the_registry_lists_and_refuses_in_one_line():
 
 @pytest.mark.parametrize("shape", ["tag", "head"])
 def test_a_prm_of_each_shape_scores_every_step_the_same_batched_or_alone(prm_dirs, shape):
-    v = make_verifier("prm", VerifierOptions(model=prm_dirs[shape], device="cpu", batch_size=4))
+    v = make_verifier("prm", model=prm_dirs[shape], device="cpu", batch_size=4)
     assert v.shape == shape and v.provenance["shape"] == shape
     sols = [WRONG, Solution("2+2?", ["2+2 = 4"]), Solution("q", ["a", "b", "c", "d", "e"])]
     batched = verify_all(v, sols)
@@ -148,7 +147,7 @@ def test_a_prm_of_each_shape_scores_every_step_the_same_batched_or_alone(prm_dir
 
 
 def test_steps_past_the_prm_length_are_not_judged(prm_dirs):
-    v = make_verifier("prm", VerifierOptions(model=prm_dirs["tag"], device="cpu"))
+    v = make_verifier("prm", model=prm_dirs["tag"], device="cpu")
     v.settings.max_length = 30
     j = v.verify(Solution("q", ["step " * 5] * 6))
     assert j.verdicts[0] is not None and j.verdicts[-1] is None and j.scores[-1] is None
@@ -157,14 +156,14 @@ def test_steps_past_the_prm_length_are_not_judged(prm_dirs):
 def test_a_missing_prm_is_one_line_offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError, match="not in the local cache and HF_HUB_OFFLINE=1") as e:
-        make_verifier("prm", VerifierOptions(model="nobody/no-such-prm-xyz"))
+        make_verifier("prm", model="nobody/no-such-prm-xyz")
     assert "\n" not in str(e.value)
     with pytest.raises(ModelLoadError, match="no such model folder"):
-        make_verifier("prm", VerifierOptions(model=str(tmp_path / "absent")))
+        make_verifier("prm", model=str(tmp_path / "absent"))
 
 
 def test_combined_keeps_the_checkers_decisions_and_asks_the_prm_for_the_rest(prm_dirs):
-    prm = make_verifier("prm", VerifierOptions(model=prm_dirs["head"], device="cpu"))
+    prm = make_verifier("prm", model=prm_dirs["head"], device="cpu")
     both = CombinedVerifier(ClaimVerifier(), prm)
     j, p = both.verify(WRONG), prm.verify(WRONG)
     assert j.verdicts[0] == "wrong" and j.verdicts[2] == "ok" and j.verdicts[1] == p.verdicts[1]
@@ -221,11 +220,11 @@ def test_cli_adds_verdicts_to_a_file_and_refuses_bad_use_in_one_line(tmp_path, p
     path = small_trace().save(tmp_path / "t.o3trace.json")
     r = _cli(str(path), "--verifier", "claims")
     assert r.returncode == 0, r.stderr
-    r = _cli(str(path), "--verifier", "prm", "--model", prm_dirs["tag"], "--device", "cpu")
+    r = _cli(str(path), "--verifier", "prm", "-V", f"model={prm_dirs['tag']}", "-V", "device=cpu")
     assert r.returncode == 0, r.stderr
     assert [v.verifier for v in load_trace(path).final.verdicts] == ["claims", "prm:tag"]
     r = _cli(str(path), "--verifier", "judge")
-    assert r.returncode != 0 and r.stderr.strip().count("\n") == 0 and "--base-url" in r.stderr
+    assert r.returncode != 0 and r.stderr.strip().count("\n") == 0 and "base_url" in r.stderr
 
 
 def test_a_judgement_of_the_wrong_length_is_refused():
@@ -270,6 +269,6 @@ def test_a_prm_whose_head_is_remote_code_is_refused_unless_trusted(prm_dirs, tmp
     cfg["architectures"] = ["Qwen2ForProcessRewardModel"]
     cfg["auto_map"] = {"AutoModel": "modeling_qwen2_rm.Qwen2ForProcessRewardModel"}
     (folder / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ModelLoadError, match="pass --trust-remote-code") as e:
-        make_verifier("prm", VerifierOptions(model=str(folder), device="cpu"))
+    with pytest.raises(ModelLoadError, match="pass -V trust_remote_code=true") as e:
+        make_verifier("prm", model=str(folder), device="cpu")
     assert "\n" not in str(e.value)

@@ -51,7 +51,7 @@ def test_cli_verify_with_a_judge_adds_its_record(transformers_server, tmp_path):
     base_url, model_path = transformers_server
     path = small_trace().save(tmp_path / "t.o3trace.json")
     cmd = [sys.executable, "-m", "o3viz", "verify", str(path), "--verifier", "judge", "--base-url", base_url]
-    cmd += ["--model", model_path, "--max-tokens", "16", "--extra-body", GREEDY_JSON]
+    cmd += ["--model", model_path, "-V", "max_tokens=16", "-V", f"extra_body={GREEDY_JSON}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     rec = load_trace(path).final.verdicts[0]

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from o3viz.analysis.importance.reading import ReadSequence, read_sequence
+from o3viz.clients.local import fork_cache
 from o3viz.hooks.suppress import suppressing
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
@@ -38,19 +39,6 @@ def _run(model, ids: torch.Tensor, cache, suppressed: torch.Tensor | None) -> to
             h = model.get_decoder()(input_ids=ids[:, s : s + CHUNK], past_key_values=cache, use_cache=True)
             out.append(h.last_hidden_state)
     return torch.cat(out, dim=1)
-
-
-def _prefix_cache(model, base, start: int, batch: int):
-    """A fresh cache holding ``base``'s first ``start`` positions, repeated ``batch`` times."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=model.config)
-    for layer_idx, layer in enumerate(base.layers):
-        k, v = layer.keys[:, :, :start], layer.values[:, :, :start]
-        cache.update(
-            k.expand(batch, -1, -1, -1).contiguous(), v.expand(batch, -1, -1, -1).contiguous(), layer_idx
-        )
-    return cache
 
 
 def _kl_rows(head, base_h: torch.Tensor, masked_h: torch.Tensor) -> torch.Tensor:
@@ -90,7 +78,7 @@ def suppression_matrix(
             sup = torch.zeros(len(rows), ids.shape[1], dtype=torch.bool, device=device)
             for b, i in enumerate(rows):
                 sup[b, seq.steps[i][0] : seq.steps[i][1]] = True
-            cache = _prefix_cache(model, base, start, len(rows))
+            cache = fork_cache(model, base, start, len(rows))
             masked = _run(model, ids[:, start:].expand(len(rows), -1), cache, sup)  # (B, T-start, d)
             for b, i in enumerate(rows):
                 mat[:, i] = _column(head, seq, base_h, masked[b], start, i)

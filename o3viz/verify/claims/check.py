@@ -52,12 +52,8 @@ from o3viz.verify.claims.regions import (
     safe_span,
 )
 from o3viz.verify.claims.repeats import count_once
-from o3viz.verify.claims.rules import (
-    check_annotations,
-    check_final_answer,
-    check_inconsistent,
-    mask_annotations,
-)
+from o3viz.verify.claims.round_checks import CHECKS, ClaimContext
+from o3viz.verify.claims.rules import check_annotations, mask_annotations
 from o3viz.verify.claims.text import NormText, normalize_text
 from o3viz.verify.claims.types import RULES, VERDICTS, Claim, Locator, Rule
 
@@ -109,10 +105,17 @@ def check_claims(text: str, *, steps: list[tuple[int, int]] | None = None) -> li
 
 
 def check_text(
-    text: str, *, steps: list[tuple[int, int]] | None = None, max_chars: int = MAX_CHECK_CHARS
+    text: str,
+    *,
+    steps: list[tuple[int, int]] | None = None,
+    max_chars: int = MAX_CHECK_CHARS,
+    skip: tuple[str, ...] = (),
 ) -> ClaimReport:
     """``check_claims`` with the bookkeeping: only lines holding a digit or a number word are
-    read, in pieces (``o3viz.verify.claims.regions``), up to ``max_chars`` characters."""
+    read, in pieces (``o3viz.verify.claims.regions``), up to ``max_chars`` characters. ``skip``
+    names whole-text checks (``CHECKS``) not to run; an unknown name is a one-line UsageError."""
+    for name in skip:
+        CHECKS.get(name)
     where = Locator(text, steps)
     claims: list[Claim] = []
     results: list[tuple[int, int, str]] = []  # stated results, for the final answer
@@ -134,8 +137,10 @@ def check_text(
         results += [(a + lo, b + lo, s) for a, b, s in stated]
     where.shift = 0
     claims.sort(key=lambda c: (c.start, c.end))
-    claims += check_inconsistent(claims, where)
-    claims += check_final_answer(text, sorted(results, key=lambda r: r[1]), where)
+    ctx = ClaimContext(text, where, claims, results)
+    for name in CHECKS.names():  # the whole-text checks (o3viz.verify.claims.round_checks)
+        if name not in skip:
+            ctx.claims += CHECKS.make(name)(ctx)
     claims.sort(key=lambda c: (c.start, c.end))
     return ClaimReport(count_once(claims), sum(hi - lo for lo, hi in kept), left)
 

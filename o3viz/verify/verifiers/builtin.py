@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from o3viz.errors import UsageError
 from o3viz.verify.claims.check import check_text
 from o3viz.verify.verifiers.base import Judgement, Solution, Verifier, verify_all
 
@@ -85,3 +86,16 @@ def combine(a: Judgement, b: Judgement) -> Judgement:
     """``a``'s ``ok`` and ``wrong`` stand; ``b`` speaks for the steps ``a`` left unsure or unjudged."""
     verdicts = [x if x in ("ok", "wrong") else y for x, y in zip(a.verdicts, b.verdicts, strict=True)]
     return Judgement(verdicts, b.scores, {**a.info, **b.info})
+
+
+def claims_then(*, then: str = "prm", **options: object) -> CombinedVerifier:
+    """The ``claims+prm`` verifier's factory: the claim checker, then the verifier ``then`` built
+    with every other option given.
+
+    then: the verifier for the steps the claim checker leaves unsure
+    """
+    from o3viz.verify.verifiers.registry import VERIFIERS  # the table this factory is in
+
+    if then == "claims+prm":
+        raise UsageError("claims+prm: then= must name another verifier, not claims+prm itself")
+    return CombinedVerifier(ClaimVerifier(), VERIFIERS.make(then, options))

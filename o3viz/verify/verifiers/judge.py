@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from o3viz.clients import endpoint_ask
+from o3viz.errors import UsageError
+from o3viz.trace.safejson import loads
 from o3viz.verify.verifiers.base import Judgement, Solution
 
 PROCESSBENCH_PROMPT = """The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed from 0):
@@ -162,3 +164,31 @@ class JudgeVerifier:
         if why:
             info["note"] = why
         return Judgement(verdicts_of(first, len(sol.steps)), info=info)
+
+
+def judge_verifier(
+    *,
+    base_url: str,
+    model: str,
+    max_tokens: int = 1024,
+    request_timeout: float = 300.0,
+    budget_s: float | None = None,
+    extra_body: str | None = None,
+) -> JudgeVerifier:
+    """The ``judge`` verifier's factory: its keyword arguments are its options (``-V key=value``).
+
+    base_url: an OpenAI-compatible endpoint ending in /v1
+    model: the served model's name
+    max_tokens: reply tokens per request
+    request_timeout: total seconds per request
+    budget_s: seconds the whole run may spend on the endpoint (None: no limit)
+    extra_body: a JSON object merged into each request, e.g. {"top_k": 1}
+    """
+    body = None
+    if extra_body is not None:
+        body = loads(extra_body, "extra_body")  # bounded, NaN refused: o3viz.trace.safejson
+        if not isinstance(body, dict):
+            raise UsageError(f"extra_body must be a JSON object, not a {type(body).__name__}")
+    return JudgeVerifier.over_endpoint(
+        base_url, model, max_tokens=max_tokens, timeout=request_timeout, budget_s=budget_s, extra_body=body
+    )

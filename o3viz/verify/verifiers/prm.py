@@ -44,14 +44,14 @@ class PrmSettings:
         """Refuse, in one line, a threshold no score can be compared with (NaN: every comparison
         is False, so every step would be ``ok``)."""
         if not 0.0 <= self.threshold <= 1.0:
-            raise UsageError(f"--threshold must be a number from 0 to 1, not {self.threshold}")
+            raise UsageError(f"threshold must be a number from 0 to 1, not {self.threshold}")
 
 
 def _load_error(name: str, exc: BaseException) -> ModelLoadError:
     offline = os.environ.get("HF_HUB_OFFLINE") == "1"
     hint = "it is not in the local cache and HF_HUB_OFFLINE=1" if offline else str(exc).splitlines()[0]
     return ModelLoadError(
-        f"cannot load PRM {name!r}: {hint}; fix: pass a local folder with --model, or download it "
+        f"cannot load PRM {name!r}: {hint}; fix: pass a local folder as -V model=PATH, or download it "
         f"first with `huggingface-cli download {name}`"
     )
 
@@ -81,7 +81,7 @@ def load_prm(
         if remote and not trust_remote_code:  # its head is not a transformers class: never guess one
             raise ModelLoadError(
                 f"PRM {name!r} has its head in the checkpoint's own code ({archs}); "
-                "pass --trust-remote-code to run that code"
+                "pass -V trust_remote_code=true to run that code"
             )
         if remote:
             model = AutoModel.from_pretrained(name, trust_remote_code=True, **kw)
@@ -214,7 +214,7 @@ def score_verdicts(scores: list[float | None], threshold: float, dtype: str = ""
     >>> j.verdicts, j.scores
     (['ok', 'unsure', 'wrong', None], [0.9, None, 0.1, None])
     >>> j.info["note"]
-    'score is NaN at step 1 (try --dtype float32)'
+    'score is NaN at step 1 (try -V dtype=float32)'
     """
     verdicts: list[str | None] = []
     kept: list[float | None] = []
@@ -231,9 +231,35 @@ def score_verdicts(scores: list[float | None], threshold: float, dtype: str = ""
     if bad:
         what = "NaN" if math.isnan(bad[0][1]) else "infinite"
         steps = ", ".join(str(i) for i, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
-        hint = " (try --dtype float32)" if dtype != "float32" else ""
+        hint = " (try -V dtype=float32)" if dtype != "float32" else ""
         info["note"] = f"score is {what} at step{'s' * (len(bad) > 1)} {steps}{hint}"
     return Judgement(verdicts, kept, info)
+
+
+def prm_verifier(
+    *,
+    model: str,
+    device: str | None = None,
+    dtype: Literal["float32", "bfloat16", "float16"] | None = None,
+    batch_size: int = 8,
+    shape: Literal["auto", "tag", "head"] = "auto",
+    threshold: float = 0.5,
+    trust_remote_code: bool = False,
+) -> PrmVerifier:
+    """The ``prm`` verifier's factory: its keyword arguments are its options (``-V key=value``).
+
+    model: a local folder or hub id
+    device: cpu, cuda, ... (None: cuda when there is one)
+    dtype: the weights' dtype (None: float32)
+    batch_size: solutions per forward pass
+    shape: tag (Math-Shepherd), head (Qwen2.5-Math-PRM) or auto (from the config)
+    threshold: a step scoring below it is wrong (0 to 1)
+    trust_remote_code: run the checkpoint's own head code (Qwen2.5-Math-PRM)
+    """
+    if batch_size < 1:
+        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    settings = PrmSettings(shape=shape, threshold=threshold, batch_size=batch_size)
+    return make_prm(model, settings, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
 
 
 def make_prm(model: str, settings: PrmSettings | None = None, **load: Any) -> PrmVerifier:

@@ -1,7 +1,8 @@
 // The trace view: outline, reasoning map and details panel, one selection among them, all in the
-// browser. Shared by the notebook page (o3viz/notebook/page.py inlines it) and Inspect's component
-// (pages/common/o3view/index.html loads it). ``o3view(D, opts)`` lays out the view from its data
-// ``D`` (o3viz.notebook.data / o3viz.app.inspect_view) in the page's #outline, #map, #details (and,
+// browser. Its home is o3viz/view/; its two hosts are the notebook page (o3viz/view/page.py inlines
+// it) and Inspect's component (pages/common/o3view/index.html loads it). ``o3view(D, opts)`` lays
+// out the view from its data ``D`` (o3viz.view.data / o3viz.app.inspect_view; the keys are listed in
+// o3viz/view/__init__.py) in the page's #outline, #map, #details (and,
 // for a long trace, #overview, #epview, #strip, #epbar) and returns
 // ``{select(id), openEpisode(k), highlight(ids), state()}``. ``opts.onChange({id, episode})`` hears
 // every change the user makes. Text from the trace is only ever set as ``textContent``.
@@ -10,6 +11,7 @@ window.o3view = function (D, opts) {
   const COLORS = D.colors || {};
   const CFG = {displaylogo: false, responsive: true};
   const EPS = D.episodes || null; // a long trace: it opens on its episodes
+  const VERIFIERS = D.verifiers || [], VCOLORS = D.verifier_colors || {}; // each verifier named once
   const maps = [];
   let selected = null, openEp = null, marks = [];
   const q = (s) => document.querySelector(s);
@@ -23,6 +25,13 @@ window.o3view = function (D, opts) {
     const c = el('span', 'chip', text);
     if (color) c.style.background = color;
     return c;
+  }
+  function verifierRows(d) { // a step's verifiers' verdicts ([index into D.verifiers, verdict, score]) as check rows
+    return (d.verdicts || []).map(([k, verdict, score]) => {
+      const v = VERIFIERS[k] || {verifier: '?', kind: ''}, word = verdict || 'not judged';
+      return {name: v.verifier + (v.kind ? ' · ' + v.kind : ''), verdict: word, verifier: v.verifier,
+        message: typeof score === 'number' ? 'score ' + score.toFixed(2) : '', color: VCOLORS[word] || VCOLORS['not judged']};
+    });
   }
   function details(id) {
     const box = q('#details');
@@ -39,9 +48,10 @@ window.o3view = function (D, opts) {
     box.append(h);
     (d.facts || []).forEach((f) => box.append(el('div', 'fact', f)));
     if (d.text) box.append(el('pre', 'dtext', d.text));
-    if (d.checks && d.checks.length) {
-      box.append(el('div', 'sub', d.checks.some((c) => c.verifier) ? 'Checks and verifiers' : 'Checks'));
-      d.checks.forEach((c) => {
+    const checks = (d.checks || []).concat(verifierRows(d));
+    if (checks.length) {
+      box.append(el('div', 'sub', checks.some((c) => c.verifier) ? 'Checks and verifiers' : 'Checks'));
+      checks.forEach((c) => {
         const r = el('div', 'fact');
         r.append(chip(c.verdict, c.color || COLORS[c.verdict]), ' ' + c.name + (c.message ? ': ' + c.message : ''));
         box.append(r);
@@ -74,6 +84,10 @@ window.o3view = function (D, opts) {
     const local = (id) => (id !== null && id.startsWith(m.prefix) ? id.slice(m.prefix.length) : null);
     const at = local(selected) === null ? null : where(m, local(selected));
     const hl = marks.map((id) => where(m, local(id) || '')).filter((p) => p);
+    // each restyle recomputes every trace (~40 ms on a map): none where the rings did not move
+    const key = JSON.stringify([at, hl]);
+    if (key === (m.rung || '[null,[]]')) return;
+    m.rung = key;
     Plotly.restyle(m.gd, {x: [at ? [at[0]] : [], hl.map((p) => p[0])], y: [at ? [at[1]] : [], hl.map((p) => p[1])]},
       [m.ring, m.ring + 1]);
   }

@@ -1,0 +1,191 @@
+"""``o3viz sample``: N samples of one question stored as a sample set (``o3viz.samples``).
+
+- ``--prompt TEXT`` or ``--task gsm8k:3`` with ``--n N --temperature T``: the local model prefills
+  the prompt once and decodes the N samples as one batch; with ``--base-url URL --model NAME``, N
+  requests to an OpenAI-compatible endpoint, ``--concurrency`` at a time. Progress goes to stderr;
+  Ctrl-C stops and keeps the finished samples as a smaller set, and says so.
+- ``--grow``: N more samples of an existing set (``--set NAME``), with its own settings.
+- ``--group-dataset NAME``: one set per question a stored dataset asks several times.
+- ``--texts FILE ... --question Q``: plain-text replies to one question as a set.
+- ``--list``: the sets in the store.
+
+Every number is checked before any model loads (``SampleRequest.validate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from o3viz.errors import UsageError
+from o3viz.samples.request import MAX_CONCURRENCY, MAX_SAMPLES, SampleRequest, check_set_name, new_set_name
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sample", help="N samples of one question as a sample set (o3viz tree draws it)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prompt", help="the prompt text")
+    src.add_argument("--task", help="a built-in task, e.g. gsm8k:3 (its reference grades the samples)")
+    src.add_argument("--grow", action="store_true", help="add --n samples to the set named by --set")
+    src.add_argument(
+        "--group-dataset", metavar="NAME", help="one set per question stored dataset NAME repeats"
+    )
+    src.add_argument("--texts", nargs="+", type=Path, metavar="FILE", help="plain-text replies to --question")
+    src.add_argument("--list", action="store_true", help="list the sample sets in the store")
+    p.add_argument("--n", type=int, default=8, help=f"samples, 2 to {MAX_SAMPLES} (8)")
+    p.add_argument("--temperature", type=float, default=0.7, help="above 0 (0.7)")
+    p.add_argument("--top-p", type=float, default=0.95)
+    p.add_argument("--max-new-tokens", type=int, default=256, help="new tokens per sample (256)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--set", dest="set_name", help="the set's name (made up and printed when not given)")
+    p.add_argument(
+        "--model", help="with --base-url: the endpoint's model; else a local model (default: embedded)"
+    )
+    p.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument(
+        "--concurrency", type=int, default=4, help=f"endpoint requests in flight, 1 to {MAX_CONCURRENCY}"
+    )
+    p.add_argument("--batch", type=int, default=16, help="local samples decoded together (16)")
+    p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per endpoint request")
+    p.add_argument("--question", help="with --texts: the question they answer")
+    p.add_argument("--reference", help="with --texts: the reference answer")
+    p.add_argument("--min-n", type=int, default=2, help="with --group-dataset: least traces per question (2)")
+    p.add_argument("--limit", type=int, default=200, help="with --group-dataset: most sets made (200)")
+    p.set_defaults(func=run)
+
+
+def request_from_args(args: argparse.Namespace) -> SampleRequest:
+    req = SampleRequest(
+        prompt=args.prompt, task_id=args.task, n=args.n, temperature=args.temperature, top_p=args.top_p,
+        max_new_tokens=args.max_new_tokens, seed=args.seed, set_name=args.set_name, model=args.model,
+        base_url=args.base_url, concurrency=args.concurrency, batch=args.batch,
+        request_timeout=args.request_timeout,
+    )  # fmt: skip
+    req.validate()
+    return req
+
+
+@contextmanager
+def _ctrl_c():
+    """The first Ctrl-C asks the job to stop (it keeps what is finished); a second one interrupts."""
+    flag = {"stop": False}
+
+    def handler(signum, frame):  # noqa: ARG001 - signal handler signature
+        if flag["stop"]:
+            raise KeyboardInterrupt
+        flag["stop"] = True
+        print("\nstopping: keeping the samples already finished (Ctrl-C again to abandon)", file=sys.stderr)
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: flag["stop"]
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _progress(req: SampleRequest):
+    def show(done: int, tokens: int, n: int) -> None:
+        where = f", token {tokens}/{req.max_new_tokens}" if tokens else ""
+        print(f"\rsampling: {done}/{n} samples finished{where}   ", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _draw(req: SampleRequest):
+    from o3viz.samples.draw import draw_endpoint, draw_local, endpoint_backend
+
+    with _ctrl_c() as stop:
+        if req.base_url:
+            drawn = draw_endpoint(endpoint_backend(req), req, on_progress=_progress(req), should_stop=stop)
+        else:
+            from o3viz.model import load_model
+
+            model, tokenizer = load_model(req.model)
+            drawn = draw_local(model, tokenizer, req, on_progress=_progress(req), should_stop=stop)
+    print(file=sys.stderr)
+    return drawn
+
+
+def _settings(req: SampleRequest, drawn) -> dict:
+    model = drawn.traces[0].provenance.model_id if drawn.traces else ""
+    return {
+        "prompt": req.prompt, "task_id": req.task_id, "temperature": req.temperature, "top_p": req.top_p,
+        "max_new_tokens": req.max_new_tokens, "seed": req.seed, "model": model,
+        "base_url": req.base_url, "requested": req.n, "stopped": drawn.stopped,
+        "drawn": "endpoint" if req.base_url else "local batch",
+    }  # fmt: skip
+
+
+def _sample(args, store) -> int:
+    from o3viz.samples.sets import grow_set, read_set, save_set
+
+    if args.grow:
+        if not args.set_name:
+            raise UsageError("--grow needs --set NAME, the set to add samples to")
+        have = read_set(store, check_set_name(args.set_name))
+        info = have.info
+        if not (info.get("prompt") or info.get("task_id")):
+            raise UsageError(f"set {args.set_name} was not drawn from a prompt or task; it cannot grow")
+        args.prompt, args.task = info.get("prompt"), info.get("task_id")
+        args.temperature = float(info.get("temperature") or args.temperature)
+        args.max_new_tokens = int(info.get("max_new_tokens") or args.max_new_tokens)
+        args.seed = int(info.get("seed") or 0) + 1 + have.n  # a new stream: the grown samples differ
+        args.base_url = info.get("base_url") or args.base_url
+    req = request_from_args(args)
+    name = req.set_name or new_set_name()
+    if not args.grow:
+        from o3viz.store.query import Query
+
+        if store.count(Query(dataset=[name]), cap=1):
+            raise UsageError(f"set {name}: the store already has a dataset of that name; pick another --set")
+    drawn = _draw(req)
+    kept = len(drawn.traces)
+    if drawn.stopped:
+        print(f"stopped: kept {kept} finished sample(s) of {req.n} asked for", file=sys.stderr)
+    if args.grow:
+        s = grow_set(store, name, drawn.traces, {"stopped": drawn.stopped} if drawn.stopped else {})
+        print(f"set {name}: {kept} sample(s) added, {s.n} in all")
+        return 0
+    if kept < 2:
+        print(f"nothing stored: {kept} sample(s) finished, and a set needs 2", file=sys.stderr)
+        return 1
+    s = save_set(store, name, drawn.traces, _settings(req, drawn))
+    made_up = "" if req.set_name else " (a made-up name: give --set NAME to choose one)"
+    smaller = f", a smaller set than the {req.n} asked for (stopped)" if drawn.stopped else ""
+    print(f"set {s.name}: {s.n} samples stored{smaller}{made_up}; draw it with: o3viz tree {s.name}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from o3viz.store.store import Store
+
+    store = Store()
+    if args.list:
+        from o3viz.samples.sets import list_sets
+
+        for s in list_sets(store):
+            print(f"{s.name}\t{s.n} samples\t{s.question[:70]}")
+        return 0
+    if args.group_dataset:
+        from o3viz.samples.group import sets_from_dataset
+
+        made = sets_from_dataset(
+            store, args.group_dataset, prefix=args.set_name, min_n=args.min_n, limit=args.limit
+        )
+        for s in made:
+            print(f"set {s.name}: {s.n} traces of one question")
+        print(f"{len(made)} set(s) made from dataset {args.group_dataset}")
+        return 0
+    if args.texts:
+        from o3viz.samples.group import import_texts_as_set
+
+        name = check_set_name(args.set_name) if args.set_name else new_set_name()
+        s = import_texts_as_set(
+            store, args.texts, name, question=args.question or "", reference=args.reference
+        )
+        print(f"set {s.name}: {s.n} texts of one question stored; draw it with: o3viz tree {s.name}")
+        return 0
+    return _sample(args, store)
