@@ -32,6 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokens", type=int, default=256, help="new tokens per sample (256)")
     p.add_argument("--k", type=int, default=8, help="resamples a side for fork recall (8)")
     p.add_argument("--fork-n", type=int, default=16, help="samples whose tree is checked for recall (16)")
+    p.add_argument(
+        "--fork-temperature",
+        type=float,
+        default=0.6,
+        help="sampling temperature of the recall set (0.6: at 1.0 the small model's samples part at "
+        "their first step, leaving no branching node with two sides to check)",
+    )
     p.add_argument("--part", choices=("batch", "tree", "merge", "recall", "all"), default="all")
     p.add_argument("--quick", action="store_true", help="small scale: n 4, 32 tokens, k 4, fork-n 8")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared machine)")
@@ -129,12 +136,14 @@ def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int) -> bool:
     return lo > 0 or hi < 0
 
 
-def _recall(model, tok, n: int, tokens: int, k: int) -> None:
+def _recall(model, tok, n: int, tokens: int, k: int, temperature: float) -> None:
     from o3viz.samples.draw import draw_local
     from o3viz.samples.request import SampleRequest
     from o3viz.samples.tree import MIN_SIDE, build_tree
 
-    drawn = draw_local(model, tok, SampleRequest(prompt=PROMPT, n=n, max_new_tokens=tokens, temperature=1.0))
+    drawn = draw_local(
+        model, tok, SampleRequest(prompt=PROMPT, n=n, max_new_tokens=tokens, temperature=temperature)
+    )
     for t in drawn.traces:
         t.task.reference = REFERENCE
     tree = build_tree(drawn.traces, reference=REFERENCE)
@@ -151,7 +160,7 @@ def _recall(model, tok, n: int, tokens: int, k: int) -> None:
             found += node.fork
     recall = f"{found / real:.2f}" if real else "n/a"
     print(f"fork_recall: {recall} (goal >= 0.8; {found} of {real} real forks, {candidates} branching nodes, "
-          f"{len(tree.forks)} forks called, n {n}, k {k})")  # fmt: skip
+          f"{len(tree.forks)} forks called, n {n}, k {k}, temperature {temperature})")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,6 +183,6 @@ def run(args: argparse.Namespace) -> int:
     if "batch" in parts:
         _batch(model, tok, args.n, args.tokens)
     if "recall" in parts:
-        _recall(model, tok, args.fork_n, args.tokens * 2, args.k)
+        _recall(model, tok, args.fork_n, args.tokens * 2, args.k, args.fork_temperature)
     print(f"load_after: {_load()}")
     return 0

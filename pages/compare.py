@@ -123,6 +123,24 @@ def _steps_table(comp, a, b) -> None:
     )
 
 
+def _at_step(a, b) -> None:
+    """Opened at a step (``?at=N``: a fork of the Samples page): both traces' step N, where they part."""
+    at = st.session_state.compare_at
+    if not (isinstance(at, str) and at.isdigit()):
+        return
+    i = int(at)
+    sa, sb = (
+        clip_label(readable(t.final.steps[i].text), 110) if i < len(t.final.steps) else "—" for t in (a, b)
+    )
+    shared = {0: "", 1: "step 0 is equivalent in both, "}.get(i, f"steps 0–{i - 1} are equivalent in both, ")
+    why = " (same results or wording, as the Samples tree merges steps; the table below aligns exact text)"
+    st.info(
+        escape_markdown(f"At the fork, step {i} ({shared}final rounds): A “{sa}” · B “{sb}”")
+        + (f" :gray[{escape_markdown(why)}]" if i else ""),
+        icon=":material/call_split:",
+    )
+
+
 require_router()
 if mode_switch() == "datasets":  # two datasets paired by question (pages/compare_views/datasets.py)
     render_datasets()
@@ -131,14 +149,14 @@ if not need_traces(2):
     st.stop()
 lib = library()
 keys = list(lib)
-url_state({"trace": "compare_a", "b": "compare_b"}, traces=("trace", "b"))
+url_state({"trace": "compare_a", "b": "compare_b", "at": "compare_at"}, traces=("trace", "b"))
 if st.session_state.compare_b not in lib:
     st.session_state.compare_b = next(k for k in keys if k != (st.session_state.compare_a or keys[0]))
 c1, c2, c3 = st.columns([5, 1.2, 5], vertical_alignment="bottom")
-ka = pick_trace("Trace A", "compare_a", "compare_pick_a", reset=(), container=c1)
+ka = pick_trace("Trace A", "compare_a", "compare_pick_a", reset=("compare_at",), container=c1)
 c2.button("Swap", on_click=_swap, icon=":material/swap_horiz:")
-kb = pick_trace("Trace B", "compare_b", "compare_pick_b", reset=(), container=c3)
-sync_url(trace=ka, b=kb)
+kb = pick_trace("Trace B", "compare_b", "compare_pick_b", reset=("compare_at",), container=c3)
+sync_url(trace=ka, b=kb, at=st.session_state.compare_at)
 if ka == kb:
     st.error("Trace B is the same trace as A: pick another trace for B.", icon=":material/block:")
     st.stop()
@@ -153,6 +171,7 @@ for side, t in (("A", a), ("B", b)):
     if line := proxy_line(t):
         st.caption(escape_markdown(f"{side}: {line}."))
 comp = comparison_of(ka, kb, a, b, lib[ka].name, lib[kb].name)
+_at_step(a, b)
 
 _summary(comp)
 for col, metric_key in zip(st.columns(len(TILES)), TILES, strict=True):

@@ -42,7 +42,12 @@ def test_the_api_has_what_a_notebook_needs_and_leaves_out_internals():
         o3viz.Recorder  # noqa: B018
 
 
-PAGE_SOURCES = ("o3viz.app", "o3viz.app.running", "o3viz.figures")  # the typed facades the pages use
+PAGE_SOURCES = (
+    "o3viz.app",
+    "o3viz.app.running",
+    "o3viz.app.sampling",
+    "o3viz.figures",
+)  # the typed facades the pages use
 
 
 def _page_files():
@@ -52,7 +57,8 @@ def _page_files():
 
 
 def test_pages_import_real_names_from_the_typed_facades():
-    """The pages import from ``o3viz.app`` (light), ``o3viz.app.running`` (what runs a model) and
+    """The pages import from ``o3viz.app`` (light), ``o3viz.app.running`` (what runs a model),
+    ``o3viz.app.sampling`` (the sample tree, whose statistics import torch) and
     ``o3viz.figures``, by real imports an editor can follow, never through ``o3viz``'s lazy table;
     the one exception is the model loader, imported inside ``get_model``. Every name resolves and
     is listed in its facade's ``__all__``."""
@@ -94,7 +100,7 @@ def test_the_app_facade_is_light_and_lists_what_it_imports():
 
 
 def test_pages_have_rooms_and_no_view_reaches_into_another():
-    """Six pages as files, the Inspect views in ``pages/inspect_views/``, the shared helpers in
+    """Seven pages as files, the Inspect views in ``pages/inspect_views/``, the shared helpers in
     ``pages/common/``; no page file imports another module's ``_private`` name."""
     import ast
 
@@ -106,6 +112,7 @@ def test_pages_have_rooms_and_no_view_reaches_into_another():
         "run.py",
         "inspect.py",
         "compare.py",
+        "samples.py",
         "dataset.py",
         "labels.py",
     }

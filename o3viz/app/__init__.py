@@ -3,7 +3,8 @@
 The pages import from here (and from ``o3viz.figures`` for the Plotly builders), never from the
 modules below directly, so this file is the one list of what the app depends on. Everything here is
 light: importing it loads neither torch nor transformers. What runs a model (runs, branches,
-importance, steering) is in ``o3viz.app.running``, imported only by the pages that run things.
+importance, steering) is in ``o3viz.app.running``, imported only by the pages that run things; the
+sample tree, its figure and its sampling jobs are in ``o3viz.app.sampling`` (the Samples page).
 The session library, the background workers and the upload staging live in this package too
 (``library``, ``jobs``, ``worker``, ``uploads``, ``messages``); none of them imports streamlit.
 """
@@ -66,6 +67,8 @@ from o3viz.importers.preview import ImportPreview, preview_import
 from o3viz.paths import home_dir, samples_dir
 from o3viz.run.sizing import storage_note
 from o3viz.run.speed import SpeedLog
+from o3viz.samples.request import MAX_SAMPLES, SampleRequest, new_set_name
+from o3viz.samples.sets import SampleSet, SetSummary, list_sets, read_set
 from o3viz.store.columnar import select_frame
 from o3viz.store.golden import dataset_agreement, label_queue, labels_on
 from o3viz.store.index import STEP_TYPES
@@ -81,6 +84,13 @@ from o3viz.verify.sandbox.run import available_isolation, describe_isolation
 from o3viz.verify.trace_checks import check_label
 
 __all__ = [
+    "MAX_SAMPLES",
+    "SampleRequest",
+    "SampleSet",
+    "SetSummary",
+    "list_sets",
+    "new_set_name",
+    "read_set",
     "SecurityHeaders",
     "PLOTLY_JS",
     "VIEW_STATIC",

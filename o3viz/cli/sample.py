@@ -109,17 +109,8 @@ def _draw(req: SampleRequest):
     return drawn
 
 
-def _settings(req: SampleRequest, drawn) -> dict:
-    model = drawn.traces[0].provenance.model_id if drawn.traces else ""
-    return {
-        "prompt": req.prompt, "task_id": req.task_id, "temperature": req.temperature, "top_p": req.top_p,
-        "max_new_tokens": req.max_new_tokens, "seed": req.seed, "model": model,
-        "base_url": req.base_url, "requested": req.n, "stopped": drawn.stopped,
-        "drawn": "endpoint" if req.base_url else "local batch",
-    }  # fmt: skip
-
-
 def _sample(args, store) -> int:
+    from o3viz.samples.draw import draw_settings
     from o3viz.samples.sets import grow_set, read_set, save_set
 
     if args.grow:
@@ -152,7 +143,7 @@ def _sample(args, store) -> int:
     if kept < 2:
         print(f"nothing stored: {kept} sample(s) finished, and a set needs 2", file=sys.stderr)
         return 1
-    s = save_set(store, name, drawn.traces, _settings(req, drawn))
+    s = save_set(store, name, drawn.traces, draw_settings(req, drawn))
     made_up = "" if req.set_name else " (a made-up name: give --set NAME to choose one)"
     smaller = f", a smaller set than the {req.n} asked for (stopped)" if drawn.stopped else ""
     print(f"set {s.name}: {s.n} samples stored{smaller}{made_up}; draw it with: o3viz tree {s.name}")

@@ -36,6 +36,8 @@ SHARE_SCALE = [[0.0, BAD_COLOR], [0.5, "#d6d3d1"], [1.0, GOOD_COLOR]]  # fixed: 
 MAX_WIDTH = 14.0  # px, the edge every sample follows
 WIDTH_BUCKETS = 6
 COLOR_BUCKETS = 11
+NAMED_SHARED = 4  # shared chains named on the figure, longest first (every one says it in its hover)
+NAMED_LEAVES = 24  # leaves named with their answer when there are at most this many
 
 
 def _mix(share: float) -> str:
@@ -57,6 +59,37 @@ def _hover(n: dict) -> str:
     return f"{steps}{text}<br>{n['samples']} samples · {share}<br>answers: {answers}" + (
         fork if n["fork"] else ""
     )
+
+
+def _add_names(fig: go.Figure, nodes: list[dict]) -> None:
+    """Name what was collapsed: a shared chain says "N shared steps" above it; where the leaves have
+    room (at most ``NAMED_LEAVES``), each says its answer and how many steps it holds."""
+    parents = {n["parent"] for n in nodes}
+    leaves = [n for n in nodes if n["parent"] is not None and n["id"] not in parents]
+    named = {n["id"] for n in leaves} if len(leaves) <= NAMED_LEAVES else set()
+    shared = [n for n in nodes if n["steps"] > 1 and n["samples"] > 1 and n["id"] not in named]
+    shared = sorted(shared, key=lambda n: -n["steps"])[:NAMED_SHARED]  # the longest: names never pile up
+    for group, pos, name in (
+        (shared, "top center", lambda n: f"{n['steps']} shared steps"),
+        ([n for n in leaves if n["id"] in named], "middle right", _leaf_name),
+    ):
+        if group:
+            fig.add_trace(
+                go.Scatter(
+                    x=[n["x"] for n in group], y=[n["y"] for n in group], mode="text",
+                    text=[name(n) for n in group], textposition=pos, textfont={"size": 11, "color": "#374151"},
+                    hoverinfo="skip", showlegend=False,
+                )
+            )  # fmt: skip
+
+
+def _leaf_name(n: dict) -> str:
+    steps = f"{n['steps']} {'shared ' if n['samples'] > 1 else ''}step{'s' if n['steps'] != 1 else ''}"
+    return f"→ {_answers(n)} ({steps})"
+
+
+def _answers(n: dict) -> str:
+    return ", ".join(html.escape(a[:14]) for a in list(n["answers"])[:2]) or "—"
 
 
 def sample_tree_figure(tree: SampleTree, *, height: int | None = None) -> go.Figure:
@@ -84,6 +117,7 @@ def sample_tree_figure(tree: SampleTree, *, height: int | None = None) -> go.Fig
                 line={"width": 1 + (MAX_WIDTH - 1) * (w - 1) / (WIDTH_BUCKETS - 1), "color": color, "shape": "hv"},
             )
         )  # fmt: skip
+    _add_names(fig, nodes)
     shares = [n["reference_share"] for n in nodes]
     fig.add_trace(
         go.Scatter(
@@ -99,6 +133,7 @@ def sample_tree_figure(tree: SampleTree, *, height: int | None = None) -> go.Fig
                 "colorscale": SHARE_SCALE,
                 "cmin": 0.0,
                 "cmax": 1.0,
+                "showscale": any(x is not None for x in shares),  # nothing graded: no scale to read
                 "colorbar": {
                     "title": {"text": "reach the<br>reference", "side": "right"},
                     "tickformat": ".0%",
@@ -114,7 +149,7 @@ def sample_tree_figure(tree: SampleTree, *, height: int | None = None) -> go.Fig
             name="steps",
         )
     )
-    fig.update_xaxes(visible=False)
+    fig.update_xaxes(visible=False, range=[-0.3, max(n["x"] for n in nodes) + 0.9])  # room for the names
     fig.update_yaxes(visible=False, autorange="reversed")
     rows = max(n["y"] for n in nodes) + 1
     m = data["majority"]

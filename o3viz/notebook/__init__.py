@@ -1,7 +1,9 @@
 """Traces in Jupyter and VS Code notebooks: ``o3viz.show(trace)`` is the reasoning map with the
 outline and the details panel (click a step to select it) and tabs for the attention heatmap and
 importance; ``o3viz.show(a, b)`` is Compare's "what changed" and the two aligned maps;
-``o3viz.show("dataset A", "dataset B")`` is Compare's dataset mode (two datasets paired by question).
+``o3viz.show("dataset A", "dataset B")`` is Compare's dataset mode (two datasets paired by question);
+``o3viz.show(sample_set)`` (a ``SampleSet`` or a set's name) is the tree of where its samples part
+ways (``o3viz.notebook.samples``).
 
 The view is the trace view of ``o3viz.view``, one self-contained page (``o3viz.view.page``:
 plotly.js inlined, nothing from the network) built from the figures of ``o3viz.figures``
@@ -84,9 +86,14 @@ def show(
     """The notebook view of ``a`` (or of ``a`` against ``b``); display it as a cell's last
     expression. ``selected`` is the node it opens on (a step id such as ``step:0:3``). Two datasets
     of the store (names, or ``o3viz.analysis.paired.Side``), or a ``PairedResult``, show the paired
-    comparison by question (``o3viz.notebook.paired``), graded by ``grade``. ``standalone``: the
+    comparison by question (``o3viz.notebook.paired``), graded by ``grade``. A sample set (a
+    ``SampleSet``, or one name that names a set) shows its tree (``o3viz.notebook.samples``). ``standalone``: the
     output carries its own plotly.js instead of borrowing the first view's."""
     if not isinstance(a, Trace):
+        from o3viz.notebook.samples import HEIGHT, as_sample_set, tree_data, tree_page
+
+        if (sample_set := as_sample_set(a, b)) is not None:  # a sample set or a set's name: its tree
+            return StaticView(tree_data(sample_set), HEIGHT, None, standalone, render=tree_page)
         from o3viz.notebook.paired import HEIGHT, paired_page, paired_result
 
         return StaticView(paired_result(a, b, grade=grade), HEIGHT, None, standalone, render=paired_page)

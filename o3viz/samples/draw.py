@@ -40,7 +40,15 @@ from o3viz.trace import Provenance, Round, Task, Trace
 from o3viz.trace.core import timestamp
 from o3viz.verify.policy import answer_check
 
-__all__ = ["Drawn", "Progress", "TokenStatsRecorder", "draw_endpoint", "draw_local", "task_of"]
+__all__ = [
+    "Drawn",
+    "Progress",
+    "TokenStatsRecorder",
+    "draw_endpoint",
+    "draw_local",
+    "draw_settings",
+    "task_of",
+]
 
 Progress = Callable[[int, int, int], None]  # (samples finished, tokens decoded in this batch, N)
 
@@ -52,6 +60,18 @@ class Drawn:
     traces: list[Trace] = field(default_factory=list)
     requested: int = 0
     stopped: bool = False  # a stop ended the job: ``len(traces) < requested``
+
+
+def draw_settings(req: SampleRequest, drawn: Drawn) -> dict:
+    """What a drawn set says of itself (each trace's ``info["sample_set"]``): the request's
+    settings, the model, how many were asked for and whether a stop cut the draw short."""
+    model = drawn.traces[0].provenance.model_id if drawn.traces else ""
+    return {
+        "prompt": req.prompt, "task_id": req.task_id, "temperature": req.temperature, "top_p": req.top_p,
+        "max_new_tokens": req.max_new_tokens, "seed": req.seed, "model": model,
+        "base_url": req.base_url, "requested": req.n, "stopped": drawn.stopped,
+        "drawn": "endpoint" if req.base_url else "local batch",
+    }  # fmt: skip
 
 
 def task_of(req: SampleRequest) -> tuple[str, Task]:

@@ -41,6 +41,7 @@ class SetSummary:
     name: str
     n: int
     question: str = ""
+    added: float | None = None  # when its first trace was stored (epoch seconds)
 
 
 @dataclass
@@ -144,7 +145,8 @@ def list_sets(store: Store) -> list[SetSummary]:
     """Every set in the store, largest first: datasets whose first trace carries ``SET_TAG``."""
     out = []
     for dataset, n in store.distinct("dataset"):
-        first = store.rows(Query(dataset=[dataset], limit=1), ("key", "tags", "question"))
+        first = store.rows(Query(dataset=[dataset], limit=1), ("key", "tags", "question", "added_at"))
         if first and SET_TAG in (first[0].get("tags") or "").split(","):
-            out.append(SetSummary(dataset, n, first[0].get("question") or ""))
+            row = first[0]
+            out.append(SetSummary(dataset, n, row.get("question") or "", row.get("added_at")))
     return out

@@ -31,6 +31,13 @@ STATE: dict[str, object] = {
     "compare_mode": "traces",  # Compare shows two traces ("traces") or two datasets paired ("datasets")
     "compare_mode_url": None,  # the ?mode= this session last saw or wrote (a different one is a link)
     "compare_sets": None,  # the paired datasets' picks: {"da", "ma", "db", "mb", "grade"} (None = defaults)
+    "compare_at": None,  # the step Compare was opened at ("N", as in ?at=N: a fork of the Samples page)
+    # the Samples page (pages/samples.py)
+    "samples_set": None,  # the sample set shown (its name, as in ?set=NAME)
+    "samples_node": None,  # the node selected in its tree: {"set", "sample", "depth"}, kept as the set grows
+    "samples_job": None,  # the sampling job in progress (o3viz.app.sampling.SampleSetJob)
+    "samples_resample_job": None,  # the "Resample from here" job in progress (ResampleNodeJob)
+    "samples_message": None,  # ("ok" | "stopped" | "error", line) of the last sampling job, shown once
     "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
     "ds_rest": None,
     # people's step labels (pages/inspect_views/labels.py, pages/labels.py)

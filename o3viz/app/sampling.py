@@ -1,0 +1,140 @@
+"""What the Samples page uses beyond ``o3viz.app``: the tree, its layout and figure, and its
+background work. Kept apart from ``o3viz.app`` as ``o3viz.app.running`` is: the tree's interval
+statistics live in ``o3viz.analysis.importance``, whose package imports torch. The jobs
+(``o3viz.app.jobs.Job``; no streamlit):
+
+- ``SampleSetJob``: N samples of a prompt or task on the local model, stored as a new set; a stop
+  keeps the finished samples as a smaller set (two at least) and says so;
+- ``ResampleNodeJob``: K continuations from one node of a set's tree
+  (``o3viz.samples.resample.resample_node``), added to the set (``grow_set``).
+
+Each job's ``result`` is a ``SetOutcome``: the set, how many samples it kept of those asked for,
+and the line the page shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from o3viz.app.jobs import Job, Progress
+from o3viz.errors import UsageError
+from o3viz.figures.sample_tree import sample_tree_figure
+from o3viz.samples.request import SampleRequest, new_set_name
+from o3viz.samples.resample import MAX_RESAMPLE, resample_point
+from o3viz.samples.tree import SampleTree, build_tree
+from o3viz.samples.view_data import TOP_FORKS, tree_view_data
+from o3viz.store.query import Query
+from o3viz.store.store import Store
+
+__all__ = [
+    "MAX_RESAMPLE",
+    "TOP_FORKS",
+    "ResampleNodeJob",
+    "SampleSetJob",
+    "SampleTree",
+    "SetOutcome",
+    "build_tree",
+    "resample_point",
+    "sample_tree_figure",
+    "tree_view_data",
+]
+
+Load = Callable[[], tuple[Any, Any]]  # () -> (model, tokenizer), loaded in the job's thread
+
+
+@dataclass
+class SetOutcome:
+    """How a sampling job ended: the set's name (None: nothing stored), the samples kept of those
+    asked for, whether a stop cut it short, and one line for people."""
+
+    name: str | None
+    kept: int
+    asked: int
+    stopped: bool
+    line: str
+
+
+class SampleSetJob(Job):
+    """``req.n`` samples of ``req``'s prompt or task on the local model, stored as set
+    ``req.set_name`` (made up when None). Bad settings and a taken name raise here, before any
+    model loads; progress counts finished samples and the tokens of the current batch."""
+
+    def __init__(self, req: SampleRequest, load: Load, store: Store) -> None:
+        req.validate()
+        self.name = req.set_name or new_set_name()
+        if store.count(Query(dataset=[self.name]), cap=1):
+            raise UsageError(f"set {self.name}: the store already has a dataset of that name; pick another")
+        self.request, self.store = req, store
+
+        def work(report, should_stop) -> SetOutcome:
+            from o3viz.samples.draw import draw_local, draw_settings
+            from o3viz.samples.sets import save_set
+
+            model, tokenizer = load()
+            if should_stop():
+                return SetOutcome(None, 0, req.n, True, "Stopped before the first token: no set was made.")
+
+            def progress(done: int, tokens: int, n: int) -> None:
+                label = f"{done} of {n} samples finished · token {tokens} of {req.max_new_tokens}"
+                report(Progress(done * req.max_new_tokens + tokens, n * req.max_new_tokens, label))
+
+            report(Progress(0, req.n * req.max_new_tokens, "reading the prompt (prefill)…"))
+            drawn = draw_local(model, tokenizer, req, on_progress=progress, should_stop=should_stop)
+            kept = len(drawn.traces)
+            if kept < 2:
+                line = f"Stopped with {kept} finished sample(s): a set needs 2, so nothing was stored."
+                return SetOutcome(None, kept, req.n, drawn.stopped, line)
+            save_set(store, self.name, drawn.traces, draw_settings(req, drawn))
+            line = f"Set {self.name}: {kept} samples stored."
+            if drawn.stopped:
+                line = f"Stopped: set {self.name} keeps the {kept} finished samples of the {req.n} asked for (a smaller set)."
+            return SetOutcome(self.name, kept, req.n, drawn.stopped, line)
+
+        super().__init__(work, start=Progress(0, req.n * req.max_new_tokens, "loading the model…"))
+
+
+class ResampleNodeJob(Job):
+    """``k`` continuations from node ``node`` of set ``name``'s tree with the local model, added to
+    the set. The tree is rebuilt from the stored set first, so the node is the one the page drew
+    for that many samples (``expect_n``; a set grown meanwhile is refused in one line)."""
+
+    def __init__(
+        self, store: Store, name: str, node: int, k: int, load: Load, *, expect_n: int,
+        max_new_tokens: int = 256, temperature: float = 0.7,
+    ) -> None:  # fmt: skip
+        if not 1 <= k <= MAX_RESAMPLE:
+            raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations")
+        self.name, self.node, self.k = name, node, k
+
+        def work(report, should_stop) -> SetOutcome:
+            from o3viz.branch.continuation import Continuer
+            from o3viz.clients import Sampling
+            from o3viz.samples.resample import resample_node
+            from o3viz.samples.sets import grow_set, read_set
+
+            s = read_set(store, name)
+            if s.n != expect_n:
+                return SetOutcome(
+                    name, 0, k, False, f"Set {name} changed meanwhile ({s.n} samples now): nothing drawn."
+                )
+            model, tokenizer = load()
+            report(Progress(0, k, f"drawing {k} continuations from node {node}…"))
+            sampling = Sampling(max_new_tokens, temperature, 0.95, 1000 + s.n)  # a new stream per size
+            new = resample_node(
+                s, build_tree(s.traces), node, k, Continuer(model=model, tokenizer=tokenizer), sampling,
+                on_progress=lambda done, total: report(Progress(done, total, f"{done} of {total} continuations")),
+                should_stop=should_stop,
+            )  # fmt: skip
+            if not new:
+                return SetOutcome(
+                    name, 0, k, True, "Stopped before a continuation finished: the set is unchanged."
+                )
+            grown = grow_set(store, name, new, {"stopped": True} if len(new) < k else {})
+            line = f"Set {name}: {len(new)} continuations from node {node} added, {grown.n} samples in all."
+            if len(new) < k:
+                line = f"Stopped: {len(new)} of {k} continuations from node {node} added ({grown.n} in all)."
+            return SetOutcome(name, len(new), k, len(new) < k, line)
+
+        super().__init__(work, start=Progress(0, k, "loading the model…"))

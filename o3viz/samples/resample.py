@@ -1,0 +1,90 @@
+"""More samples from one node of a set's tree: "Resample from here" draws K continuations of the
+reply that leads to a node (the branching machinery's ``resample_from``) and makes each one a
+whole sample of the set (the prefix, then the continuation), so the set grows and the node's
+estimate firms up in place.
+
+Where a node's prefix ends: after the node's last step, so the new samples pass through the node
+and split below it. A leaf ends its samples: there it is the step the node starts with, so the new
+samples pass through its parent and branch beside it. The root is the question: fresh samples.
+
+>>> from o3viz.samples.tree import build_tree
+>>> from o3viz.testing.sample_sets import split_set
+>>> tree = build_tree(split_set(2, 2))
+>>> resample_point(tree, 1), resample_point(tree, 2), resample_point(tree, 0)
+((0, 2), (0, 2), (0, 0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from o3viz.branch.continuation import Continuer, is_proxy
+from o3viz.branch.resample import resample_from
+from o3viz.clients import RolloutCache, Sampling
+from o3viz.errors import UsageError
+from o3viz.importers.build import build_trace
+from o3viz.importers.formats import Imported
+from o3viz.samples.sets import SampleSet
+from o3viz.samples.tree import SampleTree
+from o3viz.trace import Trace
+from o3viz.trace.ids import step_ref
+
+__all__ = ["MAX_RESAMPLE", "resample_node", "resample_point"]
+
+MAX_RESAMPLE = 32  # continuations one "Resample from here" draws
+
+
+def resample_point(tree: SampleTree, node_id: int) -> tuple[int, int]:
+    """``(sample, step)``: the member sample whose reply is continued and the index of the step the
+    continuations replace (see the module docstring)."""
+    if not 0 <= node_id < len(tree.nodes):
+        raise UsageError(f"node {node_id}: the tree has nodes 0 to {len(tree.nodes) - 1}")
+    node = tree.nodes[node_id]
+    if node.parent is None:
+        return node.members[0], 0
+    end = node.depth + node.steps  # the first step after the node
+    sample = next((i for i in node.members if end < len(tree.samples[i].steps)), None)
+    return (sample, end) if sample is not None else (node.members[0], node.depth)
+
+
+def resample_node(
+    s: SampleSet,
+    tree: SampleTree,
+    node_id: int,
+    k: int,
+    continuer: Continuer,
+    sampling: Sampling,
+    *,
+    cache: RolloutCache | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[Trace]:
+    """``k`` new samples of set ``s`` that continue the reply leading to node ``node_id`` of
+    ``tree`` (built from ``s.traces``): each is the prefix followed by one continuation, graded
+    against the set's reference. ``sampling.seed`` picks the stream: a repeated seed gives back the
+    rollout cache's continuations, so callers pass a new one per draw. A stop keeps those finished."""
+    if not 1 <= k <= MAX_RESAMPLE:
+        raise UsageError(f"resample {k}: give 1 to {MAX_RESAMPLE} continuations")
+    sample, step = resample_point(tree, node_id)
+    parent = s.traces[sample]
+    rnd = parent.final
+    if step >= len(rnd.steps):
+        raise UsageError(f"node {node_id}: its sample has no step {step} to resample")
+    ref = step_ref(len(parent.rounds) - 1, step)
+    branch = resample_from(
+        parent, ref, k, continuer, sampling, cache or RolloutCache(),
+        on_progress=on_progress, should_stop=should_stop,
+    )  # fmt: skip
+    task, proxy = parent.task, is_proxy(parent, continuer)
+    own = int(rnd.info.get("reply_prefix_chars") or 0)
+    before = (rnd.rendered_prompt[-own:] if own else "") + rnd.text[: rnd.steps[step].start]
+    out = []
+    for r in branch.rounds:
+        imp = Imported("sample", before + r.text, question=task.question or "", source_model=continuer.name)
+        t = build_trace(imp, reference=task.reference, claims=False)
+        t.info["sample"] = {
+            "drawn": "resampled", "from_sample": tree.samples[sample].name, "from_step": ref,
+            "node": node_id, "continued_by": continuer.name, "proxy": proxy, "prefix_chars": len(before),
+        }  # fmt: skip
+        out.append(t)
+    return out
