@@ -18,6 +18,7 @@ PAGES = [  # (script, title, icon); the first is the home page
     ("pages/run.py", "Run", ":material/play_arrow:"),
     ("pages/inspect.py", "Inspect", ":material/account_tree:"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+    ("pages/samples.py", "Samples", ":material/call_split:"),
     ("pages/dataset.py", "Dataset", ":material/bar_chart:"),
     ("pages/labels.py", "Labels", ":material/label:"),
 ]
@@ -69,5 +70,6 @@ else:  # imported by `streamlit run app.py`, which serves the st.App it finds he
     from starlette.middleware import Middleware
 
     from o3viz.app import SecurityHeaders
+    from pages.common.trace_view import view_routes  # Inspect's view data, by content hash
 
-    app = st.App(__file__, middleware=[Middleware(SecurityHeaders)])
+    app = st.App(__file__, routes=view_routes(), middleware=[Middleware(SecurityHeaders)])

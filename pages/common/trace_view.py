@@ -1,57 +1,65 @@
-"""Inspect's view component (``pages/common/o3view/``): the outline, the reasoning map and the
-details of one trace in one Streamlit custom component, so a click, a hover, an episode and
-Prev/Next are answered in the browser, not after a rerun. Its script is the notebook view's
-(``o3viz/notebook/static/view.js``); plotly.js is the plotly package's own file, loaded once per
-frame from the component's folder (nothing from the network).
+"""Inspect's views in the page: the outline, the reasoning map and the details of one trace
+(``trace_view``), and one tab's step-level figures (``figure_view``), each a Streamlit components
+v2 component, so a click, a hover, an episode and Prev/Next are answered in the browser, not after
+a rerun. The map's script is the shared view script (``o3viz.app.VIEW_STATIC``/view.js) with a
+host (``o3view/map.js``) that scopes it to its own element; ``o3view/page.js`` holds what both
+components share. plotly.js is loaded once per page, by one script tag (``o3view/plotly.js``), from
+the app's static folder (nothing from the network).
 
-The folder Streamlit serves is assembled once per version of those files and user, in the temp
-folder (index.html, bridge.js and the styles, view.js, plotly.min.js), private to this user and
-checked before it is used (``_served``), and each trace's view data is a JSON file in it named by
-its content hash: the component's args stay small (the file's name and
-the server's selection push), so a rerun sends almost nothing and never redraws
-the view."""
+Each trace's view data is a JSON file named by its content hash in a private folder of this user's
+(``_served``), served by the app's own route (``view_routes``, mounted by ``app.py``): the
+components' data stays small (the file's URL and the server's selection push), so a rerun sends
+almost nothing and never redraws the view. The components hear only Streamlit, through the data it
+gives them: no ``message`` listener, nothing a frame could post to."""
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import html
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
 from pathlib import Path
 
-import streamlit.components.v1 as components
+import streamlit as st
 
 from o3viz.app import PLOTLY_JS, VIEW_STATIC
 
 HERE = Path(__file__).parent / "o3view"
-_FILES = {
-    "index.html": HERE / "index.html",
-    "bridge.js": HERE / "bridge.js",
-    "o3view.css": HERE / "o3view.css",
-    "view.js": VIEW_STATIC / "view.js",
-    "view.css": VIEW_STATIC / "view.css",
-}
-
-
 APP_ROOT = Path(__file__).resolve().parents[2]  # app.py's folder: its static/ is served at app/static/
+ROUTE = "/o3viz-view"  # the app's route for the view data (and plotly.js where static serving is off)
+DATA_NAME = re.compile(r"[0-9a-f]{24}\.json")
+
+# What our scripts read of Streamlit's page (not its API): each is checked against the installed
+# Streamlit's frontend by tests/app/test_view_streamlit_internals.py, so an upgrade that moves one
+# fails there rather than quietly losing what it tunes.
+STREAMLIT_INTERNALS = {
+    "tabs": "stTabs",  # data-testid of a tab block (the tab pressed, its panels)
+    "tab_panel": "stTabPanel",  # data-testid of a tab's panel (closed ones kept laid out)
+    "inactive_panel": "data-st-inactive",  # the attribute a closed tab's panel carries
+    "main_script": "/static/js/index.",  # the page's main script: its bundles sit beside it
+}
+# Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not.
+# The Attention tab's widgets (``WARM``: a few ms each to evaluate) are loaded once the map is drawn
+# and the reader pauses. The plotly chart (``CHART``: 4.7 MB, plotly.js inside) only when the reader
+# presses a tab whose panel holds none of our views (a tab drawn with ``st.plotly_chart``):
+# evaluating it holds the page's thread for 0.7-1 s, and loaded in a pause it landed on the
+# reader's next click. Pressed, it loads while the tab's run is on the server.
+WARM = ("NumberInput", "Slider", "Checkbox", "Radio", "DownloadButton")
+CHART = "PlotlyChart"
 
 
-def _static_plotly() -> str | None:
-    """plotly.js as the app's own static file (``<app>/static/``, served at ``app/static/`` when
-    ``server.enableStaticServing`` is on, as ``.streamlit/config.toml`` sets it), and its URL from
-    the component's page; None where that is off or the folder can't be written (the component's
-    own copy is used). Streamlit serves a component's files with neither Last-Modified nor an ETag,
-    so the browser fetched and compiled the 4.6 MB file at every Inspect load (about 0.8 s here);
-    a static file has both, so the browser keeps the file and its compiled code between loads."""
-    import streamlit as st
-
-    if not st.get_option("server.enableStaticServing"):
-        return None
+def _static_plotly() -> str:
+    """plotly.js's URL from the page: the app's own static file (``<app>/static/``, served at
+    ``app/static/`` when ``server.enableStaticServing`` is on, as ``.streamlit/config.toml`` sets
+    it), with Last-Modified and an ETag, so the browser keeps the 4.6 MB file and its compiled code
+    between loads; the app's route where that is off or the folder can't be written."""
     name = f"o3viz-plotly-{hashlib.sha256(PLOTLY_JS.read_bytes()).hexdigest()[:16]}.min.js"
+    if not st.get_option("server.enableStaticServing"):
+        return f"{ROUTE}/{name}"
     target = APP_ROOT / "static" / name
     if not target.exists():
         try:
@@ -61,19 +69,8 @@ def _static_plotly() -> str | None:
             shutil.copy2(PLOTLY_JS, tmp)  # (its modification time too: the browser's freshness)
             os.replace(tmp, target)
         except OSError:
-            return None
-    return f"../../app/static/{name}"  # from component/<name>/index.html
-
-
-# Streamlit's lazily loaded bundles that Inspect's other tabs need and its first view does not.
-# The Attention tab's widgets (``WARM``: a few ms each to evaluate) are loaded once the map is drawn
-# and the reader pauses. The plotly chart (``CHART``: 4.7 MB, plotly.js inside) only when the reader
-# presses a tab whose panel holds no view frame (a tab drawn with ``st.plotly_chart``): evaluating it
-# holds the page's thread for 0.7-1 s here, and loaded in a pause it landed on the reader's next
-# click (back to the map right after Attention waited for it). Pressed, it loads while the tab's run
-# is on the server.
-WARM = ("NumberInput", "Slider", "Checkbox", "Radio", "DownloadButton")
-CHART = "PlotlyChart"
+            return f"{ROUTE}/{name}"
+    return f"app/static/{name}"
 
 
 def _warm_chunks(names: tuple[str, ...] = WARM) -> list[str]:
@@ -87,24 +84,7 @@ def _warm_chunks(names: tuple[str, ...] = WARM) -> list[str]:
     return [f[0].name for f in found if len(f) == 1]
 
 
-def _contents(plotly_src: str | None, warm: list[str], chart: str | None) -> dict[str, bytes]:
-    """The served folder's files (name: bytes). Its page loads plotly.js from ``plotly_src`` (None:
-    the copy in the folder), and names the bundles of Streamlit's that the view warms (``warm``,
-    ``chart``): the view reads them from its own page, never from a message."""
-    files = {name: path.read_bytes() for name, path in _FILES.items()}
-    page = files["index.html"].decode("utf-8")
-    metas = {
-        "o3-plotly": ("plotly.min.js", plotly_src),
-        "o3-warm": ("", " ".join(warm)),
-        "o3-chart": ("", chart),
-    }
-    for meta, (default, value) in metas.items():
-        if value:
-            old = f'<meta name="{meta}" content="{default}">'
-            page = page.replace(old, f'<meta name="{meta}" content="{html.escape(value)}">')
-    files["index.html"] = page.encode("utf-8")
-    files["plotly.min.js"] = PLOTLY_JS.read_bytes()
-    return files
+# ----- the served folder: private, checked, never someone else's -------------------------------
 
 
 def _private(path: Path, *, folder: bool) -> bool:
@@ -118,48 +98,31 @@ def _private(path: Path, *, folder: bool) -> bool:
     return kind and info.st_uid == os.getuid() and not info.st_mode & (0o077 if folder else 0o022)
 
 
-def _as_expected(root: Path, files: dict[str, bytes]) -> bool:
-    """Whether ``root`` is a private folder holding exactly ``files`` (its data/ private too)."""
-    if not _private(root, folder=True):
-        return False
-    for name, content in files.items():
-        if not _private(root / name, folder=False) or (root / name).read_bytes() != content:
-            return False
-    return not (root / "data").exists() or _private(root / "data", folder=True)
+def _as_expected(root: Path) -> bool:
+    """Whether ``root`` is a private folder whose data/ (where present) is private too."""
+    return _private(root, folder=True) and (
+        not (root / "data").exists() or _private(root / "data", folder=True)
+    )
 
 
-def _assemble(files: dict[str, bytes]) -> Path:
-    """A new private folder (mode 0700) holding ``files`` and an empty data/."""
-    tmp = Path(tempfile.mkdtemp(prefix="o3viz-view-", dir=tempfile.gettempdir()))
-    for name, content in files.items():
-        (tmp / name).write_bytes(content)
-        (tmp / name).chmod(0o600)  # whatever the umask: ``_private`` holds for each file
-    (tmp / "data").mkdir(mode=0o700)
-    return tmp
+def _folder_name() -> str:
+    """The served folder's name in the temp folder: this user's."""
+    return f"o3viz-view-{os.getuid()}-data"
 
 
-def _folder_name(files: dict[str, bytes]) -> str:
-    """The served folder's name in the temp folder: this user's, for this version of ``files``."""
-    h = hashlib.sha256()
-    for name, content in sorted(files.items()):
-        h.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
-    return f"o3viz-view-{os.getuid()}-{h.hexdigest()[:16]}"
-
-
-def _served(plotly_src: str | None, warm: list[str], chart: str | None) -> Path:
-    """The folder the component is served from: one per version of its files and user, found by
-    name in the temp folder so that data published by earlier servers is reused. The name is
-    predictable, so anyone may have made it first: it is used only where it is this user's,
-    private (0700) and holds exactly these files; otherwise a fresh private folder is, for this
-    process only."""
-    files = _contents(plotly_src, warm, chart)
-    root = Path(tempfile.gettempdir()) / _folder_name(files)
-    if not _as_expected(root, files):
-        tmp = _assemble(files)
+def _served() -> Path:
+    """The folder the view data is served from: one per user, found by name in the temp folder so
+    that data published by earlier servers is reused. The name is predictable, so anyone may have
+    made it first: it is used only where it is this user's and private (0700, not a link);
+    otherwise a fresh private folder is, for this process only."""
+    root = Path(tempfile.gettempdir()) / _folder_name()
+    if not _as_expected(root):
+        tmp = Path(tempfile.mkdtemp(prefix="o3viz-view-", dir=tempfile.gettempdir()))  # mode 0700
+        (tmp / "data").mkdir(mode=0o700)
         try:
             os.rename(tmp, root)  # atomic; fails where the name is taken (an empty folder of ours aside)
         except OSError:
-            if not _as_expected(root, files):  # not assembled by another server of this user meanwhile
+            if not _as_expected(root):  # not made by another server of this user meanwhile
                 # someone else's, or not as it should be: serve from the fresh folder, never from it
                 atexit.register(shutil.rmtree, tmp, ignore_errors=True)
                 return tmp
@@ -171,16 +134,12 @@ def _served(plotly_src: str | None, warm: list[str], chart: str | None) -> Path:
 PLOTLY_SRC = _static_plotly()
 WARM_CHUNKS = _warm_chunks()
 CHART_CHUNK = (_warm_chunks((CHART,)) or [None])[0]
-SERVED = _served(PLOTLY_SRC, WARM_CHUNKS, CHART_CHUNK)
-_component = components.declare_component("o3view", path=str(SERVED))
-# the same files, as the component that draws one step-level figure in a tab (``figure_view``);
-# its own name keeps its frame apart from the map's (``iframe[src*='o3fig']``)
-_figure = components.declare_component("o3fig", path=str(SERVED))
+SERVED = _served()
 
 
 def publish(data: dict) -> str:
     """Write ``data`` (a view's data, ``o3viz.app.inspect_view``) into the served folder, once per
-    content, and return its URL relative to the component's page."""
+    content, and return its URL (the app's route)."""
     text = json.dumps(data, separators=(",", ":"))
     name = hashlib.sha256(text.encode()).hexdigest()[:24] + ".json"
     path = SERVED / "data" / name
@@ -192,7 +151,15 @@ def publish(data: dict) -> str:
             f.write(text)
         os.replace(tmp, path)
         prune(path.parent, keep=path)
-    return f"data/{name}"
+    return f"{ROUTE}/data/{name}"
+
+
+def published(url: str) -> dict:
+    """The view data behind a ``url`` that ``publish`` returned (the tests read what the view got)."""
+    name = url.removeprefix(f"{ROUTE}/data/")
+    if not DATA_NAME.fullmatch(name):
+        raise ValueError(f"not a view data url: {url[:60]}")
+    return json.loads((SERVED / "data" / name).read_text(encoding="utf-8"))
 
 
 MAX_VIEW_FILES = 300  # view data files kept in the served folder (the least recently used go first)
@@ -220,44 +187,91 @@ def prune(folder: Path, keep: Path, max_files: int = MAX_VIEW_FILES, max_bytes: 
     return gone
 
 
+def view_routes() -> list:
+    """The app's routes for the views (``st.App(routes=...)`` in app.py): a view data file by its
+    name, and plotly.js where the app's static folder is not served. Names are content hashes, so
+    the browser may keep what it got."""
+    from starlette.responses import FileResponse, Response
+    from starlette.routing import Route
+
+    keep = {"Cache-Control": "private, max-age=31536000, immutable"}
+
+    async def data(request):
+        name = request.path_params["name"]
+        path = SERVED / "data" / name
+        if not DATA_NAME.fullmatch(name) or not _private(path, folder=False):
+            return Response(status_code=404)
+        return FileResponse(path, media_type="application/json", headers=keep)
+
+    async def plotly(request):
+        if request.path_params["name"] != PLOTLY_SRC.rsplit("/", 1)[-1]:
+            return Response(status_code=404)
+        return FileResponse(PLOTLY_JS, media_type="text/javascript", headers=keep)
+
+    return [Route(ROUTE + "/data/{name}", data), Route(ROUTE + "/{name}", plotly)]
+
+
+# ----- the components ------------------------------------------------------------------------
+
+
+def _module(*parts: str) -> str:
+    """One component's JS module: ``O3`` (what the server tells the scripts), then ``parts``."""
+    o3 = {"plotly": PLOTLY_SRC, "warm": WARM_CHUNKS, "chart": CHART_CHUNK, "st": STREAMLIT_INTERNALS}
+    return f"const O3 = {json.dumps(o3)};\n" + "\n".join(parts)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+# the shared view script, run with the host's ``window`` and ``document`` (map.js): it sets
+# ``window.o3view`` on an object of its own and finds its parts in its own element only
+VIEW = f"const makeView = (window, document) => {{\n{_read(VIEW_STATIC / 'view.js')}\nreturn window.o3view;\n}};\n"
+PLOTLY = _read(HERE / "plotly.js")  # plotlyJs(): one script tag per page, whoever asks first
+MAP_JS = _module(PLOTLY, _read(HERE / "page.js"), VIEW, _read(HERE / "map.js"))
+FIGURES_JS = _module(PLOTLY, _read(HERE / "page.js"), _read(HERE / "figures.js"))
+# both style files nested under .o3v: they reach no further than our views
+CSS = ".o3v {\n" + _read(VIEW_STATIC / "view.css") + "\n" + _read(HERE / "o3view.css") + "\n}\n"
+
+_map = st.components.v2.component("o3viz.map", css=CSS, js=MAP_JS, isolate_styles=False)
+_figures = st.components.v2.component("o3viz.figures", css=CSS, js=FIGURES_JS, isolate_styles=False)
+
+
+def _reported(key: str, on_change):
+    """The callback that copies the view's ``selection`` state into ``st.session_state[key]``
+    (where the pages read it), then runs ``on_change``."""
+
+    def copy() -> None:
+        st.session_state[key] = st.session_state[f"{key}.v2"].get("selection")
+        if on_change is not None:
+            on_change()
+
+    return copy
+
+
 def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
-    """Draw the component on ``url``'s data. ``push`` ({n, id, episode}) moves the view's selection
+    """Draw the view on ``url``'s data. ``push`` ({n, id, episode}) moves the view's selection
     when ``n`` changes (the server selected something); the view reports the user's selection as
-    ``{id, episode, seq}`` in ``st.session_state[key]`` (``on_change`` runs first)."""
-    return _component(
-        url=url,
-        push=push,
-        height=height,
-        key=key,
-        default=None,
-        on_change=on_change,
+    ``{id, episode, seq}`` in ``st.session_state[key]`` (``on_change`` runs after)."""
+    return _map(
+        key=f"{key}.v2",
+        data={"url": url, "push": push, "height": height},
+        on_selection_change=_reported(key, on_change),
     )
-
-
-def published(url: str) -> dict:
-    """The view data behind a ``url`` that ``publish`` returned (the tests read what the view got)."""
-    name = url.removeprefix("data/")
-    if "/" in name or not name.endswith(".json"):
-        raise ValueError(f"not a view data url: {url[:60]}")
-    return json.loads((SERVED / "data" / name).read_text(encoding="utf-8"))
 
 
 def figure_view(
     url: str, *, key: str, selected: str | None, height: int, preload: bool = True, on_change=None
 ):
     """Draw the figure behind ``url`` (``o3viz.app.figure_view_data``, published) in the browser.
-    Drawn in every run, also while its tab is closed: the frame waits hidden, loads plotly.js
-    once the map is drawn and the browser idle, and draws when its tab is shown, so the switch to
-    it needs no rerun first (``preload=False``: figures below the tab's fold load plotly.js only
-    when the reader scrolls to them). ``selected`` (a node id) is outlined where it is one of the
-    figure's steps; a click on a step reports ``{id, seq}`` in ``st.session_state[key]``."""
-    return _figure(
-        url=url,
-        mode="figure",
-        preload=preload,
-        selected=selected,
-        height=height,
-        key=key,
-        default=None,
-        on_change=on_change,
+    Drawn in every run, also while its tab is closed: the view waits laid out but unseen, loads
+    plotly.js once the map is drawn and the browser idle, and draws when its tab is shown, so the
+    switch to it needs no rerun first (``preload=False``: figures below the tab's fold load
+    plotly.js only when the reader scrolls to them). ``selected`` (a node id) is outlined where it
+    is one of the figure's steps; a click on a step reports ``{id, seq}`` in
+    ``st.session_state[key]``."""
+    return _figures(
+        key=f"{key}.v2",
+        data={"url": url, "selected": selected, "preload": preload, "height": height},
+        on_selection_change=_reported(key, on_change),
     )

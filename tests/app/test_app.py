@@ -72,7 +72,7 @@ def _view(at: AppTest):
 
     from pages.common.trace_view import published
 
-    args = json.loads(at.get("component_instance")[0].proto.json_args)
+    args = json.loads(at.get("bidi_component")[0].proto.json)
     return args, published(args["url"])
 
 
@@ -93,10 +93,14 @@ def test_inspect_renders_every_tab_with_figures_and_no_model(samples):
         at.run()
         assert not at.exception, (tab, [e.value for e in at.exception])
         assert len(_charts(at)) == n_charts, tab
-        # the Attention tab's figures are drawn in the browser (o3fig), and sent in every run, so
+        # the Attention tab's figures are drawn in the browser (o3viz.figures), and sent in every run, so
         # they wait in the page while another tab is open: the step heatmap, then the token level
-        figs = [json.loads(c.proto.json_args) for c in at.get("component_instance")]
-        figs = [published(a["url"]) for a in figs if a.get("mode") == "figure"]
+        figs = [
+            json.loads(c.proto.json)
+            for c in at.get("bidi_component")
+            if c.proto.component_name == "o3viz.figures"
+        ]
+        figs = [published(a["url"]) for a in figs]
         assert [[len(row) for row in f["rows"]] for f in figs] == [[1], [1, 2]], tab
         assert (
             figs[0]["rows"][0][0]["steps"] and figs[0]["rows"][0][0]["figure"]["data"][0]["type"] == "heatmap"

@@ -1,8 +1,10 @@
-"""Inspect's view component in Chromium, against the red team's attacks: it is served from its own
-files though a hostile bridge.js waits at the served folder's predictable name, its files keep
-other sites out, a sibling frame's forged message is not heard, a page of another origin can frame
-neither the app nor the view, and where the headers are lost on the way a framing page's message
-is not heard either. The checks that need no browser are in ``test_view_security.py``."""
+"""Inspect's in-page views in Chromium, against the red team's attacks: the view draws its own
+data though hostile data waits at the served folder's predictable name, the files it fetches keep
+other sites out, a foreign frame's messages are not heard (no script of ours listens for one), and
+a page of another origin cannot frame the app. (Where the headers are lost on the way, a framing
+page's message meets a page with no listener of ours: the v1 bridge's frame, which such a page
+could frame alone, is gone.) The checks that need no browser are in
+``test_view_security.py``."""
 
 from __future__ import annotations
 
@@ -29,10 +31,10 @@ LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing ass
 
 @pytest.fixture(scope="module")
 def inspect(tmp_path_factory):
-    """The app on the captured sample, with a hostile bridge.js planted (mode 0777) at the served
+    """The app on the captured sample, with hostile view data planted (mode 0777) at the served
     folder's predictable name in its temp folder, and Chromium on its Inspect page with the map
     drawn: its ``browser`` and ``page``, the app's ``url``, the Inspect ``address``, and the
-    ``responses`` that brought the component's files."""
+    ``responses`` that brought the view's data and plotly.js."""
     from playwright.sync_api import sync_playwright
 
     root = tmp_path_factory.mktemp("view_security")
@@ -46,27 +48,41 @@ def inspect(tmp_path_factory):
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page, responses = browser.new_page(viewport={"width": 1280, "height": 720}), []
-            page.on("response", lambda r: responses.append(r) if "/component/" in r.url else None)
+            page.on(
+                "response",
+                lambda r: responses.append(r) if FILES in r.url or "o3viz-plotly" in r.url else None,
+            )
             address = f"{url}/inspect?trace={content_key(SAMPLE.read_bytes())}"
             page.goto(address)
-            page.frame_locator(VIEW).locator("#map .point").first.wait_for(timeout=LOAD_MS)
+            page.locator(VIEW).locator("#map .point").first.wait_for(timeout=LOAD_MS)
             yield SimpleNamespace(browser=browser, page=page, url=url, address=address, responses=responses)
         finally:
             browser.close()
 
 
-VIEW = "iframe[src*='o3view']"
-FORGED = "data/" + "0" * 24 + ".json"  # view data the forged messages name (the old bridge fetched it)
-FORGE = """([url, evil]) => new Promise((done) => {
-  // a sibling frame of the view's, in the app's own page and origin, posts Streamlit's message
-  const msg = {type: 'streamlit:render', args: {url: url, height: 300, warm: [evil + '/w.js'],
-    chart: evil + '/c.js', push: {n: 99, id: null}}};
+VIEW = ".o3v-map"  # the map view's root, in the app's page
+FILES = "/o3viz-view/"  # the app's route for view data
+FORGED = FILES + "data/" + "0" * 24 + ".json"  # view data the forged messages name
+MESSAGE = {
+    "isStreamlitMessage": True,
+    "type": "streamlit:render",
+    "args": {
+        "url": FORGED,
+        "height": 300,
+        "warm": [EVIL + "/w.js"],
+        "chart": EVIL + "/c.js",
+        "push": {"n": 99, "id": None},
+    },
+}
+FORGE = """([msg]) => new Promise((done) => {
+  // a frame in the app's own page and origin posts Streamlit's v1 message to the page, as the
+  // components v1 bridge would have heard it
   const f = document.createElement('iframe');
-  f.srcdoc = '<script>parent.document.querySelector(\\'iframe[src*="o3view"]\\').contentWindow' +
-    '.postMessage(' + JSON.stringify(msg) + ', "*"); window.sent = 1;<' + '/script>';
+  f.srcdoc = '<script>parent.postMessage(' + JSON.stringify(msg) + ', "*"); window.sent = 1;<' + '/script>';
   f.onload = () => setTimeout(() => done(f.contentWindow.sent === 1), 1500);
   document.body.append(f);
 })"""
+STATE = "() => document.querySelector('.o3v-map').dataset.url"
 
 
 def _forged_requests(page) -> list[str]:
@@ -75,75 +91,54 @@ def _forged_requests(page) -> list[str]:
     return heard
 
 
-def test_the_view_draws_from_its_own_files_and_they_keep_other_sites_out(inspect):
-    assert inspect.page.evaluate("() => window.__o3pwned") is None  # the planted bridge.js never ran
-    served = {r.url.rsplit("/", 1)[-1].split("?")[0]: r for r in inspect.responses}
-    for name in ("index.html", "bridge.js", "view.js"):
-        assert name in served, sorted(served)
-        assert_kept_out({k.lower(): v for k, v in served[name].all_headers().items()}, name)
+def _message_listeners_of_ours(page) -> list[str]:
+    """The ``message`` listeners on the page's window whose script is one of our views' (their
+    modules are named ``st-bidi-o3viz.*``), as Chromium's debugger lists them."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Debugger.enable")
+    scripts: dict[str, str] = {}
+    cdp.on("Debugger.scriptParsed", lambda e: scripts.__setitem__(e["scriptId"], e.get("url", "")))
+    page.wait_for_timeout(200)  # (the parsed scripts are replayed on enable)
+    win = cdp.send("Runtime.evaluate", {"expression": "window"})["result"]["objectId"]
+    found = cdp.send("DOMDebugger.getEventListeners", {"objectId": win})["listeners"]
+    urls = [scripts.get(x["scriptId"], "") for x in found if x["type"] == "message"]
+    cdp.detach()
+    return [u for u in urls if "o3viz" in u]
 
 
-def test_a_sibling_frames_message_is_not_heard(inspect):
-    """A frame beside the view's, in the app's own page: the view fetches nothing its message
-    names (the old bridge fetched the forged url at once, and warmed the bundles it named) and
-    keeps its data."""
+def test_the_view_draws_its_own_data_and_its_files_keep_other_sites_out(inspect):
+    assert inspect.page.evaluate("() => window.__o3pwned") is None  # the planted data never shown
+    assert inspect.page.evaluate(STATE) != FORGED
+    served = [r for r in inspect.responses if FILES in r.url or "o3viz-plotly" in r.url]
+    assert any(FILES + "data/" in r.url for r in served), [r.url for r in served]
+    for r in served:
+        assert_kept_out({k.lower(): v for k, v in r.all_headers().items()}, r.url)
+
+
+def test_a_foreign_frames_message_is_not_heard(inspect):
+    """A frame in the app's own page posts Streamlit's v1 render message: no script of our views
+    listens for messages, the view fetches nothing the message names and keeps its data."""
     page = inspect.page
     heard = _forged_requests(page)
-    view = page.frame(url=lambda u: "o3view" in u)
-    before = view.evaluate("() => document.body.dataset.url")
-    assert page.evaluate(FORGE, [FORGED, EVIL])  # the sibling did post
+    before = page.evaluate(STATE)
+    assert _message_listeners_of_ours(page) == []
+    assert page.evaluate(FORGE, [MESSAGE])  # the frame did post
     assert heard == []
-    assert view.evaluate("() => document.body.dataset.url") == before
-    assert page.frame_locator(VIEW).locator("#map .point").first.is_visible()
+    assert page.evaluate(STATE) == before
+    assert page.locator(VIEW).locator("#map .point").first.is_visible()
 
 
-def test_a_page_of_another_origin_can_frame_neither_the_app_nor_the_view(inspect):
+def test_a_page_of_another_origin_cannot_frame_the_app(inspect):
     """Served from this machine: Chromium's local network checks block a public site's frames
     of 127.0.0.1 before any header is read; other browsers do not, and the headers hold there."""
-    view = inspect.page.frame(url=lambda u: "o3view" in u)
-    framing = f'<iframe src="{inspect.address}"></iframe><iframe src="{view.url}"></iframe>'
-    with _page_at_another_origin(framing) as at:
+    with _page_at_another_origin(f'<iframe src="{inspect.address}"></iframe>') as at:
         evil = inspect.browser.new_page()
         evil.goto(at)
         inside = [f for f in evil.frames if f is not evil.main_frame]
-        assert len(inside) == 2
-        for f in inside:  # refused: an error page, never the app
-            f.wait_for_load_state(timeout=LOAD_MS)
-            assert f.url.startswith("chrome-error:"), f.url  # (about:blank would be a race)
+        assert len(inside) == 1
+        inside[0].wait_for_load_state(timeout=LOAD_MS)
+        assert inside[0].url.startswith("chrome-error:"), inside[0].url  # refused, never the app
         evil.close()
-
-
-def test_a_framing_page_is_not_heard_where_the_headers_are_lost(inspect):
-    """The headers stripped on the way (as a proxy might): a page of another origin frames the
-    view's page and posts Streamlit's message; the view does not obey (the old bridge fetched the
-    url the message named)."""
-    view = inspect.page.frame(url=lambda u: "o3view" in u)
-    with _page_at_another_origin(_POST_INTO_FRAME.format(src=view.url, url=FORGED)) as at:
-        evil = inspect.browser.new_page()
-        evil.route("**/component/**", _without_framing_headers)
-        heard = _forged_requests(evil)
-        evil.goto(at)
-        evil.wait_for_function("() => window.posted === 1", timeout=LOAD_MS)
-        evil.wait_for_timeout(1500)  # the old bridge's fetch came at once
-        assert [f.url for f in evil.frames if f.url.startswith(inspect.url)]  # framed this time
-        assert heard == []
-        evil.close()
-
-
-_POST_INTO_FRAME = """<iframe id="v" src="{src}"></iframe><script>
-document.getElementById('v').onload = () => setTimeout(() => {{
-  document.getElementById('v').contentWindow.postMessage(
-    {{type: 'streamlit:render', args: {{url: '{url}', height: 300}}}}, '*');
-  window.posted = 1; }}, 500);
-</script>"""
-
-
-def _without_framing_headers(route):
-    response = route.fetch()
-    drop = {"x-frame-options", "content-security-policy"}
-    route.fulfill(
-        response=response, headers={k: v for k, v in response.headers.items() if k.lower() not in drop}
-    )
 
 
 @contextlib.contextmanager

@@ -1,12 +1,13 @@
 """Security of what the app serves (a red team's findings). No other site may frame the app or its
-components (``X-Frame-Options``, CSP ``frame-ancestors``, on every response of ``streamlit run
-app.py``); Inspect's view component hears only Streamlit's page and never turns a message into
-script; the component is served from a private folder that no other user can have planted; and a
+pages (``X-Frame-Options``, CSP ``frame-ancestors``, on every response of ``streamlit run
+app.py``); Inspect's in-page views listen for no message and never turn one into script; their
+data is served from a private folder that no other user can have planted; and a
 trace's storage note is drawn as text, never as an image or a link the browser fetches."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 import urllib.error
@@ -25,9 +26,8 @@ from o3viz.testing.browser import serve_app
 from o3viz.testing.synthetic import make_trace
 
 APP = str(REPO_ROOT / "app.py")
-HOSTILE = b"window.parent.__o3pwned = 1; window.__o3hostile = 1;"
+HOSTILE = b'{"kind": "trace", "pwned": "<img src=x onerror=window.__o3pwned=1>"}'
 EVIL = "http://evil.test"  # another site, named by the forged messages
-ARGS = (tv.PLOTLY_SRC, tv.WARM_CHUNKS, tv.CHART_CHUNK)  # what the app's server passes to _served
 
 
 # ----- headers: the middleware alone, then the real server ------------------------------------
@@ -90,7 +90,14 @@ def assert_kept_out(headers: dict[str, str], what: str) -> None:
 def test_every_response_of_the_real_server_keeps_other_sites_out(tmp_path):
     home = tmp_path / "home"
     with serve_app({"O3VIZ_HOME": str(home), "O3VIZ_SAMPLES": str(tmp_path)}) as url:
-        for path in ("/", "/inspect", "/_stcore/health", "/app/static/none.js", "/component/x/index.html"):
+        for path in (
+            "/",
+            "/inspect",
+            "/_stcore/health",
+            "/app/static/none.js",
+            "/component/x/index.html",
+            f"{tv.ROUTE}/data/{'0' * 24}.json",
+        ):
             assert_kept_out(_headers(f"{url}{path}"), path)
 
 
@@ -107,96 +114,114 @@ def tmpdir_(tmp_path, monkeypatch):
 
 
 def predictable(t: Path) -> Path:
-    return t / tv._folder_name(tv._contents(*ARGS))
+    return t / tv._folder_name()
 
 
-def plant(root: Path, *, bridge: bytes = HOSTILE, mode: int = 0o777) -> None:
-    """The served folder as someone else would leave it at the predictable name: every file as
-    ours would be, but ``bridge`` as bridge.js, and the folder's ``mode``."""
+def plant(root: Path, *, data: bytes = HOSTILE, mode: int = 0o777) -> None:
+    """The served folder as someone else would leave it at the predictable name: a data/ folder
+    holding ``data`` under a view data file's name, and the folder's ``mode``."""
     root.mkdir()
-    for name, content in tv._contents(*ARGS).items():
-        (root / name).write_bytes(bridge if name == "bridge.js" else content)
     (root / "data").mkdir()
+    (root / "data" / ("0" * 24 + ".json")).write_bytes(data)
     root.chmod(mode)
 
 
 def _ours(served: Path) -> None:
     info = os.lstat(served)
     assert stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o700
-    assert (served / "bridge.js").read_bytes() == (tv.HERE / "bridge.js").read_bytes()
-    assert (served / "data").is_dir()
+    assert (served / "data").is_dir() and stat.S_IMODE(os.lstat(served / "data").st_mode) == 0o700
+    assert not (served / "data" / ("0" * 24 + ".json")).exists()
 
 
 def test_the_served_folder_is_private_and_reused_by_the_next_server(tmpdir_):
-    first = tv._served(*ARGS)
+    first = tv._served()
     assert first == predictable(tmpdir_)
     _ours(first)
-    assert tv._served(*ARGS) == first  # the view data published before is found again
-    index = (first / "index.html").read_text(encoding="utf-8")
-    assert f'<meta name="o3-warm" content="{" ".join(tv.WARM_CHUNKS)}">' in index  # named by the page
+    assert tv._served() == first  # the view data published before is found again
 
 
-@pytest.mark.parametrize("mode", [0o777, 0o755, 0o700])
+@pytest.mark.parametrize("mode", [0o777, 0o755, 0o750])
 def test_a_planted_folder_at_the_predictable_name_is_never_served(tmpdir_, mode):
-    """World-writable, readable by others, or private but with another bridge.js: not used, left
-    as it is, and the app serves a fresh private folder with its own files."""
+    """World-writable, readable or enterable by others: not used, left as it is, and the app
+    serves a fresh private folder of its own."""
     root = predictable(tmpdir_)
     plant(root, mode=mode)
-    served = tv._served(*ARGS)
+    served = tv._served()
     assert served != root
     _ours(served)
-    assert (root / "bridge.js").read_bytes() == HOSTILE
+    assert (root / "data" / ("0" * 24 + ".json")).read_bytes() == HOSTILE
 
 
 def test_a_folder_of_another_user_is_never_served(tmpdir_, monkeypatch):
-    """Exactly our files, private, but owned by someone else (another uid: chowned where the test
-    runs as root, else this process pretends to be another user)."""
+    """Private, but owned by someone else (another uid: chowned where the test runs as root, else
+    this process pretends to be another user)."""
     if os.geteuid() == 0:
         root = predictable(tmpdir_)
-        plant(root, bridge=(tv.HERE / "bridge.js").read_bytes(), mode=0o700)
+        plant(root, mode=0o700)
         os.chown(root, 65534, 65534)
     else:
         real = os.getuid()
         monkeypatch.setattr(os, "getuid", lambda: real + 1)
         root = predictable(tmpdir_)
-        plant(root, bridge=(tv.HERE / "bridge.js").read_bytes(), mode=0o700)
-    served = tv._served(*ARGS)
-    assert served != root and (served / "bridge.js").read_bytes() == (tv.HERE / "bridge.js").read_bytes()
+        plant(root, mode=0o700)
+    served = tv._served()
+    assert served != root and not (served / "data" / ("0" * 24 + ".json")).exists()
 
 
 def test_a_link_at_the_predictable_name_is_never_followed(tmpdir_, tmp_path):
-    """A symlink to a folder that looks exactly right (private, ours, our files) is still not ours
-    to trust: whoever made the link chose where it points."""
+    """A symlink to a folder that looks exactly right (private, ours) is still not ours to trust:
+    whoever made the link chose where it points."""
     elsewhere = tmp_path / "elsewhere"
-    plant(elsewhere, bridge=(tv.HERE / "bridge.js").read_bytes(), mode=0o700)
+    plant(elsewhere, mode=0o700)
     root = predictable(tmpdir_)
     root.symlink_to(elsewhere, target_is_directory=True)
-    served = tv._served(*ARGS)
+    served = tv._served()
     assert served != root and not served.is_symlink()
     _ours(served)
 
 
-def test_a_file_others_may_write_spoils_the_folder(tmpdir_):
-    root = tv._served(*ARGS)
-    (root / "view.js").chmod(0o666)
-    served = tv._served(*ARGS)
+def test_a_data_folder_others_may_enter_spoils_the_folder(tmpdir_):
+    root = tv._served()
+    (root / "data").chmod(0o777)
+    served = tv._served()
     assert served != root
     _ours(served)
 
 
-# ----- the view component: Streamlit's page only, no script from a message (and in Chromium:
-# test_browser_view_security.py) --------------------------------------------------------------
+# ----- the views: in the page, hearing only Streamlit (and in Chromium:
+# test_browser_view_security.py) ------------------------------------------------------------
 
 
-def test_the_bridge_takes_no_bundle_from_a_message_and_checks_who_sent_it():
-    """What can be read from the source: the listener's first line checks the sender, and the
-    bundles come from the frame's own page (test_browser_view_security.py checks the behaviour)."""
-    js = (tv.HERE / "bridge.js").read_text(encoding="utf-8")
-    assert "a.warm" not in js and "a.chart" not in js and "warm(a" not in js
-    listener = js[js.index("window.addEventListener('message'") :]
-    first = listener.splitlines()[1].strip()
-    assert first.startswith("if (e.source !== window.parent || e.origin !== ORIGIN) return;"), first
-    assert "'*'" not in js  # postMessage only to a page of this origin
+def test_the_views_have_no_message_listener_and_take_no_bundle_from_their_data():
+    """What can be read from the source: no script of the views listens for messages or posts
+    one (the components v1 bridge did both), and the bundles they warm come from the server's
+    ``O3`` constant, never from a component's data (test_browser_view_security.py checks the
+    behaviour)."""
+    for js in (tv.MAP_JS, tv.FIGURES_JS):
+        assert not re.search(r"""addEventListener\(\s*['"]message""", js)
+        assert "onmessage" not in js and "postMessage" not in js
+        assert "a.warm" not in js and "a.chart" not in js and "data.warm" not in js
+
+
+def test_the_data_route_serves_only_view_data_files(tmp_path, monkeypatch):
+    """The app's route (``view_routes``) answers a view data file's name and nothing else: no
+    path out of the folder, no file that is not private."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    monkeypatch.setattr(tv, "SERVED", tmp_path)
+    good = "a" * 24 + ".json"
+    (data / good).write_text('{"ok": 1}')
+    (data / good).chmod(0o600)
+    (tmp_path / "secret.json").write_text("{}")
+    client = TestClient(Starlette(routes=tv.view_routes()))
+    assert client.get(f"{tv.ROUTE}/data/{good}").json() == {"ok": 1}
+    for bad in ("..%2Fsecret.json", "secret.json", "A" * 24 + ".json", good + ".js"):
+        assert client.get(f"{tv.ROUTE}/data/{bad}").status_code == 404, bad
+    (data / good).chmod(0o666)  # others may write it: not served
+    assert client.get(f"{tv.ROUTE}/data/{good}").status_code == 404
 
 
 # ----- text from a trace file is drawn as text ---------------------------------------------------
