@@ -5,7 +5,9 @@
   same path, one sample per prefill and generate), same run, embedded model (goal ≤ 0.6).
 - ``tree_and_figure_64x4k_s``: the tree, its view data and its figure for 64 synthetic samples of
   about 4k tokens (200 steps each), and for the twenty real thinking texts (goal ≤ 1 s).
-- ``merge_f1``: the step equivalence against the hand-aligned GSM8K set (goal ≥ 0.9).
+- ``merge_f1_heldout`` (the headline): the step equivalence against a held-out hand-aligned GSM8K
+  set, labelled after the rule was frozen (goal ≥ 0.9); ``merge_f1_dev``: the same against the
+  development set the rule was designed on.
 - ``fork_recall``: for local samples, a branching node is a real fork when ``--k`` resamples from
   the prefix through its best and its worst child's first step differ in reference share (the
   Newcombe interval excludes 0); recall is the share of real forks the tree calls forks (goal ≥
@@ -23,6 +25,7 @@ import time
 from o3viz.paths import REPO_ROOT, data_dir
 
 GOLD = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment.json"
+GOLD_HELDOUT = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout.json"
 PROMPT = "Tom has 7 apples and buys 5 more, then gives away 3. How many apples does he have? End with 'The answer is N'."
 REFERENCE = "9"
 
@@ -109,12 +112,15 @@ def _tree(quick: bool) -> None:
 def _merge() -> None:
     from o3viz.testing.sample_sets import merge_scores
 
-    got = merge_scores(
-        json.loads(GOLD.read_text()), str(data_dir() / "gsm8k" / "gsm8k_example_model_solutions.jsonl")
-    )
-    assert got["pairs"] >= 60
-    print(f"merge_f1: {got['f1']:.3f} (goal >= 0.9; precision {got['precision']:.3f}, recall {got['recall']:.3f}, "
-          f"{got['pairs']} hand-aligned pairs)")  # fmt: skip
+    solutions = str(data_dir() / "gsm8k" / "gsm8k_example_model_solutions.jsonl")
+    for name, gold, note in (
+        ("merge_f1_heldout", GOLD_HELDOUT, "held out: labelled after the rule was frozen"),
+        ("merge_f1_dev", GOLD, "development set: the rule was designed on it"),
+    ):
+        got = merge_scores(json.loads(gold.read_text()), solutions)
+        assert got["pairs"] >= 60
+        print(f"{name}: {got['f1']:.3f} (goal >= 0.9; {note}; precision {got['precision']:.3f}, "
+              f"recall {got['recall']:.3f}, {got['pairs']} hand-aligned pairs)")  # fmt: skip
 
 
 def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int) -> bool:
