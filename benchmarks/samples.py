@@ -26,6 +26,7 @@ from o3viz.paths import REPO_ROOT, data_dir
 
 GOLD = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment.json"
 GOLD_HELDOUT = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout.json"
+GOLD_HELDOUT2 = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout2.json"
 PROMPT = "Tom has 7 apples and buys 5 more, then gives away 3. How many apples does he have? End with 'The answer is N'."
 REFERENCE = "9"
 
@@ -115,6 +116,7 @@ def _merge() -> None:
     solutions = str(data_dir() / "gsm8k" / "gsm8k_example_model_solutions.jsonl")
     for name, gold, note in (
         ("merge_f1_heldout", GOLD_HELDOUT, "held out: labelled after the rule was frozen"),
+        ("merge_f1_heldout2", GOLD_HELDOUT2, "held out: a second set, labelled without running the rule"),
         ("merge_f1_dev", GOLD, "development set: the rule was designed on it"),
     ):
         got = merge_scores(json.loads(gold.read_text()), solutions)
