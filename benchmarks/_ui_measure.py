@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CAPTURED = ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 MAP_TITLES = ("What happened", "Where did the reasoning turn?")
 # Is the trace view's map drawn in this frame? Inspect's component and the standalone view share
-# one script (o3viz/notebook/static/view.js): the overview (#overview, a long trace) or the map
+# one script (o3viz/view/static/view.js): the overview (#overview, a long trace) or the map
 # (#map); the Inspect of before the component drew titled Streamlit charts. Returns the marks drawn
 # in the visible map, or 0.
 _MAP_MARKS = """(titles) => {

@@ -14,7 +14,7 @@ import pytest
 from o3viz.errors import ModelLoadError, TraceError, UsageError
 from o3viz.paths import REPO_ROOT
 from o3viz.testing.builders import small_trace
-from o3viz.trace import Check, load_trace
+from o3viz.trace import SCHEMA_VERSION, Check, load_trace
 from o3viz.trace.verdicts import VerdictRecord
 from o3viz.verify.verifiers import (
     ClaimVerifier,
@@ -57,7 +57,7 @@ def test_two_verifiers_sit_side_by_side_and_round_trip(tmp_path, prm_dirs):
     names = [v.verifier for v in t.final.verdicts]
     assert names == ["claims", "prm:tag"]
     back = load_trace(t.save(tmp_path / "v.o3trace.json"))
-    assert back == t and back.schema_version == 4
+    assert back == t and back.schema_version == SCHEMA_VERSION == 5
     assert back.final.verdicts[1].info["kind"] == "prm" and len(back.final.verdicts[1].scores) == len(
         t.final.steps
     )
@@ -78,7 +78,7 @@ def test_a_version_3_file_loads_without_verdicts():
     d = small_trace().to_dict()
     d["schema_version"] = 3
     t = load_trace(json.dumps(d).encode())
-    assert t.schema_version == 4 and t.final.verdicts == []
+    assert t.schema_version == SCHEMA_VERSION and t.final.verdicts == []
 
 
 @pytest.mark.parametrize(
