@@ -5,9 +5,10 @@
   same path, one sample per prefill and generate), same run, embedded model (goal ≤ 0.6).
 - ``tree_and_figure_64x4k_s``: the tree, its view data and its figure for 64 synthetic samples of
   about 4k tokens (200 steps each), and for the twenty real thinking texts (goal ≤ 1 s).
-- ``merge_f1_heldout`` (the headline): the step equivalence against a held-out hand-aligned GSM8K
-  set, labelled after the rule was frozen (goal ≥ 0.9); ``merge_f1_dev``: the same against the
-  development set the rule was designed on.
+- ``merge_f1_heldout3`` (the headline): the step equivalence against a held-out hand-aligned GSM8K
+  set labelled without seeing the rule and scored once after it was frozen (goal ≥ 0.9);
+  ``merge_f1_heldout``, ``merge_f1_heldout2`` and ``merge_f1_dev``: the sets the rule was revised
+  on (development figures).
 - ``fork_recall``: for local samples, a branching node is a real fork when ``--k`` resamples from
   the prefix through its best and its worst child's first step differ in reference share (the
   Newcombe interval excludes 0); recall is the share of real forks the tree calls forks (goal ≥
@@ -27,6 +28,7 @@ from o3viz.paths import REPO_ROOT, data_dir
 GOLD = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment.json"
 GOLD_HELDOUT = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout.json"
 GOLD_HELDOUT2 = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout2.json"
+GOLD_HELDOUT3 = REPO_ROOT / "tests" / "samples" / "data" / "gsm8k_step_alignment_heldout3.json"
 PROMPT = "Tom has 7 apples and buys 5 more, then gives away 3. How many apples does he have? End with 'The answer is N'."
 REFERENCE = "9"
 
@@ -115,8 +117,9 @@ def _merge() -> None:
 
     solutions = str(data_dir() / "gsm8k" / "gsm8k_example_model_solutions.jsonl")
     for name, gold, note in (
-        ("merge_f1_heldout", GOLD_HELDOUT, "held out: labelled after the rule was frozen"),
-        ("merge_f1_heldout2", GOLD_HELDOUT2, "held out: a second set, labelled without running the rule"),
+        ("merge_f1_heldout3", GOLD_HELDOUT3, "held out: labelled without seeing the rule, scored once"),
+        ("merge_f1_heldout", GOLD_HELDOUT, "development: first held out, the rule was revised on it"),
+        ("merge_f1_heldout2", GOLD_HELDOUT2, "development: second held out, the rule was revised on it"),
         ("merge_f1_dev", GOLD, "development set: the rule was designed on it"),
     ):
         got = merge_scores(json.loads(gold.read_text()), solutions)

@@ -131,8 +131,9 @@ def test_step_merging_matches_the_hand_aligned_gsm8k_set(shared_data):
 
 
 def test_the_hand_aligned_check_can_fail(shared_data, monkeypatch):
-    """Merging on the result alone (no numbers or words asked) falls under the bar."""
+    """Merging on the result alone (no numbers or words asked) falls under the bar on the first
+    held-out set (0.83; the development set's ten questions are easy enough that it passes)."""
     monkeypatch.setattr(step_rules, "NUMBERS_MIN", 0.0)
-    gold = json.loads(GOLD.read_text())
+    gold = json.loads((GOLD.parent / "gsm8k_step_alignment_heldout.json").read_text())
     got = merge_scores(gold, str(shared_data / "gsm8k" / "gsm8k_example_model_solutions.jsonl"))
     assert got["f1"] < 0.9, got
