@@ -124,6 +124,15 @@ def test_pages_have_rooms_and_no_view_reaches_into_another():
                 assert not private, f"{path.relative_to(REPO_ROOT)} imports {private} from {node.module}"
 
 
+def test_the_samples_facade_and_the_tree_load_no_torch():
+    """The Samples page's facade (``o3viz.app.sampling``) and the tree it draws read no model: the
+    page opens a stored set without loading torch (its intervals are ``o3viz.analysis.proportions``,
+    and drawing more samples imports the model's parts only when asked)."""
+    code = "import sys, o3viz.app.sampling, o3viz.samples.tree; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False"], out.stderr
+
+
 def test_the_pages_load_a_model_in_one_place_so_the_app_holds_one_copy():
     """Run and Inspect's "Analyse with the local model" share ``pages/common/ui.get_model``'s cached copy."""
     loaders = [p.name for p in _page_files() if "load_model(" in p.read_text(encoding="utf-8")]

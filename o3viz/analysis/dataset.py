@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from o3viz.analysis import answer_measures
+from o3viz.analysis import answer_measures, proportions
 from o3viz.text.classify import TYPES as STEP_TYPES
 
 COLUMNS = (
@@ -42,17 +42,13 @@ GRADE_LABELS = {"either": "the source, else o3viz", "source": "the source", "che
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """The 95% Wilson score interval of k successes in n trials (None for n = 0).
+    """The 95% Wilson score interval of k successes in n trials (None for n = 0), at z = 1.96 as
+    the dataset figures have always been computed (``o3viz.analysis.proportions.wilson_z``).
 
     >>> [round(v, 3) for v in wilson(2, 2)]
     [0.342, 1.0]
     """
-    if n <= 0:
-        return None
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    return proportions.wilson_z(k, n, z) if n > 0 else None
 
 
 def rate_text(k: int, n: int) -> str:

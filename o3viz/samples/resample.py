@@ -17,17 +17,17 @@ samples pass through its parent and branch beside it. The root is the question: 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from o3viz.branch.continuation import Continuer, is_proxy
-from o3viz.branch.resample import resample_from
-from o3viz.clients import RolloutCache, Sampling
 from o3viz.errors import UsageError
-from o3viz.importers.build import build_trace
-from o3viz.importers.formats import Imported
-from o3viz.samples.sets import SampleSet
 from o3viz.samples.tree import SampleTree
-from o3viz.trace import Trace
 from o3viz.trace.ids import step_ref
+
+if TYPE_CHECKING:  # the drawing parts load torch: the Samples page reads the point without them
+    from o3viz.branch.continuation import Continuer
+    from o3viz.clients import RolloutCache, Sampling
+    from o3viz.samples.sets import SampleSet
+    from o3viz.trace import Trace
 
 __all__ = ["MAX_RESAMPLE", "resample_node", "resample_point"]
 
@@ -63,6 +63,12 @@ def resample_node(
     ``tree`` (built from ``s.traces``): each is the prefix followed by one continuation, graded
     against the set's reference. ``sampling.seed`` picks the stream: a repeated seed gives back the
     rollout cache's continuations, so callers pass a new one per draw. A stop keeps those finished."""
+    from o3viz.branch.continuation import is_proxy
+    from o3viz.branch.resample import resample_from
+    from o3viz.clients import RolloutCache
+    from o3viz.importers.build import build_trace
+    from o3viz.importers.formats import Imported
+
     if not 1 <= k <= MAX_RESAMPLE:
         raise UsageError(f"resample {k}: give 1 to {MAX_RESAMPLE} continuations")
     sample, step = resample_point(tree, node_id)

@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from o3viz.analysis.align import norm_text
-from o3viz.analysis.importance.stats import wilson, wilson_difference
+from o3viz.analysis.proportions import wilson, wilson_difference
 from o3viz.analysis.provenance import grading
 from o3viz.samples.steps import StepKey, equivalent, step_key
 from o3viz.text.answers import answers_equivalent

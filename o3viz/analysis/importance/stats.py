@@ -27,9 +27,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from statistics import NormalDist
 
 import numpy as np
+
+from o3viz.analysis import proportions
 
 Answers = Sequence[str | None]
 Measure = Callable[[Answers, Answers], float | None]  # (kept, other) -> score
@@ -55,35 +56,26 @@ def binary_entropy(p: float | None) -> float | None:
 
 
 def wilson(x: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``x / n`` (n > 0).
+    """Wilson score interval of a proportion ``x / n`` (n > 0): ``o3viz.analysis.proportions``'s,
+    at this module's coverage.
 
     >>> [round(v, 3) for v in wilson(0, 4)]
     [0.0, 0.403]
     """
-    z = NormalDist().inv_cdf((1 + level) / 2)
-    p, z2 = x / n, z * z / n
-    centre, half = (p + z2 / 2) / (1 + z2), z / (1 + z2) * math.sqrt(p * (1 - p) / n + z2 / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return proportions.wilson(x, n, level)
 
 
 def wilson_difference(
     x1: int, n1: int, x2: int, n2: int, level: float = LEVEL
 ) -> tuple[float | None, float | None]:
-    """Newcombe's hybrid score interval of ``x1/n1 - x2/n2`` (his method 10): each side's Wilson
-    interval, combined. It always holds the estimate, and is never of zero width.
+    """Newcombe's hybrid score interval of ``x1/n1 - x2/n2`` (``o3viz.analysis.proportions``), at
+    this module's coverage.
 
     >>> lo, hi = wilson_difference(4, 4, 4, 4)
     >>> lo < 0.0 < hi
     True
     """
-    if not n1 or not n2:
-        return None, None
-    (l1, u1), (l2, u2) = wilson(x1, n1, level), wilson(x2, n2, level)
-    p1, p2 = x1 / n1, x2 / n2
-    d = p1 - p2
-    lo = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    hi = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    return max(-1.0, lo), min(1.0, hi)
+    return proportions.wilson_difference(x1, n1, x2, n2, level)
 
 
 def interval(
