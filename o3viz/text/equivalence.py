@@ -1,7 +1,8 @@
 """Answer equivalence: is a stated answer the same as a reference, by basic math equivalence?
 
 Both sides are normalized (``$``, ``\\left``/``\\right``, ``\\text{}``, ``\\dfrac``→``\\frac``,
-degrees, ``%``, a leading ``x =``, thousands commas, spaces). Equal strings match; otherwise both
+degrees, ``%``, a leading ``x =``, thousands commas, spaces; Unicode math as its LaTeX: ``√13`` is
+``\\sqrt{13}``, ``π`` is ``\\pi``, ``−`` and ``×`` are ``-`` and ``*``). Equal strings match; otherwise both
 are evaluated as numbers with a small safe parser and match within 1e-6 relative; tuples and
 intervals match element-wise. Nothing is ever evaluated by Python itself. Answers longer than
 ``MAX_ANSWER_CHARS`` never compare equal. Extraction lives in ``o3viz.text.answers``.
@@ -19,11 +20,14 @@ _DROP = re.compile(r"\\left|\\right|\\[,;:! ]|\\displaystyle|\\\$|\$|\\%|%|\\\(|
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|°|\\degree|\s*degrees?\b")
 _LEADING_VAR = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*(?=\S)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ROOT = re.compile(r"√\s*(?:\(([^()]{1,200})\)|\{([^{}]{1,200})\}|(\d+(?:\.\d+)?|[a-zA-Z]))")
+_UNICODE = str.maketrans({"−": "-", "×": "*", "·": "*", "π": "\\pi "})
 
 
 def normalize_answer(s: str) -> str:
     """A canonical form for comparison: ``'\\dfrac{1}{2}^\\circ'`` → ``'\\frac{1}{2}'``."""
-    s = s.strip()
+    s = _ROOT.sub(lambda m: "\\sqrt{" + (m.group(1) or m.group(2) or m.group(3)) + "}", s.strip())
+    s = s.translate(_UNICODE).strip()
     for _ in range(3):
         s = _TEXT_CMD.sub(r"\1", s)
     s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
@@ -38,6 +42,8 @@ def answers_equivalent(answer: str, reference: str) -> bool:
     """Whether ``answer`` states the same value as ``reference`` (see the module docstring).
 
     >>> answers_equivalent("\\\\dfrac{3}{56}", "\\\\frac{3}{56}"), answers_equivalent("90", "90^\\\\circ")
+    (True, True)
+    >>> answers_equivalent("3√13", "3\\\\sqrt{13}"), answers_equivalent("−2π", "-2\\\\pi")
     (True, True)
     """
     a, b = normalize_answer(answer), normalize_answer(reference)

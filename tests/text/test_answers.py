@@ -87,3 +87,20 @@ HOSTILE = [
 @pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
 def test_extractor_is_linear_on_hostile_text(text):
     assert best_cpu_seconds(lambda: (extract_answer(text), round_answer(text, "general")), budget=2.0) <= 2.0
+
+
+@pytest.mark.parametrize(
+    "answer,reference,same",
+    [
+        ("3√13", "3\\sqrt{13}", True),
+        ("√(2)/2", "\\frac{\\sqrt{2}}{2}", True),
+        ("−2π", "-2\\pi", True),
+        ("2×3", "6", True),
+        ("3√13", "3\\sqrt{14}", False),
+        ("√", "\\sqrt{}", False),
+    ],
+)
+def test_unicode_math_answers_compare_as_their_latex(answer, reference, same):
+    from o3viz.text.answers import answers_equivalent
+
+    assert answers_equivalent(answer, reference) is same
