@@ -26,7 +26,9 @@ nothing but Inspect's view component on the same view data (``component_floor_fi
 Streamlit page hosting the view can beat; ``first_map_vs_component_floor`` is what Inspect adds to
 it), the first map on a page that holds nothing but the same figure drawn by ``st.plotly_chart``
 (``plotly_chart_floor_first_map``: Streamlit's start and one plotly.js, nothing of ours;
-``first_map_vs_plotly_chart_floor`` is all the app adds), and the Library's first table rows (beside the standalone view's first outline
+``first_map_vs_plotly_chart_floor`` is all the app adds, on a reload), the same two on a first
+visit (``first_visit_first_map``: each load in a browser context of its own, nothing cached, the
+way the issue's baseline of 1.85 s for that page was measured; the goal is on this ratio), and the Library's first table rows (beside the standalone view's first outline
 rows: the view has no library). Each app figure is printed as a ratio to the standalone one
 (``_vs_standalone``), and each trace's first map and marks as a ratio to the ~200-step trace's. It
 fails loudly when a page does not show the trace it was asked for. Streamlit and Playwright are
@@ -61,6 +63,7 @@ from benchmarks._ui_pages import (
     _component_floor,
     _standalone_pages,
     _store_traces,
+    cold_first_map,
 )
 
 COUNTS = ("marks", "no_click_lost")
@@ -75,9 +78,9 @@ GOALS = {
     "captured_tab_switch_after_reading_drawn_vs_standalone": "≤ 1.5×",
     "captured_tab_back_to_map_drawn_vs_standalone": "≤ 1.5×",
     "r1_2000_episode_zoom_vs_standalone": "≤ 1.5×",
-    "captured_first_map_vs_plotly_chart_floor": "≤ 1.2×",
-    "r1_200_first_map_vs_plotly_chart_floor": "≤ 1.2×",
-    "r1_2000_first_map_vs_plotly_chart_floor": "≤ 1.2×",
+    "captured_first_visit_first_map_vs_plotly_chart_floor": "≤ 1.2×",
+    "r1_200_first_visit_first_map_vs_plotly_chart_floor": "≤ 1.2×",
+    "r1_2000_first_visit_first_map_vs_plotly_chart_floor": "≤ 1.2×",
     "captured_first_map_vs_standalone": "≤ 1.2×",
     "r1_2000_first_map_vs_standalone": "≤ 1.2×",
     "r1_2000_first_map_vs_r1_200": "≤ 1.2×",
@@ -173,6 +176,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
             app[name]["first_map_in_app"] = _in_app_map(page)
+            app[name]["first_visit_first_map"] = cold_first_map(browser, f"{url}/inspect?trace={key}")
             views[name] = (*_view_args(page), app[name]["marks"])
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: back on Inspect, it did not show trace {key} ({steps} steps)")
@@ -189,7 +193,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             alone[name]["library_rows"] = _outline_rows(page, pages[name].as_uri())
             page.close()
         floor = _component_floor(browser, views, fresh)
-        chart = _chart_floor(browser, views, fresh)
+        chart, chart_cold = _chart_floor(browser, views, fresh)
         for name in traces:
             for k, v in app[name].items():
                 print(f"{name}_app_{k}: {v:.3f}" if k not in COUNTS else f"{name}_app_{k}: {v}")
@@ -197,6 +201,7 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
                 print(f"{name}_standalone_{k}: {v:.3f}" if k not in COUNTS else f"{name}_standalone_{k}: {v}")
             print(f"{name}_component_floor_first_map: {floor[name]:.3f}")
             print(f"{name}_plotly_chart_floor_first_map: {chart[name]:.3f}")
+            print(f"{name}_plotly_chart_floor_first_visit_first_map: {chart_cold[name]:.3f}")
         for name in traces:
             for k in (
                 "first_map",
@@ -220,6 +225,8 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             print(f"{name}_first_map_vs_component_floor: {app[name]['first_map'] / floor[name]:.2f}")
             print(f"{name}_plotly_chart_floor_vs_standalone: {chart[name] / alone[name]['first_map']:.2f}")
             print(f"{name}_first_map_vs_plotly_chart_floor: {app[name]['first_map'] / chart[name]:.2f}")
+            cold = app[name]["first_visit_first_map"] / chart_cold[name]
+            print(f"{name}_first_visit_first_map_vs_plotly_chart_floor: {cold:.2f}")
             if "page_floor" in app[name]:
                 print(
                     f"{name}_page_floor_vs_standalone: {app[name]['page_floor'] / alone[name]['first_map']:.2f}"
