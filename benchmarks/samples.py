@@ -12,7 +12,9 @@
 - ``fork_recall``: for local samples, a branching node is a real fork when ``--k`` resamples from
   the prefix through its best and its worst child's first step differ in reference share (the
   Newcombe interval excludes 0); recall is the share of real forks the tree calls forks (goal ≥
-  0.8). ``--quick`` runs every part at a small scale.
+  0.8), pooled over the ``--fork-n`` sample trees of the prompts in ``RECALL_PROMPTS`` (chosen by
+  the model's accuracy alone; see there). The line also counts the forks called that are not real.
+  ``--quick`` runs every part at a small scale.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import os
 import statistics
 import time
+from dataclasses import dataclass, fields
 
 from o3viz.paths import REPO_ROOT, data_dir
 
@@ -37,16 +40,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=16, help="samples in the batching comparison (16)")
     p.add_argument("--tokens", type=int, default=256, help="new tokens per sample (256)")
     p.add_argument("--k", type=int, default=8, help="resamples a side for fork recall (8)")
-    p.add_argument("--fork-n", type=int, default=16, help="samples whose tree is checked for recall (16)")
+    p.add_argument(
+        "--fork-n", type=int, default=16, help="samples a prompt whose tree is checked for recall (16)"
+    )
     p.add_argument(
         "--fork-temperature",
         type=float,
         default=0.6,
-        help="sampling temperature of the recall set (0.6: at 1.0 the small model's samples part at "
-        "their first step, leaving no branching node with two sides to check)",
+        help="sampling temperature of the recall set and its resamples (0.6: at 1.0 the small model's "
+        "samples part at their first step, leaving no branching node with two sides to check)",
+    )
+    p.add_argument(
+        "--fork-tokens",
+        type=int,
+        default=192,
+        help="new tokens per recall sample (192: the recall prompts' replies are short; a reply cut at "
+        "the budget is ungraded)",
     )
     p.add_argument("--part", choices=("batch", "tree", "merge", "recall", "all"), default="all")
-    p.add_argument("--quick", action="store_true", help="small scale: n 4, 32 tokens, k 4, fork-n 8")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small scale: n 4, 32 tokens, k 4, fork-n 8, 2 recall prompts, 64 fork tokens",
+    )
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 on a shared machine)")
 
 
@@ -128,8 +144,75 @@ def _merge() -> None:
               f"recall {got['recall']:.3f}, {got['pairs']} hand-aligned pairs)")  # fmt: skip
 
 
-def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int) -> bool:
-    """Whether K resamples after each side's step ``depth`` differ in reference share."""
+# The recall set: short sums and products on which the embedded model is right about half the time,
+# so that one step can change the answer (on the apples PROMPT it is almost never right, and no
+# fork is real). Chosen by the model's accuracy alone, before any recall was computed: 16 candidate
+# questions, each with RECALL_SUFFIX, drawn once (8 samples, temperature 0.6, 192 new tokens, seed
+# 100, a seed the recall draw does not use); kept: those with 2 to 6 of 8 right, the first 8 in
+# candidate order (8 keep the part near 15 minutes at one thread). Left out for accuracy: 6 + 7,
+# "A farmer has 2 cows and buys 2 more", 5 times 2 and the apples PROMPT (1/8 each), 10 - 3 (0/8);
+# passing but past the first 8: 10 + 10 (6/8), "Sam has 3 pens and gets 2 more" (3/8), 9 + 1 (4/8).
+RECALL_SUFFIX = " Work it out in short steps, then write: The answer is (the number)."
+RECALL_PROMPTS = (  # (question, reference); the selection draw's right answers of 8 after each
+    ("What is 2 + 3?", "5"),  # 5
+    ("What is 4 + 4?", "8"),  # 2
+    ("What is 3 times 4?", "12"),  # 4
+    ("What is 2 times 5?", "10"),  # 3
+    ("What is 7 + 8?", "15"),  # 4
+    ("What is 5 + 5?", "10"),  # 3
+    ("What is 3 + 4?", "7"),  # 2
+    ("What is 2 times 6?", "12"),  # 3
+)
+RESAMPLE_TOKENS = 128  # a resample's budget: the longest selection sample had 192 tokens in all
+
+
+@dataclass
+class ForkCounts:
+    """What the recall check found at the branching nodes of one prompt's tree, or of several.
+
+    >>> c = pooled([ForkCounts(nodes=3, real=2, found=1, called=1), ForkCounts(nodes=1, called=1)])
+    >>> c.prompts, c.recall, c.called, c.called - c.found
+    (2, 0.5, 2, 1)
+    """
+
+    nodes: int = 0  # branching nodes with two children of MIN_SIDE samples (the ones checked)
+    real: int = 0  # of those, real forks: the resamples' reference shares differ
+    found: int = 0  # real forks the tree calls forks
+    called: int = 0  # checked nodes the tree calls forks
+    at_answer: int = 0  # real forks where a side's first step already states its answer
+    prompts: int = 1
+
+    @property
+    def recall(self) -> float | None:
+        return self.found / self.real if self.real else None
+
+    def __add__(self, other: ForkCounts) -> ForkCounts:
+        return ForkCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+
+def pooled(counts: list[ForkCounts]) -> ForkCounts:
+    """The counts of several prompts summed (no prompt: all zero)."""
+    return sum(counts, ForkCounts(prompts=0))
+
+
+def recall_line(c: ForkCounts, settings: str = "") -> str:
+    """The figure line of pooled counts: recall, or n/a where no fork was real.
+
+    >>> recall_line(ForkCounts(nodes=4, real=2, found=1, called=3)).split(" (")[0]
+    'fork_recall: 0.50'
+    """
+    recall = f"{c.recall:.2f}" if c.recall is not None else "n/a"
+    return (
+        f"fork_recall: {recall} (goal >= 0.8; {c.found} of {c.real} real forks, {c.nodes} branching "
+        f"nodes, {c.prompts} prompts; {c.called} forks called, {c.called - c.found} of them not real; "
+        f"{c.at_answer} real forks at a step that states the answer{'; ' + settings if settings else ''})"
+    )
+
+
+def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int, temperature: float) -> tuple[int, int, bool]:
+    """Right answers among K resamples after each side's step ``depth``, and whether the two
+    shares differ (the Newcombe interval excludes 0). Resamples use the set's temperature: the
+    question is whether the sides differ for the distribution the tree was drawn from."""
     from o3viz.analysis.importance.stats import wilson_difference
     from o3viz.clients import LocalBackend, Sampling
     from o3viz.text.answers import answers_equivalent, round_answer
@@ -138,47 +221,72 @@ def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int) -> bool:
     for t in (trace_a, trace_b):
         rnd = t.final
         prefix = rnd.text[: rnd.steps[depth].end]
-        outs = backend.complete(
-            rnd.rendered_prompt + prefix, k, Sampling(max_tokens=96, temperature=1.0, seed=depth)
-        )
+        sampling = Sampling(max_tokens=RESAMPLE_TOKENS, temperature=temperature, seed=depth)
+        outs = backend.complete(rnd.rendered_prompt + prefix, k, sampling)
         found = [round_answer(prefix + o, "math") for o in outs]
-        shares.append(sum(bool(f and answers_equivalent(f.text, REFERENCE)) for f in found))
+        shares.append(sum(bool(f and answers_equivalent(f.text, t.task.reference)) for f in found))
     lo, hi = wilson_difference(shares[0], k, shares[1], k, 0.95)
-    return lo > 0 or hi < 0
+    return shares[0], shares[1], lo > 0 or hi < 0
 
 
-def _recall(model, tok, n: int, tokens: int, k: int, temperature: float) -> None:
+def _states_answer(trace, depth: int) -> bool:
+    """Whether the trace's answer is already written by the end of its step ``depth``."""
+    from o3viz.text.answers import round_answer
+
+    rnd = trace.final
+    found = round_answer(rnd.text, "math")
+    return found is not None and found.end <= rnd.steps[depth].end
+
+
+def _prompt_forks(model, tok, question: str, reference: str, n: int, tokens: int, k: int, temperature: float):
+    """One prompt's counts, and its line: N samples, their tree graded against ``reference``, and
+    every branching node with two sides of MIN_SIDE samples checked by resampling."""
     from o3viz.samples.draw import draw_local
     from o3viz.samples.request import SampleRequest
     from o3viz.samples.tree import MIN_SIDE, build_tree
 
-    drawn = draw_local(
-        model, tok, SampleRequest(prompt=PROMPT, n=n, max_new_tokens=tokens, temperature=temperature)
+    req = SampleRequest(
+        prompt=question + RECALL_SUFFIX,
+        reference=reference,
+        n=n,
+        max_new_tokens=tokens,
+        temperature=temperature,
     )
-    for t in drawn.traces:
-        t.task.reference = REFERENCE
-    tree = build_tree(drawn.traces, reference=REFERENCE)
-    assert all(t.final.tokens for t in drawn.traces)
-    real = found = candidates = 0
+    traces = draw_local(model, tok, req).traces  # graded against the reference as they are drawn
+    tree = build_tree(traces)
+    samples = tree.samples
+    c, checked = ForkCounts(), []
     for node in tree.nodes:
-        sides = [tree.nodes[c] for c in node.children if tree.nodes[c].samples >= MIN_SIDE]
+        sides = [tree.nodes[i] for i in node.children if tree.nodes[i].samples >= MIN_SIDE]
         if len(sides) < 2:
             continue
-        candidates += 1
-        a, b = sides[0], sides[-1]
-        if _real_fork(model, tok, drawn.traces[a.members[0]], drawn.traces[b.members[0]], a.depth, k):
-            real += 1
-            found += node.fork
-    recall = f"{found / real:.2f}" if real else "n/a"
-    print(f"fork_recall: {recall} (goal >= 0.8; {found} of {real} real forks, {candidates} branching nodes, "
-          f"{len(tree.forks)} forks called, n {n}, k {k}, temperature {temperature})")  # fmt: skip
+        # the tree's best and worst side where it could grade two; else the first and the last
+        a, b = [tree.nodes[i] for i in node.sides] if node.sides else (sides[0], sides[-1])
+        ta, tb = traces[a.members[0]], traces[b.members[0]]
+        xa, xb, real = _real_fork(model, tok, ta, tb, a.depth, k, temperature)
+        c.nodes, c.real, c.called = c.nodes + 1, c.real + real, c.called + node.fork
+        c.found += real and node.fork
+        c.at_answer += real and (_states_answer(ta, a.depth) or _states_answer(tb, b.depth))
+        checked.append(f"{xa}/{k} vs {xb}/{k}" + (" real" if real else "") + (" called" if node.fork else ""))
+    right = sum(bool(s.correct) for s in samples)
+    print(f"  {question!r} (reference {reference}): {right}/{len(samples)} right; "
+          f"{c.nodes} branching nodes, {c.real} real, {c.called} called, {c.found} found; "
+          f"resamples right {', '.join(checked) or '-'}")  # fmt: skip
+    return c
+
+
+def _recall(model, tok, prompts, n: int, tokens: int, k: int, temperature: float) -> None:
+    counts = [_prompt_forks(model, tok, q, ref, n, tokens, k, temperature) for q, ref in prompts]
+    print(recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens"))
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    prompts = RECALL_PROMPTS
     if args.quick:
-        args.n, args.tokens, args.k, args.fork_n = 4, 32, 4, 8
+        args.n, args.tokens, args.k, args.fork_n, args.fork_tokens = 4, 32, 4, 8, 64
+        prompts = RECALL_PROMPTS[:2]
     torch.set_num_threads(args.threads)
     print(f"load_before: {_load()}")
     parts = ("batch", "tree", "merge", "recall") if args.part == "all" else (args.part,)
@@ -194,6 +302,6 @@ def run(args: argparse.Namespace) -> int:
     if "batch" in parts:
         _batch(model, tok, args.n, args.tokens)
     if "recall" in parts:
-        _recall(model, tok, args.fork_n, args.tokens * 2, args.k, args.fork_temperature)
+        _recall(model, tok, prompts, args.fork_n, args.fork_tokens, args.k, args.fork_temperature)
     print(f"load_after: {_load()}")
     return 0

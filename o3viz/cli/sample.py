@@ -51,7 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=16, help="local samples decoded together (16)")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per endpoint request")
     p.add_argument("--question", help="with --texts: the question they answer")
-    p.add_argument("--reference", help="with --texts: the reference answer")
+    p.add_argument(
+        "--reference",
+        help="with --prompt or --texts: the reference answer that grades the samples (without one a "
+        "tree has no forks: it can't tell which way leads to the right answer)",
+    )
     p.add_argument("--min-n", type=int, default=2, help="with --group-dataset: least traces per question (2)")
     p.add_argument("--limit", type=int, default=200, help="with --group-dataset: most sets made (200)")
     p.set_defaults(func=run)
@@ -59,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def request_from_args(args: argparse.Namespace) -> SampleRequest:
     req = SampleRequest(
-        prompt=args.prompt, task_id=args.task, n=args.n, temperature=args.temperature, top_p=args.top_p,
+        prompt=args.prompt, task_id=args.task, reference=args.reference if args.prompt or args.task else None,
+        n=args.n, temperature=args.temperature, top_p=args.top_p,
         max_new_tokens=args.max_new_tokens, seed=args.seed, set_name=args.set_name, model=args.model,
         base_url=args.base_url, concurrency=args.concurrency, batch=args.batch,
         request_timeout=args.request_timeout,

@@ -67,7 +67,7 @@ def draw_settings(req: SampleRequest, drawn: Drawn) -> dict:
     settings, the model, how many were asked for and whether a stop cut the draw short."""
     model = drawn.traces[0].provenance.model_id if drawn.traces else ""
     return {
-        "prompt": req.prompt, "task_id": req.task_id, "temperature": req.temperature, "top_p": req.top_p,
+        "prompt": req.prompt, "task_id": req.task_id, "reference": req.reference, "temperature": req.temperature, "top_p": req.top_p,
         "max_new_tokens": req.max_new_tokens, "seed": req.seed, "model": model,
         "base_url": req.base_url, "requested": req.n, "stopped": drawn.stopped,
         "drawn": "endpoint" if req.base_url else "local batch",
@@ -75,14 +75,16 @@ def draw_settings(req: SampleRequest, drawn: Drawn) -> dict:
 
 
 def task_of(req: SampleRequest) -> tuple[str, Task]:
-    """The prompt the model is asked and its task (a built-in task carries its reference)."""
+    """The prompt the model is asked and its task (a built-in task carries its reference; a free
+    prompt the request's, if any)."""
     if req.task_id:
         from o3viz.tasks.spec import load_task
 
         spec = load_task(req.task_id)
         return spec.prompt, spec.task
     prompt = req.prompt or ""
-    return prompt, Task(prompt, detect_task_type(prompt))
+    reference = req.reference.strip() if req.reference else None
+    return prompt, Task(prompt, detect_task_type(prompt), reference=reference)
 
 
 class TokenStatsRecorder:

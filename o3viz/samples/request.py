@@ -32,6 +32,7 @@ MAX_SAMPLES = 256  # samples in one set: the tree and its view are sized for thi
 MAX_NEW_TOKENS = 8192  # new tokens per sample
 MAX_CONCURRENCY = 16  # endpoint requests in flight at once
 MAX_PROMPT_CHARS = 32_000  # as an imported question (o3viz.importers.build.MAX_QUESTION_CHARS)
+MAX_REFERENCE_CHARS = 1000  # as an answer (o3viz.text.equivalence.MAX_ANSWER_CHARS)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}")
 
 
@@ -56,6 +57,7 @@ class SampleRequest:
 
     prompt: str | None = None  # a free prompt, or
     task_id: str | None = None  # a built-in task, e.g. gsm8k:3
+    reference: str | None = None  # with a free prompt: the answer that grades the samples (forks need it)
     n: int = 8  # samples
     temperature: float = 0.7  # must be above 0: a greedy set would be N copies of one sample
     top_p: float = 0.95
@@ -72,6 +74,10 @@ class SampleRequest:
         """One ``UsageError`` line for anything that cannot run, before any model loads."""
         if bool(self.task_id) == bool(self.prompt and self.prompt.strip()):
             raise UsageError("give a prompt (--prompt TEXT) or a task (--task gsm8k:3), not both or neither")
+        if self.reference is not None and self.task_id:
+            raise UsageError("--reference goes with --prompt: a task (--task) carries its own reference")
+        if self.reference is not None and not 0 < len(self.reference.strip()) <= MAX_REFERENCE_CHARS:
+            raise UsageError(f"--reference: give the answer, 1 to {MAX_REFERENCE_CHARS} characters")
         if self.prompt is not None and len(self.prompt) > MAX_PROMPT_CHARS:
             raise UsageError(f"the prompt has {len(self.prompt):,} characters, over {MAX_PROMPT_CHARS:,}")
         self._check_int("--n", self.n, 1, MAX_SAMPLES)

@@ -142,8 +142,19 @@ def sample_request(key: str = "smp") -> tuple[SampleRequest, str | None]:
     temp = c3.number_input("Temperature", 0.05, 2.0, 0.8, 0.05, key=f"{key}_temp")
     new = c4.number_input("New tokens each", 8, 2048, 160, 8, key=f"{key}_new")
     d1, d2 = st.columns([3, 1.3])
+    reference = None
     if src == "prompt":
-        prompt = d1.text_input("Prompt", "What is 17 * 23? Think step by step.", key=f"{key}_prompt")
+        p1, p2 = d1.columns([3, 1])
+        prompt = p1.text_input("Prompt", "What is 17 * 23? Think step by step.", key=f"{key}_prompt")
+        reference = (
+            p2.text_input(
+                "Reference answer",
+                "391",
+                key=f"{key}_ref",
+                help="Grades the samples: without it the tree can't say which way leads to the right answer.",
+            ).strip()
+            or None
+        )
         task = None
     else:
         task, prompt = (
@@ -152,8 +163,9 @@ def sample_request(key: str = "smp") -> tuple[SampleRequest, str | None]:
         )
     name = d2.text_input("Set name (optional)", "", key=f"{key}_name").strip() or None
     req = SampleRequest(
-        prompt=prompt, task_id=task, n=int(n), temperature=float(temp), max_new_tokens=int(new), set_name=name
-    )
+        prompt=prompt, task_id=task, reference=reference, n=int(n), temperature=float(temp),
+        max_new_tokens=int(new), set_name=name,
+    )  # fmt: skip
     try:
         req.validate()
     except Exception as exc:  # a UsageError: one line, next to the disabled button
@@ -163,6 +175,8 @@ def sample_request(key: str = "smp") -> tuple[SampleRequest, str | None]:
 
 def cli_line(req: SampleRequest) -> str:
     what = f"--task {req.task_id}" if req.task_id else f'--prompt "{req.prompt}"'
+    if req.reference:
+        what += f' --reference "{req.reference}"'
     name = f" --set {req.set_name}" if req.set_name else ""
     return (
         f"o3viz sample {what} --n {req.n} --temperature {req.temperature:g} "

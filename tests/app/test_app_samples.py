@@ -65,6 +65,16 @@ def test_no_set_says_how_to_make_one_and_offers_the_form(no_samples):
     assert any("give a prompt" in c.value for c in at.caption)
 
 
+def test_a_free_prompt_takes_a_reference_that_the_command_line_shows(no_samples):
+    at = _page()
+    at.button_group(key="smp_src").set_value("prompt").run()
+    at.text_input(key="smp_prompt").set_value("What is 2 + 3?").run()
+    at.text_input(key="smp_ref").set_value("5").run()
+    assert not at.exception
+    assert any('o3viz sample --prompt "What is 2 + 3?" --reference "5" --n 8' in c.value for c in at.caption)
+    assert not next(b for b in at.button if b.label == "Sample 8").disabled
+
+
 def test_a_gsm8k_set_opens_on_its_fork_with_both_sides_and_compare_at_the_fork(gsm8k_sets):
     at = _page({"set": "g:q2"})
     text = _text(at)

@@ -36,6 +36,16 @@ def test_three_samples_of_a_task_are_full_traces_with_entropies(embedded):
     assert tree.nodes[0].samples == 3 and tree.nodes[0].entropy is not None
 
 
+def test_a_free_prompt_with_a_reference_is_graded_so_its_tree_can_fork(embedded):
+    model, tok = embedded
+    req = SampleRequest(prompt="What is 2 + 3?", reference="5", n=2, max_new_tokens=8, temperature=1.0)
+    drawn = draw_local(model, tok, req)
+    for t in drawn.traces:
+        assert t.task.reference == "5"
+        assert any(c.kind == "answer" for c in t.final.checks)  # graded against the reference
+    assert build_tree(drawn.traces).reference == "5"
+
+
 def test_a_stop_keeps_the_finished_samples(embedded):
     model, tok = embedded
     seen = []

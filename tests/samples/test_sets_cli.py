@@ -120,6 +120,7 @@ def test_view_data_lays_out_left_to_right_and_the_figure_keeps_a_fixed_scale():
         (["--temperature", "0"], "every sample is the same"),
         (["--max-new-tokens", "0"], "--max-new-tokens 0"),
         (["--set", "bad name!"], "set name"),
+        (["--reference", "  "], "--reference: give the answer"),
     ],
 )
 def test_bad_input_is_one_line_before_any_model_loads(monkeypatch, capsys, args, says):
@@ -129,3 +130,11 @@ def test_bad_input_is_one_line_before_any_model_loads(monkeypatch, capsys, args,
     assert main(["sample", "--prompt", "What is 7 + 5?", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+def test_a_reference_goes_with_a_free_prompt_not_a_task(monkeypatch, capsys):
+    import o3viz.model
+
+    monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    assert main(["sample", "--task", "gsm8k:3", "--reference", "5"]) == 2
+    assert "a task (--task) carries its own reference" in capsys.readouterr().err
