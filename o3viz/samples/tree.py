@@ -110,6 +110,13 @@ class Majority:
     def share(self) -> float | None:
         return self.count / self.n if self.n else None
 
+    def to_json(self) -> dict:
+        """The JSON form ``o3viz tree --json`` and the tree's view data both carry."""
+        return {
+            "answer": self.answer, "count": self.count, "share": self.share,
+            "interval": _pair(self.interval), "correct": self.correct,
+        }  # fmt: skip
+
 
 @dataclass
 class SampleTree:
@@ -133,17 +140,10 @@ class SampleTree:
                 "gap": n.gap, "gap_interval": _pair(n.gap_interval), "entropy": n.entropy,
                 "members": [self.samples[i].name for i in n.members],
             })  # fmt: skip
-        m = self.majority
         return {
             "n": len(self.samples),
             "reference": self.reference,
-            "majority": {
-                "answer": m.answer,
-                "count": m.count,
-                "share": m.share,
-                "interval": _pair(m.interval),
-                "correct": m.correct,
-            },  # fmt: skip
+            "majority": self.majority.to_json(),
             "forks": self.forks,
             "nodes": nodes,
         }

@@ -237,16 +237,10 @@ def tree_view_data(tree: SampleTree) -> dict:
             "gap": f.gap, "gap_interval": list(f.gap_interval or ()), "entropy": f.entropy,
             "sides": [_side(tree, c) for c in f.sides or ()],
         })  # fmt: skip
-    m = tree.majority
     return {
         "n": len(tree.samples),
         "reference": tree.reference,
-        "majority": {
-            "answer": m.answer,
-            "share": m.share,
-            "interval": list(m.interval) if m.interval else None,
-            "correct": m.correct,
-        },  # fmt: skip
+        "majority": tree.majority.to_json(),
         "nodes": nodes,
         "groups": group_data,
         "chains": _chains(tree, groups, xs, ys),
