@@ -78,18 +78,19 @@ def _store_traces(home: Path, sizes: list[int]) -> dict[str, tuple[str, int]]:
     return out
 
 
-def cold_first_map(browser, url: str, repeat: int = 3) -> float:
+def cold_first_map(browser, url: str, repeat: int = 3, marks: int | None = None) -> float:
     """The first map of ``url`` for a first visit: each load in a browser context of its own, so
-    nothing is cached (no HTTP cache, no compiled code); the median of ``repeat``."""
+    nothing is cached (no HTTP cache, no compiled code); the median of ``repeat``. Where ``marks``
+    is given, every load must draw that many (the map the reload drew, not another page)."""
     times = []
     for _ in range(repeat):
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         page = context.new_page()
         page.add_init_script(_FIRST_ELEMENT)
-        seconds, _, marks = _first_map(page, url)
+        seconds, _, drawn = _first_map(page, url)
         context.close()
-        if not marks:
-            raise RuntimeError(f"a first visit to {url} drew no map")
+        if not drawn or (marks is not None and drawn != marks):
+            raise RuntimeError(f"a first visit to {url} drew {drawn} marks, a reload {marks}")
         times.append(seconds)
     return statistics.median(times)
 

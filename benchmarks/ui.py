@@ -176,7 +176,9 @@ def _chromium(traces: dict[str, tuple[str, int]], base: str, pages: dict[str, Pa
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: Inspect did not show trace {key} ({steps} steps)")
             app[name]["first_map_in_app"] = _in_app_map(page)
-            app[name]["first_visit_first_map"] = cold_first_map(browser, f"{url}/inspect?trace={key}")
+            app[name]["first_visit_first_map"] = cold_first_map(
+                browser, f"{url}/inspect?trace={key}", marks=app[name]["marks"]
+            )
             views[name] = (*_view_args(page), app[name]["marks"])
             if f"{steps} steps" not in page.locator("body").inner_text():
                 raise RuntimeError(f"Chromium: back on Inspect, it did not show trace {key} ({steps} steps)")
