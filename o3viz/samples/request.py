@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from o3viz.errors import UsageError
+from o3viz.text.equivalence import MAX_ANSWER_CHARS
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -32,7 +33,7 @@ MAX_SAMPLES = 256  # samples in one set: the tree and its view are sized for thi
 MAX_NEW_TOKENS = 8192  # new tokens per sample
 MAX_CONCURRENCY = 16  # endpoint requests in flight at once
 MAX_PROMPT_CHARS = 32_000  # as an imported question (o3viz.importers.build.MAX_QUESTION_CHARS)
-MAX_REFERENCE_CHARS = 1000  # as an answer (o3viz.text.equivalence.MAX_ANSWER_CHARS)
+MAX_REFERENCE_CHARS = MAX_ANSWER_CHARS  # a longer reference would never compare equal
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}")
 
 

@@ -46,6 +46,8 @@ def answers_equivalent(answer: str, reference: str) -> bool:
     >>> answers_equivalent("3√13", "3\\\\sqrt{13}"), answers_equivalent("−2π", "-2\\\\pi")
     (True, True)
     """
+    if len(answer) > MAX_ANSWER_CHARS or len(reference) > MAX_ANSWER_CHARS:
+        return False
     a, b = normalize_answer(answer), normalize_answer(reference)
     if not a or not b:
         return False

@@ -104,3 +104,11 @@ def test_unicode_math_answers_compare_as_their_latex(answer, reference, same):
     from o3viz.text.answers import answers_equivalent
 
     assert answers_equivalent(answer, reference) is same
+
+
+def test_an_answer_over_the_stated_bound_never_compares_equal():
+    from o3viz.text.answers import MAX_ANSWER_CHARS, answers_equivalent
+
+    long = "9" * (MAX_ANSWER_CHARS + 1)
+    assert not answers_equivalent(long, long)
+    assert answers_equivalent("9" * MAX_ANSWER_CHARS, "9" * MAX_ANSWER_CHARS)
