@@ -14,6 +14,10 @@
   Newcombe interval excludes 0); recall is the share of real forks the tree calls forks (goal ≥
   0.8), pooled over the ``--fork-n`` sample trees of the prompts in ``RECALL_PROMPTS`` (chosen by
   the model's accuracy alone; see there). The line also counts the forks called that are not real.
+- ``fork_recall_firmed``: the same real forks, called by the tree after ``firm_up`` (the Samples
+  page's "Firm up undecided splits", ``o3viz sample --firm-up K``) drew ``--k`` continuations after
+  each side of every split the drawn tree could not decide, with other seeds than the check's; the
+  line says how many samples that added.
   ``--quick`` runs every part at a small scale.
 """
 
@@ -181,10 +185,18 @@ class ForkCounts:
     called: int = 0  # checked nodes the tree calls forks
     at_answer: int = 0  # real forks where a side's first step already states its answer
     prompts: int = 1
+    found_firmed: int = 0  # real forks the tree calls forks after firming up its undecided splits
+    called_firmed: int = 0  # checked nodes called forks after firming up
+    drawn: int = 0  # samples in the drawn trees
+    added: int = 0  # samples the firm-up added
 
     @property
     def recall(self) -> float | None:
         return self.found / self.real if self.real else None
+
+    @property
+    def recall_firmed(self) -> float | None:
+        return self.found_firmed / self.real if self.real else None
 
     def __add__(self, other: ForkCounts) -> ForkCounts:
         return ForkCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
@@ -207,6 +219,26 @@ def recall_line(c: ForkCounts, settings: str = "") -> str:
         f"nodes, {c.prompts} prompts; {c.called} forks called, {c.called - c.found} of them not real; "
         f"{c.at_answer} real forks at a step that states the answer{'; ' + settings if settings else ''})"
     )
+
+
+def firmed_line(c: ForkCounts, k: int) -> str:
+    """The figure line of the recall after firming up, with what it cost.
+
+    >>> firmed_line(ForkCounts(real=4, found_firmed=3, called_firmed=5, drawn=32, added=16), 8)[:48]
+    'fork_recall_firmed: 0.75 (goal >= 0.8; 3 of 4 re'
+    """
+    recall = f"{c.recall_firmed:.2f}" if c.recall_firmed is not None else "n/a"
+    return (
+        f"fork_recall_firmed: {recall} (goal >= 0.8; {c.found_firmed} of {c.real} real forks; "
+        f"{c.called_firmed} forks called, {c.called_firmed - c.found_firmed} of them not real; firm-up "
+        f"drew {k} continuations after each side of the undecided splits: {c.added} samples added to "
+        f"the {c.drawn} drawn)"
+    )
+
+
+def node_at(tree, sample: int, step: int):
+    """The node of ``tree`` that holds step ``step`` of sample ``sample``."""
+    return next(n for n in tree.nodes if sample in n.members and n.depth <= step < n.depth + max(n.steps, 1))
 
 
 def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int, temperature: float) -> tuple[int, int, bool]:
@@ -255,7 +287,9 @@ def _prompt_forks(model, tok, question: str, reference: str, n: int, tokens: int
     traces = draw_local(model, tok, req).traces  # graded against the reference as they are drawn
     tree = build_tree(traces)
     samples = tree.samples
-    c, checked = ForkCounts(), []
+    added = _firm_up(model, tok, traces, tree, tokens, k, temperature)
+    after = build_tree(traces + added)
+    c, checked = ForkCounts(drawn=len(traces), added=len(added)), []
     for node in tree.nodes:
         sides = [tree.nodes[i] for i in node.children if tree.nodes[i].samples >= MIN_SIDE]
         if len(sides) < 2:
@@ -266,18 +300,38 @@ def _prompt_forks(model, tok, question: str, reference: str, n: int, tokens: int
         xa, xb, real = _real_fork(model, tok, ta, tb, a.depth, k, temperature)
         c.nodes, c.real, c.called = c.nodes + 1, c.real + real, c.called + node.fork
         c.found += real and node.fork
+        firmed = after.nodes[node_at(after, a.members[0], a.depth).parent].fork
+        c.called_firmed, c.found_firmed = c.called_firmed + firmed, c.found_firmed + (real and firmed)
         c.at_answer += real and (_states_answer(ta, a.depth) or _states_answer(tb, b.depth))
-        checked.append(f"{xa}/{k} vs {xb}/{k}" + (" real" if real else "") + (" called" if node.fork else ""))
+        checked.append(
+            f"{xa}/{k} vs {xb}/{k}" + (" real" if real else "") + (" called" if node.fork else "")
+            + (" called-after-firm-up" if firmed else "")
+        )  # fmt: skip
     right = sum(bool(s.correct) for s in samples)
     print(f"  {question!r} (reference {reference}): {right}/{len(samples)} right; "
-          f"{c.nodes} branching nodes, {c.real} real, {c.called} called, {c.found} found; "
+          f"{c.nodes} branching nodes, {c.real} real, {c.called} called, {c.found} found, "
+          f"{c.found_firmed} after firming up ({c.added} samples added); "
           f"resamples right {', '.join(checked) or '-'}")  # fmt: skip
     return c
+
+
+def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float) -> list:
+    """What ``o3viz sample --firm-up K`` adds to the set: K continuations after each side of every
+    undecided split (seeds from 7000: the check's resamples use the step's depth)."""
+    from o3viz.branch.continuation import Continuer
+    from o3viz.clients import Sampling
+    from o3viz.samples.resample import MAX_FIRM_NODES, firm_up
+    from o3viz.samples.sets import SampleSet
+
+    sampling = Sampling(max_tokens=tokens, temperature=temperature, seed=7000)
+    s = SampleSet("recall", traces)
+    return firm_up(s, tree, k, Continuer(model=model, tokenizer=tok), sampling, limit=MAX_FIRM_NODES)
 
 
 def _recall(model, tok, prompts, n: int, tokens: int, k: int, temperature: float) -> None:
     counts = [_prompt_forks(model, tok, q, ref, n, tokens, k, temperature) for q, ref in prompts]
     print(recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens"))
+    print(firmed_line(pooled(counts), k))
 
 
 def run(args: argparse.Namespace) -> int:

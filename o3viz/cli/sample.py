@@ -5,6 +5,8 @@
   requests to an OpenAI-compatible endpoint, ``--concurrency`` at a time. Progress goes to stderr;
   Ctrl-C stops and keeps the finished samples as a smaller set, and says so.
 - ``--grow``: N more samples of an existing set (``--set NAME``), with its own settings.
+- ``--firm-up K``: K continuations after each side of every split the set's tree could not decide
+  (``o3viz.samples.resample.firm_up``), added to the set; then the forks before and after.
 - ``--group-dataset NAME``: one set per question a stored dataset asks several times.
 - ``--texts FILE ... --question Q``: plain-text replies to one question as a set.
 - ``--list``: the sets in the store.
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from o3viz.errors import UsageError
 from o3viz.samples.request import MAX_CONCURRENCY, MAX_SAMPLES, SampleRequest, check_set_name, new_set_name
+from o3viz.samples.resample import MAX_FIRM_NODES, MAX_RESAMPLE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--prompt", help="the prompt text")
     src.add_argument("--task", help="a built-in task, e.g. gsm8k:3 (its reference grades the samples)")
     src.add_argument("--grow", action="store_true", help="add --n samples to the set named by --set")
+    src.add_argument(
+        "--firm-up",
+        type=int,
+        metavar="K",
+        help=f"K continuations (1 to {MAX_RESAMPLE}) after each side of every undecided split of the "
+        "set named by --set, with the local model; the tree is tested again on them",
+    )
     src.add_argument(
         "--group-dataset", metavar="NAME", help="one set per question stored dataset NAME repeats"
     )
@@ -55,6 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--reference",
         help="with --prompt or --texts: the reference answer that grades the samples (without one a "
         "tree has no forks: it can't tell which way leads to the right answer)",
+    )
+    p.add_argument(
+        "--splits",
+        type=int,
+        default=8,
+        help=f"with --firm-up: most splits firmed up, 1 to {MAX_FIRM_NODES} (8)",
     )
     p.add_argument("--min-n", type=int, default=2, help="with --group-dataset: least traces per question (2)")
     p.add_argument("--limit", type=int, default=200, help="with --group-dataset: most sets made (200)")
@@ -155,6 +171,60 @@ def _sample(args, store) -> int:
     return 0
 
 
+def _firm_up(args, store) -> int:
+    from o3viz.clients import Sampling
+    from o3viz.samples.resample import firm_up, undecided
+    from o3viz.samples.sets import grow_set, read_set
+    from o3viz.samples.tree import build_tree
+
+    if not args.set_name:
+        raise UsageError("--firm-up needs --set NAME, the set whose undecided splits get more samples")
+    if not 1 <= args.firm_up <= MAX_RESAMPLE:
+        raise UsageError(f"--firm-up {args.firm_up}: give 1 to {MAX_RESAMPLE} continuations a side")
+    if not 1 <= args.splits <= MAX_FIRM_NODES:
+        raise UsageError(f"--splits {args.splits}: give 1 to {MAX_FIRM_NODES}")
+    s = read_set(store, check_set_name(args.set_name))
+    tree = build_tree(s.traces)
+    todo = undecided(tree)[: args.splits]
+    if not todo:
+        print(
+            f"set {s.name}: no undecided split (no node with two sides of 2+ graded samples that is not a fork)"
+        )
+        return 0
+    from o3viz.branch.continuation import Continuer
+    from o3viz.model import load_model
+
+    info = s.info
+    sampling = Sampling(
+        int(info.get("max_new_tokens") or args.max_new_tokens),
+        float(info.get("temperature") or args.temperature),
+        args.top_p,
+        int(info.get("seed") or 0) + 5000 + s.n,  # a new stream per set size
+    )
+    model, tokenizer = load_model(args.model)
+
+    def show(done: int, total: int) -> None:
+        print(f"\rfirming up: {done}/{total} continuations", end="", file=sys.stderr, flush=True)
+
+    with _ctrl_c() as stop:
+        new = firm_up(
+            s, tree, args.firm_up, Continuer(model=model, tokenizer=tokenizer), sampling,
+            limit=args.splits, on_progress=show, should_stop=stop,
+        )  # fmt: skip
+    print(file=sys.stderr)
+    if not new:
+        print(f"set {s.name}: stopped before a continuation finished; the set is unchanged")
+        return 0
+    grown = grow_set(store, s.name, new, {"stopped": True} if stop() else {})
+    after = build_tree(grown.traces)
+    print(
+        f"set {s.name}: {len(new)} continuations added after the sides of {len(todo)} undecided "
+        f"split(s), {grown.n} samples in all; forks {len(tree.forks)} before, {len(after.forks)} now; "
+        f"draw it with: o3viz tree {s.name}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from o3viz.store.store import Store
 
@@ -175,6 +245,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"set {s.name}: {s.n} traces of one question")
         print(f"{len(made)} set(s) made from dataset {args.group_dataset}")
         return 0
+    if args.firm_up is not None:
+        return _firm_up(args, store)
     if args.texts:
         from o3viz.samples.group import import_texts_as_set
 

@@ -32,6 +32,19 @@ def split_set(n_right: int = 6, n_wrong: int = 6, tail: int = 0) -> list[Trace]:
     return [text_sample(right) for _ in range(n_right)] + [text_sample(wrong) for _ in range(n_wrong)]
 
 
+def undecided_set() -> list[Trace]:
+    """A set whose one split the fork test can't decide: the multiply side holds one right sample
+    (18) and one that subtracts wrong (17), the add side two wrong (14); 1 of 2 against 0 of 2."""
+    head = "We need the muffins left. First count the muffins baked. "
+    texts = [
+        head + "There are 12 * 4 = 48 muffins. Then 48 - 30 = 18 are left. The answer is 18.",
+        head + "There are 12 * 4 = 48 muffins. Then 48 - 31 = 17 are left. The answer is 17.",
+        head + "There are 12 + 4 = 16 muffins. Then 30 - 16 = 14 are left. The answer is 14.",
+        head + "There are 12 + 4 = 16 muffins. Then 30 - 16 = 14 are left. The answer is 14.",
+    ]
+    return [text_sample(t) for t in texts]
+
+
 def long_texts(n: int, steps: int, seed: int = 0) -> list[str]:
     """``n`` synthetic replies of ``steps`` sentences each (about 20 tokens a sentence: 200 steps
     is about 4k tokens) that share an opening and part ways at random steps, as samples do."""

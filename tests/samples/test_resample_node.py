@@ -43,3 +43,47 @@ def test_resampling_a_node_grows_the_set_through_that_node(tiny, tmp_path):
         assert t.final.text.startswith("We need the muffins left. First count the muffins baked.")
     again = ResampleNodeJob(store, "split", 1, 1, lambda: tiny, expect_n=4)  # drawn for 4: the set has 7
     assert again.wait(600) and "changed meanwhile" in again.result.line and read_set(store, "split").n == 7
+
+
+def test_firming_up_grows_both_sides_of_an_undecided_split(tiny):
+    from o3viz.branch.continuation import Continuer
+    from o3viz.clients import Sampling
+    from o3viz.samples.resample import firm_up, undecided
+    from o3viz.samples.sets import SampleSet
+    from o3viz.testing.sample_sets import undecided_set
+
+    s = SampleSet("undecided", undecided_set())
+    tree = build_tree(s.traces)
+    assert undecided(tree) == [1]
+    best, worst = tree.nodes[1].sides
+    model, tokenizer = tiny
+    seen = []
+    new = firm_up(
+        s, tree, 3, Continuer(model=model, tokenizer=tokenizer), Sampling(12, 0.7, 0.95, 7),
+        on_progress=lambda done, total: seen.append((done, total)),
+    )  # fmt: skip
+    assert len(new) == 6 and seen[-1] == (6, 6)
+    assert [t.info["sample"]["node"] for t in new] == [best] * 3 + [worst] * 3
+    head = "We need the muffins left. First count the muffins baked. "
+    assert all(t.final.text.startswith(head + "There are 12 * 4 = 48 muffins.") for t in new[:3])
+    assert all(t.final.text.startswith(head + "There are 12 + 4 = 16 muffins.") for t in new[3:])
+    after = build_tree(s.traces + new)
+    sides = [n for n in after.nodes if n.parent == 1]
+    assert sorted(n.samples for n in sides) == [5, 5]  # each side: its 2 samples and 3 new ones
+    assert len({t.final.text for t in new[:3]}) > 1  # one stream a side, not one continuation copied
+
+
+def test_firm_up_on_the_command_line_adds_to_the_set_and_reports_the_forks(
+    tiny, tmp_path, monkeypatch, capsys
+):
+    import o3viz.model
+    from o3viz.cli.main import main
+    from o3viz.testing.sample_sets import undecided_set
+
+    monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: tiny)
+    save_set(Store(), "undecided", undecided_set(), {"temperature": 0.7, "max_new_tokens": 12})
+    assert main(["sample", "--firm-up", "2", "--set", "undecided"]) == 0
+    out = capsys.readouterr().out
+    assert "4 continuations added after the sides of 1 undecided split(s), 8 samples in all" in out
+    assert "forks 0 before" in out
+    assert read_set(Store(), "undecided").n == 8

@@ -138,3 +138,32 @@ def test_a_reference_goes_with_a_free_prompt_not_a_task(monkeypatch, capsys):
     monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
     assert main(["sample", "--task", "gsm8k:3", "--reference", "5"]) == 2
     assert "a task (--task) carries its own reference" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--firm-up", "2"], "--firm-up needs --set NAME"),
+        (["--firm-up", "0", "--set", "split"], "--firm-up 0: give 1 to 32"),
+        (["--firm-up", "2", "--set", "split", "--splits", "0"], "--splits 0: give 1 to 16"),
+        (["--firm-up", "2", "--set", "nope"], "nope"),
+    ],
+)
+def test_firm_up_refusals_are_one_line_before_any_model_loads(store, monkeypatch, capsys, args, says):
+    import o3viz.model
+
+    save_set(store, "split", split_set(3, 3))
+    monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    assert main(["sample", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_a_set_whose_splits_are_all_decided_has_nothing_to_firm_up(store, monkeypatch, capsys):
+    import o3viz.model
+
+    save_set(store, "split", split_set(3, 3))  # its one split is a fork
+    monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    assert main(["sample", "--firm-up", "2", "--set", "split"]) == 0
+    assert "no undecided split" in capsys.readouterr().out
+    assert read_set(store, "split").n == 6
