@@ -2,7 +2,8 @@
 first screen has the question, the majority answer with its interval, the share reaching the
 reference, the tree (left to right, edge width = samples, colour = reference share) and the top
 forks with both sides' step. A click on a node lists its samples (Inspect links) and offers
-"Resample from here"; a fork opens one sample of each side in Compare, at the fork. With no set,
+"Resample from here"; a fork opens one sample of each side in Compare, at the fork. Splits with too
+few samples a side to decide get "Firm up": K continuations after each side's first step. With no set,
 a form samples one on the embedded model (a job with progress and Stop)."""
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ import streamlit as st
 
 from o3viz.app import Query, list_sets, read_set
 from o3viz.app.sampling import (
+    MAX_FIRM_NODES,
     MAX_RESAMPLE,
     TOP_FORKS,
+    FirmUpJob,
     ResampleNodeJob,
     SampleSetJob,
     build_tree,
     resample_point,
     sample_tree_figure,
+    undecided,
 )
 from o3viz.figures import clip_label, escape_markdown
 from pages.common.jobs import follow_job, start_job
@@ -127,6 +131,15 @@ def headline(s, tree) -> None:
     st.markdown(" · ".join(parts))
 
 
+def _drawn_with(s) -> dict:
+    """The new tokens and temperature the set was drawn with: more samples of the same distribution."""
+    info = s.info
+    return {
+        "max_new_tokens": int(info.get("max_new_tokens") or 256),
+        "temperature": float(info.get("temperature") or 0.7),
+    }
+
+
 def resample_box(s, tree, node_id: int) -> None:
     """ "Resample from here": K more continuations of this node's prefix, added to the set."""
     job = st.session_state.samples_resample_job
@@ -138,14 +151,40 @@ def resample_box(s, tree, node_id: int) -> None:
     k = c1.number_input("K", 1, MAX_RESAMPLE, 4, key="smp_k")
     where = "the question" if step == 0 else f"step {step} of {tree.samples[sample].name}"
     if c2.button("Resample from here", icon=":material/call_split:", help=f"K continuations from {where}"):
-        new = int(s.traces[0].info.get("sample_set", {}).get("max_new_tokens") or 256)
         start_job(
             "samples_resample_job",
             lambda: ResampleNodeJob(
-                store(), s.name, node_id, int(k), get_model, expect_n=s.n, max_new_tokens=new
+                store(), s.name, node_id, int(k), get_model, expect_n=s.n, **_drawn_with(s)
             ),
         )
     st.caption(escape_markdown(f"Continues from {where} with the embedded model; the set and the tree grow."))
+
+
+def firm_up_box(s, tree) -> None:
+    """ "Firm up": K continuations after each side of every undecided split, added to the set."""
+    job = st.session_state.samples_firm_job
+    if job is not None:
+        follow_job("samples_firm_job", job, _ended, live=True)
+        return
+    todo = min(len(undecided(tree)), MAX_FIRM_NODES)
+    if not todo:
+        return
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    k = int(c1.number_input("K a side", 1, MAX_RESAMPLE, 4, key="smp_firm_k"))
+    if c2.button(
+        f"Firm up {todo} undecided split{'s' if todo > 1 else ''}",
+        icon=":material/query_stats:",
+        help="Too few samples a side to tell the sides apart: draws K continuations after each side's "
+        "first step with the embedded model, adds them to the set and tests again.",
+    ):
+        start_job(
+            "samples_firm_job",
+            lambda: FirmUpJob(store(), s.name, k, get_model, expect_n=s.n, splits=todo, **_drawn_with(s)),
+        )
+    st.caption(
+        f"{todo} split{'s have' if todo > 1 else ' has'} two sides of 2+ graded samples that differ too "
+        f"little to call a fork: firming up draws {2 * todo * k} continuations."
+    )
 
 
 def pick_set(sets) -> str:
@@ -197,6 +236,7 @@ with left:
 with right, st.container(height=TREE_HEIGHT, border=False):
     if node_id is None:
         forks_panel(s, tree, TOP_FORKS, lambda fid: _select(tree, name, fid))
+        firm_up_box(s, tree)
         st.caption("Click a node in the tree to list its samples and resample from it.")
     else:
         node_panel(

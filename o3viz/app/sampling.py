@@ -6,7 +6,9 @@ statistics live in ``o3viz.analysis.importance``, whose package imports torch. T
 - ``SampleSetJob``: N samples of a prompt or task on the local model, stored as a new set; a stop
   keeps the finished samples as a smaller set (two at least) and says so;
 - ``ResampleNodeJob``: K continuations from one node of a set's tree
-  (``o3viz.samples.resample.resample_node``), added to the set (``grow_set``).
+  (``o3viz.samples.resample.resample_node``), added to the set (``grow_set``);
+- ``FirmUpJob``: K continuations after each side of every split the fork test could not decide
+  (``o3viz.samples.resample.firm_up``), added to the set, and the forks before and after.
 
 Each job's ``result`` is a ``SetOutcome``: the set, how many samples it kept of those asked for,
 and the line the page shows.
@@ -22,14 +24,16 @@ from o3viz.app.jobs import Job, Progress
 from o3viz.errors import UsageError
 from o3viz.figures.sample_tree import sample_tree_figure
 from o3viz.samples.request import SampleRequest, new_set_name
-from o3viz.samples.resample import MAX_RESAMPLE, resample_point
+from o3viz.samples.resample import MAX_FIRM_NODES, MAX_RESAMPLE, resample_point, undecided
 from o3viz.samples.tree import SampleTree, build_tree
 from o3viz.samples.view_data import TOP_FORKS, tree_view_data
 from o3viz.store.query import Query
 from o3viz.store.store import Store
 
 __all__ = [
+    "MAX_FIRM_NODES",
     "MAX_RESAMPLE",
+    "FirmUpJob",
     "TOP_FORKS",
     "ResampleNodeJob",
     "SampleSetJob",
@@ -39,6 +43,7 @@ __all__ = [
     "resample_point",
     "sample_tree_figure",
     "tree_view_data",
+    "undecided",
 ]
 
 Load = Callable[[], tuple[Any, Any]]  # () -> (model, tokenizer), loaded in the job's thread
@@ -138,3 +143,57 @@ class ResampleNodeJob(Job):
             return SetOutcome(name, len(new), k, len(new) < k, line)
 
         super().__init__(work, start=Progress(0, k, "loading the model…"))
+
+
+class FirmUpJob(Job):
+    """``k`` continuations after each side of the first ``splits`` undecided splits of set
+    ``name``'s tree, with the local model, added to the set. Like ``ResampleNodeJob``, the tree is
+    rebuilt from the stored set and a set grown meanwhile (``expect_n``) is refused in one line."""
+
+    def __init__(
+        self, store: Store, name: str, k: int, load: Load, *, expect_n: int, splits: int = MAX_FIRM_NODES,
+        max_new_tokens: int = 256, temperature: float = 0.7,
+    ) -> None:  # fmt: skip
+        if not 1 <= k <= MAX_RESAMPLE:
+            raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations a side")
+        self.name, self.k = name, k
+
+        def work(report, should_stop) -> SetOutcome:
+            from o3viz.branch.continuation import Continuer
+            from o3viz.clients import Sampling
+            from o3viz.samples.resample import firm_up
+            from o3viz.samples.sets import grow_set, read_set
+
+            s = read_set(store, name)
+            if s.n != expect_n:
+                return SetOutcome(
+                    name, 0, 0, False, f"Set {name} changed meanwhile ({s.n} samples now): nothing drawn."
+                )
+            tree = build_tree(s.traces)
+            todo = len(undecided(tree)[:splits])
+            if not todo:
+                return SetOutcome(name, 0, 0, False, f"Set {name}: no undecided split to firm up.")
+            model, tokenizer = load()
+            report(Progress(0, 2 * todo * k, f"drawing {k} continuations a side for {todo} splits…"))
+            sampling = Sampling(max_new_tokens, temperature, 0.95, 5000 + s.n)  # a new stream per size
+            new = firm_up(
+                s, tree, k, Continuer(model=model, tokenizer=tokenizer), sampling, limit=splits,
+                on_progress=lambda done, total: report(Progress(done, total, f"{done} of {total} continuations")),
+                should_stop=should_stop,
+            )  # fmt: skip
+            if not new:
+                return SetOutcome(
+                    name, 0, k, True, "Stopped before a continuation finished: the set is unchanged."
+                )
+            stopped = bool(should_stop())
+            grown = grow_set(store, name, new, {"stopped": True} if stopped else {})
+            forks = len(build_tree(grown.traces).forks)
+            line = (
+                f"Set {name}: {len(new)} continuations added after the sides of {todo} undecided "
+                f"split(s), {grown.n} samples in all; forks: {len(tree.forks)} before, {forks} now."
+            )
+            if stopped:
+                line = f"Stopped: {len(new)} continuations added ({grown.n} in all); forks now {forks}."
+            return SetOutcome(name, len(new), 2 * todo * k, stopped, line)
+
+        super().__init__(work, start=Progress(0, 1, "loading the model…"))

@@ -137,6 +137,8 @@ def firm_up(
         progress = (lambda d, _t, done=done: on_progress(done + d, len(points) * k)) if on_progress else None
         seeded = dataclasses.replace(sampling, seed=sampling.seed + j)
         out += _continue(s, tree, sample, step, side, k, continuer, seeded, cache, progress, should_stop)
+        if on_progress:  # also when the rollout cache had them all
+            on_progress(len(out), len(points) * k)
     return out
 
 

@@ -37,6 +37,7 @@ STATE: dict[str, object] = {
     "samples_node": None,  # the node selected in its tree: {"set", "sample", "depth"}, kept as the set grows
     "samples_job": None,  # the sampling job in progress (o3viz.app.sampling.SampleSetJob)
     "samples_resample_job": None,  # the "Resample from here" job in progress (ResampleNodeJob)
+    "samples_firm_job": None,  # the "Firm up undecided splits" job in progress (FirmUpJob)
     "samples_message": None,  # ("ok" | "stopped" | "error", line) of the last sampling job, shown once
     "dataset_query": None,  # a Library filter handed to the Dataset page (read once)
     "ds_rest": None,

@@ -145,3 +145,21 @@ def test_64_samples_of_4k_tokens_name_their_collapsed_chains(no_samples):
     assert "n = 64" in _text(at)
     (chart,) = at.get("plotly_chart")
     assert "shared steps" in chart.proto.spec
+
+
+def test_an_undecided_split_offers_to_firm_it_up_and_a_decided_one_does_not(gsm8k_sets):
+    from o3viz.samples.sets import save_set
+    from o3viz.store.store import Store
+    from o3viz.testing.sample_sets import undecided_set
+
+    save_set(Store(), "u", undecided_set(), {"temperature": 0.6, "max_new_tokens": 64})
+    at = _page({"set": "u"})
+    assert any(b.label == "Firm up 1 undecided split" for b in at.button)
+    assert any(
+        "1 split has two sides of 2+ graded samples" in c.value and "8 continuations" in c.value
+        for c in at.caption
+    )
+    at.number_input(key="smp_firm_k").set_value(6).run()
+    assert any("draws 12 continuations" in c.value for c in at.caption)
+    decided = _page({"set": "g:q2"})  # its one split is a fork
+    assert not any(b.label.startswith("Firm up") for b in decided.button)

@@ -87,3 +87,22 @@ def test_firm_up_on_the_command_line_adds_to_the_set_and_reports_the_forks(
     assert "4 continuations added after the sides of 1 undecided split(s), 8 samples in all" in out
     assert "forks 0 before" in out
     assert read_set(Store(), "undecided").n == 8
+
+
+def test_the_firm_up_job_grows_the_set_and_says_how_the_forks_changed(tiny, tmp_path):
+    from o3viz.app.sampling import FirmUpJob
+    from o3viz.testing.sample_sets import undecided_set
+
+    store = Store(tmp_path / "store")
+    save_set(store, "u", undecided_set())
+    job = FirmUpJob(store, "u", 2, lambda: tiny, expect_n=4, max_new_tokens=12)
+    assert job.wait(600) and job.error is None, job.error
+    assert (
+        job.result.kept == 4
+        and "4 continuations added after the sides of 1 undecided split(s), 8 samples" in job.result.line
+    )
+    assert "forks: 0 before" in job.result.line and read_set(store, "u").n == 8
+    decided = Store(tmp_path / "decided")
+    save_set(decided, "split", split_set(3, 3))
+    job = FirmUpJob(decided, "split", 2, lambda: pytest.fail("a model was loaded"), expect_n=6)
+    assert job.wait(600) and "no undecided split" in job.result.line
