@@ -141,7 +141,13 @@ def _sample(args, store) -> int:
         info = have.info
         if not (info.get("prompt") or info.get("task_id")):
             raise UsageError(f"set {args.set_name} was not drawn from a prompt or task; it cannot grow")
+        if args.reference is not None:
+            raise UsageError(
+                "--reference does not go with --grow: a set keeps the reference it was drawn with"
+            )
         args.prompt, args.task = info.get("prompt"), info.get("task_id")
+        if args.prompt:  # a free prompt's reference is the set's (a task brings its own)
+            args.reference = have.traces[0].task.reference
         args.temperature = float(info.get("temperature") or args.temperature)
         args.max_new_tokens = int(info.get("max_new_tokens") or args.max_new_tokens)
         args.seed = int(info.get("seed") or 0) + 1 + have.n  # a new stream: the grown samples differ

@@ -106,3 +106,18 @@ def test_the_firm_up_job_grows_the_set_and_says_how_the_forks_changed(tiny, tmp_
     save_set(decided, "split", split_set(3, 3))
     job = FirmUpJob(decided, "split", 2, lambda: pytest.fail("a model was loaded"), expect_n=6)
     assert job.wait(600) and "no undecided split" in job.result.line
+
+
+def test_a_grown_free_prompt_set_grades_its_new_samples_by_the_sets_reference(tiny, monkeypatch, capsys):
+    import o3viz.model
+    from o3viz.cli.main import main
+    from o3viz.testing.sample_sets import QUESTION, REFERENCE
+
+    monkeypatch.setattr(o3viz.model, "load_model", lambda *a, **k: tiny)
+    settings = {"prompt": QUESTION, "temperature": 0.7, "max_new_tokens": 8}
+    save_set(Store(), "free", split_set(1, 1), settings)
+    assert main(["sample", "--grow", "--set", "free", "--n", "2"]) == 0
+    s = read_set(Store(), "free")
+    assert s.n == 4 and {t.task.reference for t in s.traces[2:]} == {REFERENCE}
+    assert main(["sample", "--grow", "--set", "free", "--reference", "7"]) == 2
+    assert "a set keeps the reference it was drawn with" in capsys.readouterr().err
