@@ -15,7 +15,7 @@
   0.8), pooled over the ``--fork-n`` sample trees of the prompts in ``RECALL_PROMPTS`` (chosen by
   the model's accuracy alone; see there). The line also counts the forks called that are not real.
 - ``fork_recall_firmed``: the same real forks, called by the tree after ``firm_up`` (the Samples
-  page's "Firm up undecided splits", ``o3viz sample --firm-up K``) drew ``--k`` continuations after
+  page's "Firm up undecided splits", ``o3viz sample --firm-up K``) drew ``--firm-k`` continuations after
   each side of every split the drawn tree could not decide, with other seeds than the check's; the
   line says how many samples that added.
   ``--quick`` runs every part at a small scale.
@@ -44,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=16, help="samples in the batching comparison (16)")
     p.add_argument("--tokens", type=int, default=256, help="new tokens per sample (256)")
     p.add_argument("--k", type=int, default=8, help="resamples a side for fork recall (8)")
+    p.add_argument(
+        "--firm-k", type=int, default=8, help="continuations a side the firm-up draws (8; 1 to 32)"
+    )
     p.add_argument(
         "--fork-n", type=int, default=16, help="samples a prompt whose tree is checked for recall (16)"
     )
@@ -270,7 +273,9 @@ def _states_answer(trace, depth: int) -> bool:
     return found is not None and found.end <= rnd.steps[depth].end
 
 
-def _prompt_forks(model, tok, question: str, reference: str, n: int, tokens: int, k: int, temperature: float):
+def _prompt_forks(
+    model, tok, question: str, reference: str, n: int, tokens: int, k: int, temperature: float, firm_k: int
+):
     """One prompt's counts, and its line: N samples, their tree graded against ``reference``, and
     every branching node with two sides of MIN_SIDE samples checked by resampling."""
     from o3viz.samples.draw import draw_local
@@ -287,7 +292,7 @@ def _prompt_forks(model, tok, question: str, reference: str, n: int, tokens: int
     traces = draw_local(model, tok, req).traces  # graded against the reference as they are drawn
     tree = build_tree(traces)
     samples = tree.samples
-    added = _firm_up(model, tok, traces, tree, tokens, k, temperature)
+    added = _firm_up(model, tok, traces, tree, tokens, firm_k, temperature)
     after = build_tree(traces + added)
     c, checked = ForkCounts(drawn=len(traces), added=len(added)), []
     for node in tree.nodes:
@@ -328,10 +333,10 @@ def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float) 
     return firm_up(s, tree, k, Continuer(model=model, tokenizer=tok), sampling, limit=MAX_FIRM_NODES)
 
 
-def _recall(model, tok, prompts, n: int, tokens: int, k: int, temperature: float) -> None:
-    counts = [_prompt_forks(model, tok, q, ref, n, tokens, k, temperature) for q, ref in prompts]
+def _recall(model, tok, prompts, n: int, tokens: int, k: int, temperature: float, firm_k: int) -> None:
+    counts = [_prompt_forks(model, tok, q, ref, n, tokens, k, temperature, firm_k) for q, ref in prompts]
     print(recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens"))
-    print(firmed_line(pooled(counts), k))
+    print(firmed_line(pooled(counts), firm_k))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -339,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
 
     prompts = RECALL_PROMPTS
     if args.quick:
-        args.n, args.tokens, args.k, args.fork_n, args.fork_tokens = 4, 32, 4, 8, 64
+        args.n, args.tokens, args.k, args.fork_n, args.fork_tokens, args.firm_k = 4, 32, 4, 8, 64, 4
         prompts = RECALL_PROMPTS[:2]
     torch.set_num_threads(args.threads)
     print(f"load_before: {_load()}")
@@ -356,6 +361,8 @@ def run(args: argparse.Namespace) -> int:
     if "batch" in parts:
         _batch(model, tok, args.n, args.tokens)
     if "recall" in parts:
-        _recall(model, tok, prompts, args.fork_n, args.fork_tokens, args.k, args.fork_temperature)
+        _recall(
+            model, tok, prompts, args.fork_n, args.fork_tokens, args.k, args.fork_temperature, args.firm_k
+        )
     print(f"load_after: {_load()}")
     return 0
