@@ -5,7 +5,8 @@ two samples' step there. Three samples of a 135M model at a few tokens give no f
 two branches of at least two graded samples each), so the fork clicked is the GSM8K set's, whose
 four systems split 2 right / 2 wrong after a shared first step. Screenshots at 1280×720 of the
 GSM8K tree (and its fork selected), of the twenty thinking texts' tree and of 64 synthetic samples
-of about 4k tokens go to test-artifacts/ (copied to
+of about 4k tokens go to test-artifacts/, and an undecided split is firmed up with the
+embedded model through its button (copied to
 docs/screenshots/ for docs/samples.md)."""
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def _sets(shared_data, tmp_path) -> None:
     from o3viz.testing.sample_sets import long_texts, text_sample
 
     save_set(Store(), "long", [text_sample(t) for t in long_texts(64, 200)])  # 64 samples of ~4k tokens
+    from o3viz.testing.sample_sets import undecided_set
+
+    save_set(Store(), "u", undecided_set(), {"temperature": 0.7, "max_new_tokens": 8})
 
 
 def _shot(page, path) -> None:
@@ -113,4 +117,20 @@ def test_sample_a_set_then_open_a_fork_in_compare(shared_data, tmp_path):
         page.get_by_text("n = 64", exact=False).first.wait_for(timeout=LOAD_MS)
         page.locator("text=shared steps").first.wait_for(timeout=LOAD_MS)
         _shot(page, art / "samples_long_64.png")
+        # 5. an undecided split firmed up on the embedded model: 1 continuation a side
+        page.goto(f"{url}/samples?set=u")
+        firm = page.get_by_role("button", name="Firm up 1 undecided split")
+        firm.wait_for(timeout=LOAD_MS)
+        box = firm.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 720, box  # on the first screen
+        _shot(page, art / "samples_firm_up.png")
+        k = page.get_by_label("K a side")
+        k.fill("1")
+        k.press("Enter")
+        page.get_by_text("draws 2 continuations", exact=False).wait_for(timeout=LOAD_MS)
+        firm.click()
+        page.get_by_text("2 continuations added after the sides of 1 undecided split", exact=False).wait_for(
+            timeout=SAMPLE_MS
+        )
+        expect(page.get_by_text("n = 6", exact=False).first).to_be_visible(timeout=LOAD_MS)
         browser.close()
