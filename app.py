@@ -4,7 +4,8 @@ session-state defaults (declared in ``pages/common/state.py``, initialised here 
 Streamlit runs this file as ``__main__`` at every rerun: that run is ``route()``. Before that,
 ``streamlit run app.py`` (and so ``o3viz app``) imports it as a module to look for an ASGI app: it
 finds ``app``, this script served with o3viz's security headers on every response
-(``o3viz.app.SecurityHeaders``: no other site may frame the app)."""
+(``o3viz.app.SecurityHeaders``: no other site may frame the app), and each page's HTML naming the
+server's root (``o3viz.app.PageBase``: a page opened at its own path skips a failed probe)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,15 @@ if __name__ == "__main__":  # a run of the script (Streamlit's script runner and
 else:  # imported by `streamlit run app.py`, which serves the st.App it finds here
     from starlette.middleware import Middleware
 
-    from o3viz.app import SecurityHeaders
+    from o3viz.app import PageBase, SecurityHeaders
     from pages.common.trace_view import view_routes  # Inspect's view data, by content hash
 
-    app = st.App(__file__, routes=view_routes(), middleware=[Middleware(SecurityHeaders)])
+    page_paths = [Path(f).stem for f, _, _ in PAGES]  # each page's URL path (st.Page's default)
+    app = st.App(
+        __file__,
+        routes=view_routes(),
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(PageBase, pages=page_paths, base=lambda: st.get_option("server.baseUrlPath") or ""),
+        ],
+    )

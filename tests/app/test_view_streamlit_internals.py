@@ -56,3 +56,11 @@ def test_a_renamed_internal_fails_the_check(monkeypatch):
     monkeypatch.setitem(tv.STREAMLIT_INTERNALS, "tab_panel", "stTabPanelV2")
     bundle = _bundle()
     assert f'"data-testid":`{tv.STREAMLIT_INTERNALS["tab_panel"]}`' not in bundle
+
+
+def test_the_root_the_pages_name_is_read_where_streamlit_reads_it():
+    """``o3viz.app.PageBase`` sets ``window.__streamlit.BACKEND_BASE_URL`` before the bundle runs;
+    the installed Streamlit must still read that object, and that name, to choose where to probe."""
+    main = _bundle()
+    assert "window.__streamlit" in main and "BACKEND_BASE_URL" in main
+    assert "_stcore/health" in main  # what it probes there
