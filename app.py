@@ -73,12 +73,24 @@ else:  # imported by `streamlit run app.py`, which serves the st.App it finds he
     from o3viz.app import PageBase, SecurityHeaders
     from pages.common.trace_view import view_routes  # Inspect's view data, by content hash
 
+    def _heads() -> dict[str, str]:
+        """Inspect's page fetches plotly.js at once and runs it while Streamlit connects."""
+        from o3viz.app.page_base import plotly_loader
+        from pages.common.trace_view import PLOTLY_SRC
+
+        return {"inspect": plotly_loader(PLOTLY_SRC)}
+
     page_paths = [Path(f).stem for f, _, _ in PAGES]  # each page's URL path (st.Page's default)
     app = st.App(
         __file__,
         routes=view_routes(),
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(PageBase, pages=page_paths, base=lambda: st.get_option("server.baseUrlPath") or ""),
+            Middleware(
+                PageBase,
+                pages=page_paths,
+                base=lambda: st.get_option("server.baseUrlPath") or "",
+                head=_heads(),
+            ),
         ],
     )

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from o3viz.app.page_base import MAX_HTML_BYTES, PageBase, base_script
+from o3viz.app.page_base import MAX_HTML_BYTES, PageBase, base_script, plotly_loader
 from o3viz.testing.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 PAGES = ("inspect", "samples", "library")
@@ -42,7 +42,8 @@ def _call(
         sent.append(message)
 
     scope = {"type": "http", "method": "GET", "path": path, "headers": [(b"accept-encoding", b"gzip")]}
-    asyncio.run(PageBase(app, PAGES, base=lambda: base)(scope, None, send))
+    head = {"inspect": plotly_loader("app/static/p.js")}
+    asyncio.run(PageBase(app, PAGES, base=lambda: base, head=head)(scope, None, send))
     return seen["headers"], sent
 
 
@@ -55,7 +56,7 @@ def test_a_pages_html_names_the_root_and_says_its_new_length(path):
     asked, sent = _call(path, chunks=3)
     body = _body(sent)
     seg = path.strip("/")
-    assert base_script(seg).encode() + b"</head>" in body
+    assert base_script(seg).encode() in body.split(b"</head>")[0]
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(body)).encode()
     assert [k for k, _ in sent[0]["headers"]].count(b"content-length") == 1
     assert b"accept-encoding" not in dict(asked)  # asked for plain HTML, so it can be read
@@ -82,6 +83,13 @@ def test_anything_else_passes_as_it_came(path, kw):
     _, sent = _call(path, **kw)
     assert _body(sent) == body
     assert dict(sent[0]["headers"])[b"content-length"] == str(len(body)).encode()
+
+
+def test_inspect_alone_fetches_plotly_js_with_the_page_and_runs_it_once_the_page_has_run():
+    inspect, samples = _body(_call("/inspect")[1]), _body(_call("/samples")[1])
+    assert b'<link rel="preload" as="script" href="app/static/p.js">' in inspect
+    assert b"DOMContentLoaded" in inspect and b'window["__o3vizPlotly"]=p' in inspect
+    assert b"preload" not in samples and b"BACKEND_BASE_URL" in samples
 
 
 def test_under_a_base_url_path_only_its_pages_are_named():
@@ -116,5 +124,10 @@ def test_a_page_opened_at_its_path_probes_the_root_once_and_connects(tmp_path):
             page.wait_for_function(SCRIPT_DREW, timeout=120_000)  # connected, and the page's script ran
             assert probes == ["/_stcore/health"], probes
             assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == url + "/"
+            if path == "/inspect":  # plotly.js fetched with the page, run once the page's scripts ran
+                page.wait_for_function("() => window.__o3vizPlotly && window.Plotly", timeout=120_000)
+                assert page.evaluate("document.querySelectorAll('script#o3viz-plotly').length") == 1
+            else:
+                assert page.evaluate("window.__o3vizPlotly === undefined")
             page.close()
         browser.close()
