@@ -21,7 +21,8 @@ was mounted, after the page's first elements were drawn. ``plotly_loader`` start
 the page and runs the script when the page's own scripts have run, while Streamlit connects and the
 server runs the page; the component waits on the same promise (``pages/common/o3view/plotly.js``).
 A first visit to ``/inspect?trace=…`` drew its first map in 2.21 s instead of 2.42 s (median of 5
-fresh browser contexts; Streamlit's own ``st.plotly_chart`` page: 1.91 s).
+fresh browser contexts; Streamlit's own ``st.plotly_chart`` page: 1.91 s; ``python -m benchmarks
+ui`` has the figures on three traces).
 
 What it relies on in Streamlit's frontend (``window.__streamlit``, ``BACKEND_BASE_URL``) is looked
 for in the installed bundle by ``tests/app/test_view_streamlit_internals.py``.
