@@ -75,7 +75,7 @@ else:  # imported by `streamlit run app.py`, which serves the st.App it finds he
 
     def _heads() -> dict[str, str]:
         """Inspect's page fetches plotly.js at once and runs it while Streamlit connects."""
-        from o3viz.app.page_base import plotly_loader
+        from o3viz.app import plotly_loader
         from pages.common.trace_view import PLOTLY_SRC
 
         return {"inspect": plotly_loader(PLOTLY_SRC)}

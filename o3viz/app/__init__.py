@@ -57,7 +57,7 @@ from o3viz.app.library import (
     stored_entries,
 )
 from o3viz.app.messages import explain_load_error
-from o3viz.app.page_base import PageBase
+from o3viz.app.page_base import PageBase, plotly_loader
 from o3viz.app.uploads import ImportOutcome, Upload, import_outcome, take_upload_in_worker
 from o3viz.compress.context import CompressionConfig
 from o3viz.errors import O3vizError, UsageError, one_line
@@ -93,6 +93,7 @@ __all__ = [
     "new_set_name",
     "read_set",
     "PageBase",
+    "plotly_loader",
     "SecurityHeaders",
     "PLOTLY_JS",
     "VIEW_STATIC",

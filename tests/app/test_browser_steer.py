@@ -71,13 +71,22 @@ def test_compare_shows_both_answers_and_the_spans_attention_on_one_scale(app):
 
 
 def test_the_run_page_lists_the_prompts_sentences_to_mark(app):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     url, page, _ = app
     page.goto(f"{url}/run")
     page.get_by_text("Steer attention to part of the prompt (PASTA)").first.click(timeout=LOAD_MS)
     page.get_by_text("Sentences to steer towards").first.wait_for(timeout=LOAD_MS)
-    page.locator('[data-testid="stMultiSelect"]').first.click()
     option = page.get_by_role("option", name=re.compile(r"^0: Natalia sold clips")).first
-    option.wait_for(timeout=LOAD_MS)  # the prompt's first sentence, numbered as the span names it
+    for _ in range(6):  # a rerun that lands just after the click redraws the list closed: open it again
+        page.locator('[data-testid="stMultiSelect"]').first.click()
+        try:
+            option.wait_for(
+                timeout=LOAD_MS // 6
+            )  # the prompt's first sentence, numbered as the span names it
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
     option.click()
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Run with and without steering").wait_for(timeout=LOAD_MS)
