@@ -17,6 +17,7 @@ each node.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +43,83 @@ from o3viz.view import (
 )
 
 MAP_HEIGHT = 410  # px: the map beside the outline and the details, in a 1280×720 first screen
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"  # served, never fetched
-__all__ = ["MAP_HEIGHT", "PLOTLY_JS", "VIEW_STATIC", "ViewFigure", "figure_view_data", "inspect_view_data"]
+
+# plotly.js for the app's views. The full bundle (4.6 MB) holds the page's thread for 0.7-0.8 s
+# while it runs, the largest part of Inspect's first map; plotly's "cartesian" partial bundle
+# (1.5 MB, from npm's plotly.js-cartesian-dist-min, MIT, its licence beside it) runs in about a
+# third of that and draws every trace type the views use. It is used where it is the same plotly.js
+# version as the installed plotly's full bundle (the figures' JSON is written for that version);
+# otherwise the full bundle is. Served by the app, never fetched from the network.
+FULL_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PARTIAL_JS = VIEW_STATIC / "plotly-cartesian.min.js"
+PARTIAL_TYPES = frozenset(
+    {"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image"}
+    | {"pie", "scatter", "scatterternary", "violin"}
+)
+_VERSION = re.compile(rb"plotly\.js(?: \([^)]*\))? v(\d+\.\d+\.\d+)")
+
+
+def plotly_version(path: Path) -> str | None:
+    """The plotly.js version a bundle's header names (``plotly.js (cartesian - minified) v4.1.1``)."""
+    try:
+        with open(path, "rb") as f:
+            m = _VERSION.search(f.read(400))
+    except OSError:
+        return None
+    return m.group(1).decode() if m else None
+
+
+def pick_plotly(partial: Path = PARTIAL_JS, full: Path = FULL_JS) -> tuple[Path, frozenset[str] | None]:
+    """(the plotly.js the views load, the trace types it draws: None for every type). The partial
+    bundle only where its version is the full bundle's."""
+    v = plotly_version(partial)
+    if v is not None and v == plotly_version(full):
+        return partial, PARTIAL_TYPES
+    return full, None
+
+
+PLOTLY_JS, VIEW_TYPES = pick_plotly()
+__all__ = [
+    "MAP_HEIGHT",
+    "PLOTLY_JS",
+    "VIEW_STATIC",
+    "VIEW_TYPES",
+    "ViewFigure",
+    "drawable",
+    "figure_view_data",
+    "inspect_view_data",
+    "pick_plotly",
+    "plotly_version",
+]
+
+
+def drawable(data, types: frozenset[str] | None = None) -> None:
+    """Raise ValueError where a figure in a view's ``data`` (any dict with a ``data`` list and a
+    ``layout``) has a trace type the views' plotly.js lacks (``types``; default ``VIEW_TYPES``;
+    None: every type). The partial bundle would leave such a trace undrawn without a word.
+
+    >>> drawable({"map": {"data": [{"type": "scattergl"}], "layout": {}}}, frozenset({"scatter"}))
+    Traceback (most recent call last):
+    ...
+    ValueError: the views' plotly.js does not draw scattergl traces (it draws: scatter)
+    """
+    types = VIEW_TYPES if types is None else types
+    if types is None:
+        return
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, list):
+            stack.extend(x for x in d if isinstance(x, dict | list))
+        elif isinstance(d, dict):
+            if isinstance(d.get("data"), list) and isinstance(d.get("layout"), dict):
+                for t in d["data"]:
+                    kind = t.get("type", "scatter") if isinstance(t, dict) else "scatter"
+                    if kind not in types:
+                        raise ValueError(
+                            f"the views' plotly.js does not draw {kind} traces (it draws: {', '.join(sorted(types))})"
+                        )
+            stack.extend(x for x in d.values() if isinstance(x, dict | list))
 
 
 def inspect_view_data(
@@ -104,6 +180,7 @@ def inspect_view_data(
         )
     if labels:
         data["outline"] = label_rows(data["outline"], labels)
+    drawable(data)
     return data
 
 
@@ -134,4 +211,5 @@ def figure_view_data(rows: Sequence[Sequence[ViewFigure]], round_index: int) -> 
         out.append([{"figure": figure_json(f.figure), "steps": f.steps} for f in row])
         height += max(int(f.figure.layout.height or 450) for f in row)
     height += ROW_GAP * max(len(out) - 1, 0)
+    drawable(out)
     return {"kind": "figures", "rows": out, "round": round_index, "select": SELECT_COLOR, "height": height}

@@ -78,6 +78,9 @@ def test_the_widgets_load_in_a_pause_and_the_chart_bundle_only_when_a_chart_tab_
         view_js = [r for r in plotly if "/app/static/o3viz-plotly-" in r.url]
         assert len(view_js) == 1 and view_js[0].status == 200, [r.url for r in plotly]
         assert "last-modified" in view_js[0].headers and "etag" in view_js[0].headers
+        # the views' plotly.js is the partial bundle (it lacks the WebGL traces), and it drew the map
+        drawn = page.evaluate("() => Object.keys(window.Plotly.PlotSchema.get().traces)")
+        assert "scatter" in drawn and "heatmap" in drawn and "scattergl" not in drawn, drawn
         page.wait_for_function(WARMED, timeout=LOAD_MS)  # no tab clicked: the view asked
         page.wait_for_function(f"(names) => names.every({LOADED})", arg=WARM_CHUNKS, timeout=LOAD_MS)
         page.wait_for_timeout(2000)  # the old code imported the chart's bundle with the widgets'
