@@ -15,14 +15,16 @@ path is not ``{base}/{page}``, when the page already set ``window.__streamlit``,
 response is not plain HTML; Streamlit then probes as it always did. The HTML is asked for
 uncompressed (it is 8 KB) so that it can be read; its length is set again.
 
-**What a page needs first** (``head``: page → HTML). Inspect's map waits for plotly.js (1.5 MB
-compressed, about 0.7 s of the page's thread to run), which its component asked for only once it
-was mounted, after the page's first elements were drawn. ``plotly_loader`` starts the fetch with
-the page and runs the script when the page's own scripts have run, while Streamlit connects and the
-server runs the page; the component waits on the same promise (``pages/common/o3view/plotly.js``).
-A first visit to ``/inspect?trace=…`` drew its first map in 2.21 s instead of 2.42 s (median of 5
-fresh browser contexts; Streamlit's own ``st.plotly_chart`` page: 1.91 s; ``python -m benchmarks
-ui`` has the figures on three traces).
+**What a page needs first** (``head``: page → HTML). Inspect's map waits for plotly.js, which its
+component asked for only once it was mounted, after the page's first elements were drawn.
+``plotly_loader`` starts the fetch with the page and runs the script when the page's own scripts
+have run, while Streamlit connects and the server runs the page; the component waits on the same
+promise (``pages/common/o3view/plotly.js``). A first visit to ``/inspect?trace=…`` drew its first
+map in 2.21 s instead of 2.42 s (median of 5 fresh browser contexts; Streamlit's own
+``st.plotly_chart`` page: 1.91 s). The script is plotly's cartesian partial bundle
+(``o3viz.app.inspect_view.PLOTLY_JS``: 1.5 MB, about 0.28 s of the page's thread to run, where the
+full bundle's 4.6 MB held it 0.78 s); with it the first map took 1.73-1.91 s, below that page's
+1.95-2.02 s (``python -m benchmarks ui`` has the figures on three traces).
 
 What it relies on in Streamlit's frontend (``window.__streamlit``, ``BACKEND_BASE_URL``) is looked
 for in the installed bundle by ``tests/app/test_view_streamlit_internals.py``.

@@ -55,8 +55,9 @@ CHART = "PlotlyChart"
 def _static_plotly() -> str:
     """plotly.js's URL from the page: the app's own static file (``<app>/static/``, served at
     ``app/static/`` when ``server.enableStaticServing`` is on, as ``.streamlit/config.toml`` sets
-    it), with Last-Modified and an ETag, so the browser keeps the 4.6 MB file and its compiled code
-    between loads; the app's route where that is off or the folder can't be written."""
+    it), with Last-Modified and an ETag, so the browser keeps the file (``PLOTLY_JS``: plotly's
+    1.5 MB cartesian bundle) and its compiled code between loads; the app's route where that is
+    off or the folder can't be written."""
     name = f"o3viz-plotly-{hashlib.sha256(PLOTLY_JS.read_bytes()).hexdigest()[:16]}.min.js"
     if not st.get_option("server.enableStaticServing"):
         return f"{ROUTE}/{name}"
@@ -249,14 +250,17 @@ def _reported(key: str, on_change):
     return copy
 
 
-def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None):
+def trace_view(url: str, *, key: str, push: dict, height: int, on_change=None, on_drawn=None):
     """Draw the view on ``url``'s data. ``push`` ({n, id, episode}) moves the view's selection
     when ``n`` changes (the server selected something); the view reports the user's selection as
-    ``{id, episode, seq}`` in ``st.session_state[key]`` (``on_change`` runs after)."""
+    ``{id, episode, seq}`` in ``st.session_state[key]`` (``on_change`` runs after). With
+    ``on_drawn``, the view also says once, when the map is drawn and the reader pauses, that it
+    was drawn: ``on_drawn`` runs (in that rerun's callbacks)."""
     return _map(
         key=f"{key}.v2",
-        data={"url": url, "push": push, "height": height},
+        data={"url": url, "push": push, "height": height, "drawn": on_drawn is None},
         on_selection_change=_reported(key, on_change),
+        on_drawn_change=on_drawn or (lambda: None),
     )
 
 

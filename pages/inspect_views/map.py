@@ -166,6 +166,13 @@ def _push(node: str | None, episode: str | None) -> dict:
     return {"n": st.session_state.inspect_push, "id": node, "episode": episode}
 
 
+MAP_DRAWN = "inspect_map_drawn"  # the map was drawn in this session: the kept tabs draw in every run
+
+
+def _map_drawn() -> None:
+    st.session_state[MAP_DRAWN] = True
+
+
 def map_view(key: str, trace: Trace) -> None:
     """The first view, drawn in every run (``pages.inspect.KEPT``): while another tab is open,
     Streamlit keeps the component's frame, hidden, with the map drawn, and coming back to the map
@@ -195,5 +202,6 @@ def map_view(key: str, trace: Trace) -> None:
         push=_push(node, None if ep is None else str(ep.index)),
         height=height,
         on_change=lambda: _on_view(view_key),
+        on_drawn=None if st.session_state.get(MAP_DRAWN) else _map_drawn,
     )
     details_panel(trace, outline, lambda: graph_of(key, trace), node)

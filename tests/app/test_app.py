@@ -320,9 +320,27 @@ def test_a_switch_between_the_map_and_attention_keeps_every_widget_of_both(sampl
     at = _app()
     at.switch_page("pages/inspect.py")
     at.session_state["inspect_node"] = "step:0:1"
+    at.session_state["inspect_map_drawn"] = True  # the view said so (AppTest runs no script)
     at.run()
     on_map = _widget_ids(at)
     at.session_state["inspect_view"] = "Attention"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(on_map) > 5 and _widget_ids(at) == on_map
+
+
+def test_the_closed_attention_tab_waits_until_the_view_says_the_map_is_drawn(samples):
+    # Drawn in the first run, the closed Attention tab's widgets held the first map back in the
+    # browser while their bundles loaded. Now they join in the run after the view's report.
+    at = _app()
+    at.switch_page("pages/inspect.py")
+    at.run()
+    first = _widget_ids(at)
+    at.session_state["inspect_map_drawn"] = True  # what the view's report sets
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kept = _widget_ids(at)
+    assert set(first) < set(kept), (first, kept)  # the map's widgets stay; the Attention tab's join
+    at.session_state["inspect_view"] = "Attention"
+    at.run()
+    assert _widget_ids(at) == kept

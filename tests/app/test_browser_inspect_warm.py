@@ -30,7 +30,10 @@ SAMPLE = REPO_ROOT / "sample_traces" / "solve_math_gsm8k.o3trace.json.gz"
 LOAD_MS = 120_000  # the machine may be busy: generous waits, never a timing assertion
 LOADED = """(name) => performance.getEntriesByType('resource')
   .some((e) => e.name.endsWith('/static/js/' + name))"""  # one of Streamlit's bundles, by file name
-WARMED = "() => window.__o3vizWarmAt > 0"  # the view has asked the page for the widgets' bundles
+WARMED = "() => window.__o3vizWarmAt > 0"
+FIG_AT = """window.__figAt = 0; new MutationObserver(() => {
+  if (!window.__figAt && document.querySelector('.o3v-fig')) window.__figAt = Date.now();
+}).observe(document, {subtree: true, childList: true});"""  # when the Attention tab's view first shows  # the view has asked the page for the widgets' bundles
 
 
 @contextlib.contextmanager
@@ -72,6 +75,7 @@ def test_the_widgets_load_in_a_pause_and_the_chart_bundle_only_when_a_chart_tab_
         page.on(
             "response", lambda r: plotly.append(r) if "plotly" in r.url and r.url.endswith(".js") else None
         )
+        page.add_init_script(FIG_AT)
         page.goto(inspect)
         frame = page.locator(".o3v-map")
         frame.locator("#map .point").first.wait_for(timeout=LOAD_MS)
@@ -82,6 +86,11 @@ def test_the_widgets_load_in_a_pause_and_the_chart_bundle_only_when_a_chart_tab_
         drawn = page.evaluate("() => Object.keys(window.Plotly.PlotSchema.get().traces)")
         assert "scatter" in drawn and "heatmap" in drawn and "scattergl" not in drawn, drawn
         page.wait_for_function(WARMED, timeout=LOAD_MS)  # no tab clicked: the view asked
+        # the closed Attention tab is drawn (hidden) too, but only after the map: its widgets held
+        # the first map back while their bundles loaded
+        page.wait_for_function("() => window.__figAt > 0", timeout=LOAD_MS)
+        fig_at, map_at = page.evaluate("() => [window.__figAt, window.__o3vizMapDrawn]")
+        assert fig_at >= map_at > 0, (fig_at, map_at)
         page.wait_for_function(f"(names) => names.every({LOADED})", arg=WARM_CHUNKS, timeout=LOAD_MS)
         page.wait_for_timeout(2000)  # the old code imported the chart's bundle with the widgets'
         assert page.evaluate("() => window.__o3vizWarm === true")

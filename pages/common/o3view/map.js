@@ -95,10 +95,19 @@ function mapView(root) {
       root.dataset.url = a.url;
       apply(V.latest);
       warm();
+      tellDrawn();
     }).catch((e) => {
       V.loading = false;
       root.textContent = 'The view could not be loaded: ' + e;
     });
+  }
+  // Inspect draws its kept Attention tab (hidden) only once the map is drawn: the tab's widgets
+  // held the first map back while their bundles loaded. Told once, when the reader pauses (as
+  // ``warm``), and only where the server does not know it yet (``a.drawn``).
+  function tellDrawn() {
+    if (V.told || (V.latest && V.latest.drawn !== false)) return;
+    V.told = true;
+    idleAfterMap(WARM_MS).then(() => V.set && V.set('drawn', true));
   }
   function onData(a, setStateValue) {
     V.set = setStateValue;  // (each call's own: the newest knows the widget's latest value)
