@@ -100,6 +100,45 @@ class SampleSetJob(Job):
         super().__init__(work, start=Progress(0, req.n * req.max_new_tokens, "loading the model…"))
 
 
+def _more_for_set(store: Store, name: str, expect_n: int, load: Load, plan, draw, ended) -> Callable:
+    """The work of a job that adds continuations to set ``name`` with the local model: the set is
+    read again, and one grown meanwhile (not ``expect_n`` samples) is refused in one line.
+    ``plan(s, tree)`` gives (how many continuations, the progress line) or a ``SetOutcome`` that
+    ends the job before the model loads; ``draw(s, tree, continuer, on_progress, should_stop)``
+    returns the new traces; ``ended(s, tree, new, asked, stopped, grown)`` the last line."""
+
+    def work(report, should_stop) -> SetOutcome:
+        from o3viz.branch.continuation import Continuer
+        from o3viz.samples.sets import grow_set, read_set
+
+        s = read_set(store, name)
+        if s.n != expect_n:
+            return SetOutcome(
+                name, 0, 0, False, f"Set {name} changed meanwhile ({s.n} samples now): nothing drawn."
+            )
+        tree = build_tree(s.traces)
+        planned = plan(s, tree)
+        if isinstance(planned, SetOutcome):
+            return planned
+        asked, label = planned
+        model, tokenizer = load()
+        report(Progress(0, asked, label))
+        new = draw(
+            s, tree, Continuer(model=model, tokenizer=tokenizer),
+            lambda done, total: report(Progress(done, total, f"{done} of {total} continuations")),
+            should_stop,
+        )  # fmt: skip
+        if not new:
+            return SetOutcome(
+                name, 0, asked, True, "Stopped before a continuation finished: the set is unchanged."
+            )
+        stopped = bool(should_stop())  # (a side that ends its samples adds none: not a stop)
+        grown = grow_set(store, name, new, {"stopped": True} if stopped else {})
+        return SetOutcome(name, len(new), asked, stopped, ended(s, tree, new, asked, stopped, grown))
+
+    return work
+
+
 class ResampleNodeJob(Job):
     """``k`` continuations from node ``node`` of set ``name``'s tree with the local model, added to
     the set. The tree is rebuilt from the stored set first, so the node is the one the page drew
@@ -113,35 +152,22 @@ class ResampleNodeJob(Job):
             raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations")
         self.name, self.node, self.k = name, node, k
 
-        def work(report, should_stop) -> SetOutcome:
-            from o3viz.branch.continuation import Continuer
+        def draw(s, tree, continuer, on_progress, should_stop):
             from o3viz.clients import Sampling
             from o3viz.samples.resample import resample_node
-            from o3viz.samples.sets import grow_set, read_set
 
-            s = read_set(store, name)
-            if s.n != expect_n:
-                return SetOutcome(
-                    name, 0, k, False, f"Set {name} changed meanwhile ({s.n} samples now): nothing drawn."
-                )
-            model, tokenizer = load()
-            report(Progress(0, k, f"drawing {k} continuations from node {node}…"))
             sampling = Sampling(max_new_tokens, temperature, 0.95, 1000 + s.n)  # a new stream per size
-            new = resample_node(
-                s, build_tree(s.traces), node, k, Continuer(model=model, tokenizer=tokenizer), sampling,
-                on_progress=lambda done, total: report(Progress(done, total, f"{done} of {total} continuations")),
-                should_stop=should_stop,
-            )  # fmt: skip
-            if not new:
-                return SetOutcome(
-                    name, 0, k, True, "Stopped before a continuation finished: the set is unchanged."
-                )
-            grown = grow_set(store, name, new, {"stopped": True} if len(new) < k else {})
-            line = f"Set {name}: {len(new)} continuations from node {node} added, {grown.n} samples in all."
-            if len(new) < k:
-                line = f"Stopped: {len(new)} of {k} continuations from node {node} added ({grown.n} in all)."
-            return SetOutcome(name, len(new), k, len(new) < k, line)
+            return resample_node(
+                s, tree, node, k, continuer, sampling, on_progress=on_progress, should_stop=should_stop
+            )
 
+        def ended(s, tree, new, asked, stopped, grown) -> str:
+            if stopped:
+                return f"Stopped: {len(new)} of {k} continuations from node {node} added ({grown.n} in all)."
+            return f"Set {name}: {len(new)} continuations from node {node} added, {grown.n} samples in all."
+
+        plan = lambda s, tree: (k, f"drawing {k} continuations from node {node}…")  # noqa: E731
+        work = _more_for_set(store, name, expect_n, load, plan, draw, ended)
         super().__init__(work, start=Progress(0, k, "loading the model…"))
 
 
@@ -158,42 +184,37 @@ class FirmUpJob(Job):
             raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations a side")
         self.name, self.k = name, k
 
-        def work(report, should_stop) -> SetOutcome:
-            from o3viz.branch.continuation import Continuer
-            from o3viz.clients import Sampling
-            from o3viz.samples.resample import firm_up
-            from o3viz.samples.sets import grow_set, read_set
-
-            s = read_set(store, name)
-            if s.n != expect_n:
-                return SetOutcome(
-                    name, 0, 0, False, f"Set {name} changed meanwhile ({s.n} samples now): nothing drawn."
-                )
-            tree = build_tree(s.traces)
+        def plan(s, tree):
             todo = len(undecided(tree)[:splits])
             if not todo:
                 return SetOutcome(name, 0, 0, False, f"Set {name}: no undecided split to firm up.")
-            model, tokenizer = load()
-            report(Progress(0, 2 * todo * k, f"drawing {k} continuations a side for {todo} splits…"))
+            return 2 * todo * k, f"drawing {k} continuations a side for {todo} splits…"
+
+        def draw(s, tree, continuer, on_progress, should_stop):
+            from o3viz.clients import Sampling
+            from o3viz.samples.resample import firm_up
+
             sampling = Sampling(max_new_tokens, temperature, 0.95, 5000 + s.n)  # a new stream per size
-            new = firm_up(
-                s, tree, k, Continuer(model=model, tokenizer=tokenizer), sampling, limit=splits,
-                on_progress=lambda done, total: report(Progress(done, total, f"{done} of {total} continuations")),
+            return firm_up(
+                s,
+                tree,
+                k,
+                continuer,
+                sampling,
+                limit=splits,
+                on_progress=on_progress,
                 should_stop=should_stop,
-            )  # fmt: skip
-            if not new:
-                return SetOutcome(
-                    name, 0, k, True, "Stopped before a continuation finished: the set is unchanged."
-                )
-            stopped = bool(should_stop())
-            grown = grow_set(store, name, new, {"stopped": True} if stopped else {})
+            )
+
+        def ended(s, tree, new, asked, stopped, grown) -> str:
             forks = len(build_tree(grown.traces).forks)
-            line = (
+            if stopped:
+                return f"Stopped: {len(new)} continuations added ({grown.n} in all); forks now {forks}."
+            todo = asked // (2 * k)
+            return (
                 f"Set {name}: {len(new)} continuations added after the sides of {todo} undecided "
                 f"split(s), {grown.n} samples in all; forks: {len(tree.forks)} before, {forks} now."
             )
-            if stopped:
-                line = f"Stopped: {len(new)} continuations added ({grown.n} in all); forks now {forks}."
-            return SetOutcome(name, len(new), 2 * todo * k, stopped, line)
 
+        work = _more_for_set(store, name, expect_n, load, plan, draw, ended)
         super().__init__(work, start=Progress(0, 1, "loading the model…"))

@@ -108,6 +108,30 @@ def test_the_firm_up_job_grows_the_set_and_says_how_the_forks_changed(tiny, tmp_
     assert job.wait(600) and "no undecided split" in job.result.line
 
 
+def test_a_firm_up_stopped_before_a_continuation_counts_what_it_asked_for(tiny, tmp_path):
+    # It said it had asked for K continuations, where it asks for K a side of every split.
+    import threading
+
+    from o3viz.app.sampling import FirmUpJob
+    from o3viz.testing.sample_sets import undecided_set
+
+    store = Store(tmp_path / "store")
+    save_set(store, "u", undecided_set())
+    made, jobs = threading.Event(), []
+
+    def load():
+        made.wait(60)
+        jobs[0].stop()  # stopped once the model is loaded, before the first continuation
+        return tiny
+
+    jobs.append(FirmUpJob(store, "u", 3, load, expect_n=4, max_new_tokens=12))
+    made.set()
+    assert jobs[0].wait(600) and jobs[0].error is None, jobs[0].error
+    r = jobs[0].result
+    assert (r.kept, r.asked, r.stopped) == (0, 6, True), r  # 3 a side of 1 split
+    assert "the set is unchanged" in r.line and read_set(store, "u").n == 4
+
+
 def test_a_grown_free_prompt_set_grades_its_new_samples_by_the_sets_reference(tiny, monkeypatch, capsys):
     import o3viz.model
     from o3viz.cli.main import main

@@ -102,12 +102,13 @@ function mapView(root) {
     });
   }
   // Inspect draws its kept Attention tab (hidden) only once the map is drawn: the tab's widgets
-  // held the first map back while their bundles loaded. Told once, when the reader pauses (as
-  // ``warm``), and only where the server does not know it yet (``a.drawn``).
+  // held the first map back while their bundles loaded. Told once, at once (told in the reader's
+  // first pause, a switch to Attention right after reading steps waited 1.4 s for the tab's run),
+  // and only where the server does not know it yet (``a.drawn``).
   function tellDrawn() {
     if (V.told || (V.latest && V.latest.drawn !== false)) return;
     V.told = true;
-    idleAfterMap(WARM_MS).then(() => V.set && V.set('drawn', true));
+    if (V.set) V.set('drawn', true);
   }
   function onData(a, setStateValue) {
     V.set = setStateValue;  // (each call's own: the newest knows the widget's latest value)
