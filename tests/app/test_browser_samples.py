@@ -1,17 +1,20 @@
-"""Real browser, real server: the Samples page. It samples a small set on the embedded model through
-its form (N = 3, a few tokens: a job with progress, then the set's tree), opens the tree of a set
-grouped from the four GSM8K systems, clicks its fork and lands in Compare at that fork, showing the
-two samples' step there. Three samples of a 135M model at a few tokens give no fork (a fork needs
-two branches of at least two graded samples each), so the fork clicked is the GSM8K set's, whose
-four systems split 2 right / 2 wrong after a shared first step. Screenshots at 1280×720 of the
-GSM8K tree (and its fork selected), of the twenty thinking texts' tree and of 64 synthetic samples
-of about 4k tokens go to test-artifacts/, and an undecided split is firmed up with the
-embedded model through its button (copied to
-docs/screenshots/ for docs/samples.md)."""
+"""Real browser, real server: the Samples page. It samples a set on the embedded model through its
+form (a prompt with a reference, N = 24, 24 tokens: a job with progress, then the set's tree),
+clicks the set's first fork and lands in Compare at that fork, showing the two samples' step there.
+The prompt ("Is 9 a prime number? Start your reply with Yes or No.", reference "no") forks at its
+first step on the 135M model: most samples open "Yes" and every one of those is wrong, while the
+ones that open "No" are right. Drawn with 30 seeds (0 to 29) on this machine, all 30 sets
+forked, so the test does not lean on this machine's arithmetic. It then opens the tree of a set
+grouped from the four GSM8K systems and its fork (2 right / 2 wrong after a shared first step).
+Screenshots at 1280×720 of the embedded model's tree, of the GSM8K tree (and its fork selected),
+of the twenty thinking texts' tree and of 64 synthetic samples of about 4k tokens go to
+test-artifacts/, and an undecided split is firmed up with the embedded model through its button
+(copied to docs/screenshots/ for docs/samples.md)."""
 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -29,6 +32,7 @@ pytestmark = [
 LOAD_MS = 120_000
 SAMPLE_MS = 600_000  # the model loads, then 3 samples decode on a shared, loaded CPU
 LINES = (12, 352)  # the GSM8K records grouped into sets g:q1 and g:q2
+PRIME = ("Is 9 a prime number? Start your reply with Yes or No.", "no")
 ROPES = "Two ropes each burn for 60 minutes, unevenly. How do you measure 20 minutes?"
 
 
@@ -70,22 +74,38 @@ def test_sample_a_set_then_open_a_fork_in_compare(shared_data, tmp_path):
     with sync_playwright() as p, serve_app(env) as url:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
-        # 1. a small set sampled on the embedded model, through the form
+        # 1. a set sampled on the embedded model, through the form; its fork, then Compare there
         page.goto(f"{url}/samples?set=g:q1")
         page.get_by_text("Sample a new set").click()
-        n = page.get_by_label("Samples N")
-        n.wait_for(timeout=LOAD_MS)
-        n.fill("3")
-        n.press("Enter")
-        tokens = page.get_by_label("New tokens each")
-        tokens.fill("8")
-        tokens.press("Enter")
-        page.get_by_label("Set name (optional)").fill("tiny")
-        page.get_by_label("Set name (optional)").press("Enter")
-        page.get_by_role("button", name="Sample 3").click()
-        page.get_by_text("Set tiny: 3 samples stored.").wait_for(timeout=SAMPLE_MS)
-        expect(page.get_by_text("n = 3", exact=False).first).to_be_visible(timeout=LOAD_MS)
-        page.wait_for_function("() => location.search.includes('set=tiny')", timeout=LOAD_MS)
+        page.get_by_role("radio", name="A prompt").or_(
+            page.get_by_role("button", name="A prompt")
+        ).first.click()
+        prompt = page.get_by_label("Prompt", exact=True)
+        prompt.wait_for(timeout=LOAD_MS)
+        for label, value in (
+            ("Prompt", PRIME[0]), ("Reference answer", PRIME[1]), ("Samples N", "24"),
+            ("Temperature", "0.70"), ("New tokens each", "24"), ("Set name (optional)", "prime"),
+        ):  # fmt: skip
+            box = page.get_by_label(label, exact=True)
+            box.fill(value)
+            box.press("Enter")
+        page.get_by_text(
+            '--reference "no" --n 24 --temperature 0.7 --max-new-tokens 24', exact=False
+        ).wait_for(timeout=LOAD_MS)
+        page.get_by_role("button", name="Sample 24").click()
+        page.get_by_text("Set prime: 24 samples stored.").wait_for(timeout=SAMPLE_MS)
+        expect(page.get_by_text("n = 24", exact=False).first).to_be_visible(timeout=LOAD_MS)
+        page.wait_for_function("() => location.search.includes('set=prime')", timeout=LOAD_MS)
+        fork = page.get_by_text("Fork 1 at the first step", exact=False).first
+        fork.wait_for(timeout=LOAD_MS)
+        _shot(page, art / "samples_embedded_fork.png")
+        page.get_by_role("link", name="Compare the two sides").first.click()
+        at = page.get_by_text("At the fork, step 0", exact=False)
+        at.wait_for(timeout=LOAD_MS)
+        assert "/compare" in page.url and "at=0" in page.url
+        sides = re.findall(r"“([^”]*)”", at.inner_text())  # A: the fork's right side, B: its wrong one
+        assert len(sides) == 2 and sides[0] != sides[1] and all(sides), at.inner_text()
+        page.screenshot(path=str(art / "samples_embedded_compare_at_fork.png"))
         # 2. the GSM8K set's tree: its fork, both sides, then Compare at the fork
         page.goto(f"{url}/samples?set=g:q2")
         fork = page.get_by_text("Fork 1", exact=False).first
