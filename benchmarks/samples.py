@@ -45,6 +45,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokens", type=int, default=256, help="new tokens per sample (256)")
     p.add_argument("--k", type=int, default=8, help="resamples a side for fork recall (8)")
     p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="recall: the draws' seed (0); the check and the firm-up move to other streams with it, "
+        "so another seed is an independent replicate",
+    )
+    p.add_argument(
         "--firm-k", type=int, default=8, help="continuations a side the firm-up draws (8; 1 to 32)"
     )
     p.add_argument(
@@ -244,7 +251,9 @@ def node_at(tree, sample: int, step: int):
     return next(n for n in tree.nodes if sample in n.members and n.depth <= step < n.depth + max(n.steps, 1))
 
 
-def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int, temperature: float) -> tuple[int, int, bool]:
+def _real_fork(
+    model, tok, trace_a, trace_b, depth: int, k: int, temperature: float, seed: int = 0
+) -> tuple[int, int, bool]:
     """Right answers among K resamples after each side's step ``depth``, and whether the two
     shares differ (the Newcombe interval excludes 0). Resamples use the set's temperature: the
     question is whether the sides differ for the distribution the tree was drawn from."""
@@ -256,7 +265,7 @@ def _real_fork(model, tok, trace_a, trace_b, depth: int, k: int, temperature: fl
     for t in (trace_a, trace_b):
         rnd = t.final
         prefix = rnd.text[: rnd.steps[depth].end]
-        sampling = Sampling(max_tokens=RESAMPLE_TOKENS, temperature=temperature, seed=depth)
+        sampling = Sampling(max_tokens=RESAMPLE_TOKENS, temperature=temperature, seed=depth + 1000 * seed)
         outs = backend.complete(rnd.rendered_prompt + prefix, k, sampling)
         found = [round_answer(prefix + o, "math") for o in outs]
         shares.append(sum(bool(f and answers_equivalent(f.text, t.task.reference)) for f in found))
@@ -274,8 +283,9 @@ def _states_answer(trace, depth: int) -> bool:
 
 
 def _prompt_forks(
-    model, tok, question: str, reference: str, n: int, tokens: int, k: int, temperature: float, firm_k: int
-):
+    model, tok, question: str, reference: str, n: int, tokens: int, k: int, temperature: float, firm_k: int,
+    seed: int = 0,
+):  # fmt: skip
     """One prompt's counts, and its line: N samples, their tree graded against ``reference``, and
     every branching node with two sides of MIN_SIDE samples checked by resampling."""
     from o3viz.samples.draw import draw_local
@@ -288,11 +298,12 @@ def _prompt_forks(
         n=n,
         max_new_tokens=tokens,
         temperature=temperature,
+        seed=seed,
     )
     traces = draw_local(model, tok, req).traces  # graded against the reference as they are drawn
     tree = build_tree(traces)
     samples = tree.samples
-    added = _firm_up(model, tok, traces, tree, tokens, firm_k, temperature)
+    added = _firm_up(model, tok, traces, tree, tokens, firm_k, temperature, seed)
     after = build_tree(traces + added)
     c, checked = ForkCounts(drawn=len(traces), added=len(added)), []
     for node in tree.nodes:
@@ -302,7 +313,7 @@ def _prompt_forks(
         # the tree's best and worst side where it could grade two; else the first and the last
         a, b = [tree.nodes[i] for i in node.sides] if node.sides else (sides[0], sides[-1])
         ta, tb = traces[a.members[0]], traces[b.members[0]]
-        xa, xb, real = _real_fork(model, tok, ta, tb, a.depth, k, temperature)
+        xa, xb, real = _real_fork(model, tok, ta, tb, a.depth, k, temperature, seed)
         c.nodes, c.real, c.called = c.nodes + 1, c.real + real, c.called + node.fork
         c.found += real and node.fork
         firmed = after.nodes[node_at(after, a.members[0], a.depth).parent].fork
@@ -320,22 +331,28 @@ def _prompt_forks(
     return c
 
 
-def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float) -> list:
+def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float, seed: int = 0) -> list:
     """What ``o3viz sample --firm-up K`` adds to the set: K continuations after each side of every
-    undecided split (seeds from 7000: the check's resamples use the step's depth)."""
+    undecided split (seeds from 7000 + ``seed``: the check's resamples use the step's depth)."""
     from o3viz.branch.continuation import Continuer
     from o3viz.clients import Sampling
     from o3viz.samples.resample import MAX_FIRM_NODES, firm_up
     from o3viz.samples.sets import SampleSet
 
-    sampling = Sampling(max_tokens=tokens, temperature=temperature, seed=7000)
+    sampling = Sampling(max_tokens=tokens, temperature=temperature, seed=7000 + seed)
     s = SampleSet("recall", traces)
     return firm_up(s, tree, k, Continuer(model=model, tokenizer=tok), sampling, limit=MAX_FIRM_NODES)
 
 
-def _recall(model, tok, prompts, n: int, tokens: int, k: int, temperature: float, firm_k: int) -> None:
-    counts = [_prompt_forks(model, tok, q, ref, n, tokens, k, temperature, firm_k) for q, ref in prompts]
-    print(recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens"))
+def _recall(
+    model, tok, prompts, n: int, tokens: int, k: int, temperature: float, firm_k: int, seed: int = 0
+) -> None:
+    counts = [
+        _prompt_forks(model, tok, q, ref, n, tokens, k, temperature, firm_k, seed) for q, ref in prompts
+    ]
+    print(
+        recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens, seed {seed}")
+    )
     print(firmed_line(pooled(counts), firm_k))
 
 
@@ -362,7 +379,8 @@ def run(args: argparse.Namespace) -> int:
         _batch(model, tok, args.n, args.tokens)
     if "recall" in parts:
         _recall(
-            model, tok, prompts, args.fork_n, args.fork_tokens, args.k, args.fork_temperature, args.firm_k
-        )
+            model, tok, prompts, args.fork_n, args.fork_tokens, args.k, args.fork_temperature, args.firm_k,
+            args.seed,
+        )  # fmt: skip
     print(f"load_after: {_load()}")
     return 0
