@@ -8,7 +8,8 @@ its words (letters and digits, three or more characters), and whether it marks a
 
 Two steps are **equivalent** (``equivalent``) when
 
-1. their normalised texts are equal; or
+1. their normalised texts are equal, but for punctuation at their end (``No`` and ``No.``: a
+   reply of a word or two has no word of three letters for rule 2b to match); or
 2. both mark a final answer or neither does (the answer line is its own step: ``A: 16`` is not
    ``James has 4*4 = 16 friends``), and
    a. both state numbers, their results are equal, and either their number sets overlap with
@@ -29,6 +30,8 @@ scored once, after it was frozen.
 False
 >>> equivalent(step_key("James has 4*4=<<4*4=16>>16 friends."), step_key("A: 16"))
 False
+>>> equivalent(step_key("No"), step_key("No.")), equivalent(step_key("No."), step_key("Yes."))
+(True, False)
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ MAX_KEY_CHARS = 2000  # a step's text read for its key: a longer step is keyed o
 _CALC = re.compile(r"<<[^<>]{0,200}>>")  # GSM8K's calculator notes repeat the visible arithmetic
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?|(?<![\w.])-?\.\d+")
 _WORD = re.compile(r"[^\W_]{3,}")
+_END = ".!?,;: …"  # punctuation at a step's end, which rule 1 does not read
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ def _dice(a: frozenset, b: frozenset) -> float:
 
 def equivalent(a: StepKey, b: StepKey) -> bool:
     """Whether steps ``a`` and ``b`` say the same thing (the rules in the module docstring)."""
-    if a.norm == b.norm:
+    if a.norm.rstrip(_END) == b.norm.rstrip(_END):
         return True
     if a.marks_answer != b.marks_answer:
         return False

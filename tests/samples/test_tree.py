@@ -83,6 +83,17 @@ def test_equivalent_wordings_merge_and_a_different_result_does_not():
     assert not step_rules.equivalent(key("Let me think."), key("He runs 9 sprints."))
 
 
+def test_short_replies_that_differ_only_in_their_last_mark_merge():
+    # The embedded model's "Is 9 a prime number?" tree drew "No" and "No." as two siblings with the
+    # same label: two-letter words are no words for the word rule, and the texts differed by a dot.
+    q = "Is 9 a prime number? Start your reply with Yes or No."
+    texts = ["No", "No.", "No!", "Yes.", "Yes", "The answer is Yes."]
+    tree = build_tree([text_sample(t, question=q, reference="no") for t in texts])
+    kids = sorted(tree.nodes[c].samples for c in tree.nodes[0].children)
+    assert kids == [1, 2, 3], [tree.nodes[c].text for c in tree.nodes[0].children]
+    assert not step_rules.equivalent(step_rules.step_key("No."), step_rules.step_key("Now."))
+
+
 def test_unforked_chains_collapse_and_name_what_they_hold():
     tree = build_tree(split_set(3, 3, tail=5))
     leaf = tree.nodes[tree.nodes[1].children[0]]
