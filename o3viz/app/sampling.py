@@ -166,7 +166,9 @@ class ResampleNodeJob(Job):
                 return f"Stopped: {len(new)} of {k} continuations from node {node} added ({grown.n} in all)."
             return f"Set {name}: {len(new)} continuations from node {node} added, {grown.n} samples in all."
 
-        plan = lambda s, tree: (k, f"drawing {k} continuations from node {node}…")  # noqa: E731
+        def plan(s, tree) -> tuple[int, str]:
+            return k, f"drawing {k} continuations from node {node}…"
+
         work = _more_for_set(store, name, expect_n, load, plan, draw, ended)
         super().__init__(work, start=Progress(0, k, "loading the model…"))
 
