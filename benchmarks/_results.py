@@ -207,6 +207,7 @@ def recorded(name: str, module, argv: list[str] | None = None) -> Callable:
                 load_average=f"{load_before} before, {_load()} after (1 min)",
                 provenance=WRITTEN,
                 figures=figures,
+                notes=module.notes(tee.kept.getvalue()) if hasattr(module, "notes") else [],
             )
             print(f"result file: {write_result(result)}", file=sys.stderr)
             if results_dir().resolve() == RESULTS_DIR.resolve():

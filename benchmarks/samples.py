@@ -321,7 +321,7 @@ def _prompt_forks(
         c.at_answer += real and (_states_answer(ta, a.depth) or _states_answer(tb, b.depth))
         checked.append(
             f"{xa}/{k} vs {xb}/{k}" + (" real" if real else "") + (" called" if node.fork else "")
-            + (" called-after-firm-up" if firmed else "")
+            + (" called-after-firm-up" if firmed else "") + f" [tree {_side_counts(tree, after, a, b)}]"
         )  # fmt: skip
     right = sum(bool(s.correct) for s in samples)
     print(f"  {question!r} (reference {reference}): {right}/{len(samples)} right; "
@@ -329,6 +329,19 @@ def _prompt_forks(
           f"{c.found_firmed} after firming up ({c.added} samples added); "
           f"resamples right {', '.join(checked) or '-'}")  # fmt: skip
     return c
+
+
+def _side_counts(tree, after, a, b) -> str:
+    """The tree's right/graded on the two checked sides, drawn and after firming up, and whether
+    the firm-up could continue each side (``-``: its samples all end at its first step)."""
+    from o3viz.samples.resample import side_point
+
+    def counts(t, side) -> str:
+        n = node_at(t, side.members[0], side.depth)
+        return f"{n.correct}/{n.graded}"
+
+    grow = "".join("+" if side_point(tree, x.id) else "-" for x in (a, b))
+    return f"{counts(tree, a)} vs {counts(tree, b)} -> {counts(after, a)} vs {counts(after, b)} {grow}"
 
 
 def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float, seed: int = 0) -> list:
@@ -354,6 +367,16 @@ def _recall(
         recall_line(pooled(counts), f"n {n}, k {k}, temperature {temperature}, {tokens} tokens, seed {seed}")
     )
     print(firmed_line(pooled(counts), firm_k))
+
+
+def notes(printed: str) -> list[str]:
+    """The result file's notes: the recall part's line for each prompt (what each checked node's
+    resamples and tree sides gave).
+
+    >>> notes("fork_recall: 1.00\\n  'What is 2 + 3?' (reference 5): 3/4 right\\n")
+    ["'What is 2 + 3?' (reference 5): 3/4 right"]
+    """
+    return [line.strip() for line in printed.splitlines() if line.startswith("  '")]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -146,10 +146,10 @@ def resample_box(s, tree, node_id: int) -> None:
     if job is not None:
         follow_job("samples_resample_job", job, _ended, live=True)
         return
-    sample, step = resample_point(tree, node_id)
+    sample, through = resample_point(tree, node_id)
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
     k = c1.number_input("K", 1, MAX_RESAMPLE, 4, key="smp_k")
-    where = "the question" if step == 0 else f"step {step} of {tree.samples[sample].name}"
+    where = "the question" if through < 0 else f"the end of step {through + 1} of {tree.samples[sample].name}"
     if c2.button("Resample from here", icon=":material/call_split:", help=f"K continuations from {where}"):
         start_job(
             "samples_resample_job",

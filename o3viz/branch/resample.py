@@ -92,27 +92,11 @@ def resample_from(
     by answer (``parent.info["answers"]``) and first sentence (``round.info["group"]``)."""
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--resample {k}: give 1 to {MAX_K} continuations (a trace holds {MAX_K} rounds)")
-    fork, backend = find_fork(trace, step), _backend(continuer)
-    rendered = base_prompt(fork, continuer.tokenizer)
-    had = min(k, len(cache.get(cache.key(backend.name, rendered + fork.before, sampling))))
-    t0 = time.perf_counter()
-    got = (
-        collect_rollouts(
-            backend,
-            rendered,
-            [fork.before],
-            k,
-            sampling,
-            cache,
-            on_progress=on_progress,
-            should_stop=should_stop,
-        )[0]
-        or []
-    )
-    if continuer.backend is None and len(got) > had:  # this machine's speed, as the cost line counts
-        SpeedLog().record(
-            backend.name, "resample", (len(got) - had) * sampling.max_tokens, time.perf_counter() - t0
-        )
+    fork = find_fork(trace, step)
+    rendered, got = continue_reply(
+        trace, fork.before, k, continuer, sampling, cache,
+        round_index=fork.round, on_progress=on_progress, should_stop=should_stop,
+    )  # fmt: skip
     rounds = [text_round(trace, t, rendered, fork.before, i) for i, t in enumerate(got)]
     groups = group_first_sentences(got, continuer.reader())
     for r, g in zip(rounds, groups, strict=True):
@@ -124,6 +108,38 @@ def resample_from(
         "groups": max(groups, default=-1) + 1,
     }
     return _trace(fork, rounds, continuer, sampling, info)
+
+
+def continue_reply(
+    trace: Trace,
+    before: str,
+    k: int,
+    continuer: Continuer,
+    sampling: Sampling,
+    cache: RolloutCache,
+    *,
+    round_index: int = -1,
+    on_progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[str, list[str]]:
+    """``k`` continuations of round ``round_index``'s reply cut to ``before`` (the round's own reply
+    prefix, then its text up to the cut): the prompt they were sent after (without ``before``) and
+    their texts, fewer where a stop came first. A repeated seed gives back the cache's rollouts."""
+    backend = _backend(continuer)
+    rendered = base_prompt(Fork(trace, round_index % len(trace.rounds), 0), continuer.tokenizer)
+    had = min(k, len(cache.get(cache.key(backend.name, rendered + before, sampling))))
+    t0 = time.perf_counter()
+    got = (
+        collect_rollouts(
+            backend, rendered, [before], k, sampling, cache, on_progress=on_progress, should_stop=should_stop
+        )[0]
+        or []
+    )
+    if continuer.backend is None and len(got) > had:  # this machine's speed, as the cost line counts
+        SpeedLog().record(
+            backend.name, "resample", (len(got) - had) * sampling.max_tokens, time.perf_counter() - t0
+        )
+    return rendered, got
 
 
 def _backend(continuer: Continuer):

@@ -39,8 +39,11 @@ def test_resampling_a_node_grows_the_set_through_that_node(tiny, tmp_path):
     assert after.nodes[1].samples == 7 and after.nodes[1].depth == 0  # the new samples pass through it
     for t in s.traces[4:]:
         info = t.info["sample"]
-        assert info["drawn"] == "resampled" and info["from_step"] == "0:2" and info["node"] == 1
-        assert t.final.text.startswith("We need the muffins left. First count the muffins baked.")
+        assert info["drawn"] == "resampled" and info["after_step"] == "0:1" and info["node"] == 1
+        # cut right after the node's last step, before the space: the model writes what follows
+        assert t.final.text[: info["prefix_chars"]].endswith(
+            "We need the muffins left. First count the muffins baked."
+        )
     again = ResampleNodeJob(store, "split", 1, 1, lambda: tiny, expect_n=4)  # drawn for 4: the set has 7
     assert again.wait(600) and "changed meanwhile" in again.result.line and read_set(store, "split").n == 7
 
@@ -71,6 +74,33 @@ def test_firming_up_grows_both_sides_of_an_undecided_split(tiny):
     sides = [n for n in after.nodes if n.parent == 1]
     assert sorted(n.samples for n in sides) == [5, 5]  # each side: its 2 samples and 3 new ones
     assert len({t.final.text for t in new[:3]}) > 1  # one stream a side, not one continuation copied
+    assert all(t.final.text[: t.info["sample"]["prefix_chars"]].endswith("muffins.") for t in new)
+
+
+def test_firm_up_continues_a_side_whose_samples_end_at_its_first_step(tiny):
+    # Such a side was left as it was ("nothing to continue"), so only the other side grew and the
+    # split could stay undecided however many were drawn. Cut right after the step, the model may
+    # end the reply there again, as the side's own samples did, or go on.
+    from o3viz.branch.continuation import Continuer
+    from o3viz.clients import Sampling
+    from o3viz.samples.resample import firm_up, undecided
+    from o3viz.samples.sets import SampleSet
+    from o3viz.testing.sample_sets import text_sample
+
+    head = "We need the muffins left. First count the muffins baked. "
+    ends = head + "So 18 are left, and the answer is 18."
+    right = head + "There are 12 * 4 = 48 muffins. Then 48 - 30 = 18 are left. The answer is 18."
+    wrong = head + "There are 12 * 4 = 48 muffins. Then 48 - 31 = 17 are left. The answer is 17."
+    s = SampleSet("ends", [text_sample(t) for t in (ends, ends, right, wrong, wrong)])  # 2/2 vs 1/3
+    tree = build_tree(s.traces)
+    assert undecided(tree) == [1]
+    ending = next(i for i in tree.nodes[1].sides if tree.nodes[i].steps == 1 and not tree.nodes[i].children)
+    model, tokenizer = tiny
+    new = firm_up(s, tree, 2, Continuer(model=model, tokenizer=tokenizer), Sampling(8, 0.7, 0.95, 3))
+    assert len(new) == 4 and sum(t.info["sample"]["node"] == ending for t in new) == 2  # was 0
+    for t in new:
+        if t.info["sample"]["node"] == ending:
+            assert t.final.text[: t.info["sample"]["prefix_chars"]] == ends
 
 
 def test_firm_up_on_the_command_line_adds_to_the_set_and_reports_the_forks(
