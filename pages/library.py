@@ -71,8 +71,8 @@ COLUMNS = {
     "converged": st.column_config.TextColumn(
         "converged", width=76, help="where the running answer last changed, as a share of the tokens"
     ),
-    "flips": st.column_config.NumberColumn(
-        "flips", width=48, help="times the running answer went right → wrong or wrong → right"
+    "flips": st.column_config.TextColumn(
+        "flips", width=48, help="times the running answer went right → wrong or wrong → right; — none found"
     ),
     "tokens after right": st.column_config.TextColumn(
         "tokens after right",

@@ -129,7 +129,7 @@ def store_rows(rows: list[dict]) -> list[dict]:
                 # the running answer (o3viz.analysis.answer_figures); "—" where it was never right
                 "first right": _share(r.get("first_correct_frac")),
                 "converged": _share(r.get("convergence_frac")),
-                "flips": r.get("answer_flips"),
+                "flips": "—" if r.get("answer_flips") is None else f"{int(r['answer_flips']):,}",
                 "tokens after right": "—"
                 if r.get("tokens_after_correct") is None
                 else f"{r['tokens_after_correct']:,}",

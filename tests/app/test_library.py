@@ -77,3 +77,13 @@ def test_store_rows_have_the_library_table_columns(tmp_path):
     assert row["steps"] == sum(len(r.steps) for r in trace.rounds) == 9 + len(trace.rounds[0].steps)
     assert row["verdict"] == "pass" and row["correct"] in {"✓", "✗", "—"}
     assert store.row(key)["name"] == "t.o3trace.json"
+
+
+def test_flips_read_as_a_count_or_a_dash_never_none_or_a_float(tmp_path):
+    # A column of counts with a missing one was floats: the table showed "None" and "1.000000",
+    # cut to "000000" in its narrow column.
+    store = Store(tmp_path / "store")
+    store.add(make_trace(9, seed=3), name="t.o3trace.json", source="upload")
+    (row,) = store.rows(Query(), STORE_COLUMNS)
+    shown = [store_rows([{**row, "answer_flips": v}])[0]["flips"] for v in (None, 2, 3.0, 1200)]
+    assert shown == ["—", "2", "3", "1,200"]
