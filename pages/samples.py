@@ -149,15 +149,15 @@ def resample_box(s, tree, node_id: int) -> None:
     sample, through = resample_point(tree, node_id)
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
     k = c1.number_input("K", 1, MAX_RESAMPLE, 4, key="smp_k")
-    where = "the question" if through < 0 else f"the end of step {through + 1} of {tree.samples[sample].name}"
-    if c2.button("Resample from here", icon=":material/call_split:", help=f"K continuations from {where}"):
+    where = "from the question" if through < 0 else f"after step {through} of {tree.samples[sample].name}"
+    if c2.button("Resample from here", icon=":material/call_split:", help=f"K continuations {where}"):
         start_job(
             "samples_resample_job",
             lambda: ResampleNodeJob(
                 store(), s.name, node_id, int(k), get_model, expect_n=s.n, **_drawn_with(s)
             ),
         )
-    st.caption(escape_markdown(f"Continues from {where} with the embedded model; the set and the tree grow."))
+    st.caption(escape_markdown(f"Continues {where} with the embedded model; the set and the tree grow."))
 
 
 def firm_up_box(s, tree) -> None:

@@ -98,6 +98,8 @@ def test_a_node_lists_its_samples_with_inspect_links(gsm8k_sets):
     assert len(rows) == 4 and set(rows["correct"]) == {"✓ right", "✗ wrong"}
     assert all(u.startswith("/inspect?trace=") for u in rows["inspect"])
     assert any(b.label == "Resample from here" for b in at.button)
+    # node 1 is "step 0", as its heading says: the continuations start after it, named the same way
+    assert "Continues after step 0 of #" in _text(at)
     next(b for b in at.button if b.label == "Forks").click().run()
     assert any("**Fork 1**" in m.value for m in at.markdown)
 
