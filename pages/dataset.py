@@ -181,7 +181,7 @@ def trace_list(df: pd.DataFrame, sel: str) -> None:
 
 
 def outlier_table(summary) -> None:
-    st.subheader("Outliers: the traces furthest from the rest")
+    st.subheader("Outliers: the traces furthest from the rest", anchor="outliers")
     out = summary.outliers
     st.caption(escape_markdown(f"Rule: {OUTLIER_RULE}."))
     if out.empty:
@@ -299,6 +299,7 @@ st.caption(
         )
         + ". Bars over fewer than 5 traces are drawn hollow. Click a bar to list its traces."
     )
+    + " Further down: [When did it know?](#when-did-it-know) · [Outliers](#outliers)."
 )
 if summary.disagree:
     st.warning(
@@ -309,7 +310,7 @@ if summary.disagree:
         icon=":material/rule:",
     )
 listed = figure_rows(df, _figures(str(s.root), repr(q), stamp, grade, summary), listed=False)
-st.subheader("When did it know?")
+st.subheader("When did it know?", anchor="when-did-it-know")
 if answer_caption(answers):
     figure_rows(df, _answer_figures(str(s.root), repr(q), stamp, answers), listed=listed)
 outlier_table(summary)

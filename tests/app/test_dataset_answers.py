@@ -66,6 +66,9 @@ def page(tmp_path, monkeypatch, shared_data):
 def test_the_section_draws_four_figures_with_a_bar_per_dataset_and_model(page):
     at, store = page
     assert any(h.value == "When did it know?" for h in at.subheader)
+    # the section sits below six figures: the first screen links to it
+    assert any("[When did it know?](#when-did-it-know)" in c.value for c in at.caption)
+    assert {h.proto.anchor for h in at.subheader} >= {"when-did-it-know", "outliers"}
     charts = _charts(at)
     # n from the index itself: graded traces (shares), traces with an answer, traces right somewhere
     n = {
