@@ -179,16 +179,13 @@ def _prompt_forks(
 
 
 def _side_counts(tree, after, a, b) -> str:
-    """The tree's right/graded on the two checked sides, drawn and after firming up, and whether
-    the firm-up could continue each side (``-``: its samples all end at its first step)."""
-    from o3viz.samples.resample import side_point
+    """The tree's right/graded on the two checked sides, drawn and after firming up."""
 
     def counts(t, side) -> str:
         n = node_at(t, side.members[0], side.depth)
         return f"{n.correct}/{n.graded}"
 
-    grow = "".join("+" if side_point(tree, x.id) else "-" for x in (a, b))
-    return f"{counts(tree, a)} vs {counts(tree, b)} -> {counts(after, a)} vs {counts(after, b)} {grow}"
+    return f"{counts(tree, a)} vs {counts(tree, b)} -> {counts(after, a)} vs {counts(after, b)}"
 
 
 def _firm_up(model, tok, traces, tree, tokens: int, k: int, temperature: float, seed: int = 0) -> list:

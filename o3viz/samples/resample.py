@@ -146,6 +146,7 @@ def _continue(s, tree, sample, through, node_id, k, continuer, sampling, cache, 
     """``k`` whole samples: sample ``sample``'s reply through the end of its step ``through`` (none
     at -1), then a continuation."""
     from o3viz.branch.continuation import is_proxy
+    from o3viz.branch.fork import Fork
     from o3viz.branch.resample import continue_reply
     from o3viz.clients import RolloutCache
     from o3viz.importers.build import build_trace
@@ -156,10 +157,8 @@ def _continue(s, tree, sample, through, node_id, k, continuer, sampling, cache, 
     if through >= len(rnd.steps):
         raise UsageError(f"node {node_id}: its sample has no step {through} to continue after")
     task, proxy = parent.task, is_proxy(parent, continuer)
-    own = int(rnd.info.get("reply_prefix_chars") or 0)
-    before = (rnd.rendered_prompt[-own:] if own else "") + (
-        rnd.text[: rnd.steps[through].end] if through >= 0 else ""
-    )
+    own = Fork(parent, len(parent.rounds) - 1, 0).own_prefix  # the reply prefix a branch round began with
+    before = own + (rnd.text[: rnd.steps[through].end] if through >= 0 else "")
     _, got = continue_reply(
         parent, before, k, continuer, sampling, cache or RolloutCache(),
         on_progress=on_progress, should_stop=should_stop,
