@@ -53,7 +53,7 @@ def answers_equivalent(answer: str, reference: str) -> bool:
         return False
     if a == b:
         return True
-    pa, pb = _split_tuple(a), _split_tuple(b)
+    pa, pb = split_tuple(a), split_tuple(b)
     if pa is not None or pb is not None:
         return (
             pa is not None
@@ -65,7 +65,7 @@ def answers_equivalent(answer: str, reference: str) -> bool:
     return va is not None and vb is not None and math.isclose(va, vb, rel_tol=1e-6, abs_tol=1e-9)
 
 
-def _split_tuple(s: str) -> list[str] | None:
+def split_tuple(s: str) -> list[str] | None:
     """Elements of ``(a,b)`` / ``[a,b]`` split at top-level commas; None if not a tuple."""
     if len(s) < 2 or s[0] not in "([" or s[-1] not in ")]":
         return None
