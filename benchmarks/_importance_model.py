@@ -61,7 +61,8 @@ def top_recall(fixed: list, other: list, n: int) -> float | None:
 def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
     from o3viz.analysis.importance import LocalBackend, resample_importance
     from o3viz.analysis.importance.adaptive import Adaptive, collect_adaptive
-    from o3viz.analysis.importance.resample import prefixes, rollout_answer, rollout_prompt
+    from o3viz.analysis.importance.resample import prefixes, rollout_answer
+    from o3viz.run.prompt import rollout_prompt
     from o3viz.text.answers import normalize_answer
 
     backend = LocalBackend(model, tok)
@@ -97,7 +98,8 @@ def _adaptive(trace, model, tok, k: int, sampling, cache, fixed) -> dict:
 
 def fixed_rollouts(trace, backend, k: int, sampling, cache) -> list[list[str]]:
     """The fixed run's K rollouts per prefix (from the cache it filled)."""
-    from o3viz.analysis.importance.resample import collect_rollouts, prefixes, rollout_prompt
+    from o3viz.analysis.importance.resample import collect_rollouts, prefixes
+    from o3viz.run.prompt import rollout_prompt
 
     return collect_rollouts(
         backend, rollout_prompt(trace, backend.tokenizer), prefixes(trace), k, sampling, cache

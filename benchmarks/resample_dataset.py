@@ -25,9 +25,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _jobs(tmp: Path, records: int):
-    from o3viz.analysis.importance.resample import prefixes, rollout_prompt
+    from o3viz.analysis.importance.resample import prefixes
     from o3viz.importers.bulk import ImportOptions
     from o3viz.importers.parallel import import_dataset
+    from o3viz.run.prompt import rollout_prompt
     from o3viz.store.query import Query
     from o3viz.store.store import Store
     from o3viz.testing.datasets import write_reasoning_jsonl

@@ -23,6 +23,9 @@ FREE = {"testing", "__init__", "__main__"}
 # is no longer found, so the lists cannot rot.
 PENDING_CYCLES: list[set[str]] = []
 PENDING_ORDER: list[tuple[str, str]] = []
+# Branching may import nothing from analysis but these, each to be moved down: resampling from a
+# step shares the resampling measure's rollout collection, reader embedding and first sentence.
+BRANCH_USES_ANALYSIS = {"o3viz/branch/resample.py"}
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,29 @@ def read_imports(root: Path) -> list[Import]:
                 for target in _targets(node, package, mods, api):
                     if target != name:
                         out.append(Import(name, target, f"{rel}:{node.lineno}"))
+    return out
+
+
+def private_imports(root: Path) -> list[Import]:
+    """``from o3viz.x.y import _name`` written in a module of another package than ``o3viz.x.y``'s:
+    a private name is its package's own, so another package reaching for it is a seam that slipped.
+    (``target`` is "module:_name".)"""
+    mods = module_files(root)
+    out = []
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _targets(ast.ImportFrom(module=node.module, names=[], level=node.level), package, mods, {})
+            if not base:
+                continue
+            owner = base[0] if mods[base[0]].name == "__init__.py" else base[0].rpartition(".")[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and owner != package and f"{base[0]}.{alias.name}" not in mods:
+                    out.append(Import(name, f"{base[0]}:{alias.name}", f"{rel}:{node.lineno}"))
     return out
 
 
@@ -216,6 +242,25 @@ def test_every_pending_entry_is_still_needed(imports):
     assert not stale, f"no longer found, remove from PENDING_CYCLES / PENDING_ORDER: {stale}"
 
 
+def test_no_module_imports_a_private_name_from_another_package():
+    """``app/uploads.py`` once read ``importers.bulk._open``: a name another package needs is
+    public in the package that owns it."""
+    bad = private_imports(REPO)
+    assert not bad, "\n".join(f"{i.where}: {i.source} imports {i.target}" for i in bad)
+
+
+def test_branching_never_reaches_up_into_analysis(imports):
+    """``branch/continuation.py`` once took ``rollout_prompt`` from ``analysis/importance``: the
+    prompt a rollout continues from belongs to the run's prompt side (``run/prompt.py``), below
+    both. What is left is listed in ``BRANCH_USES_ANALYSIS`` and must leave it once moved."""
+    up = {
+        i.where.split(":")[0]
+        for i in imports
+        if i.source.startswith("o3viz.branch.") and i.target.startswith("o3viz.analysis")
+    }
+    assert up == BRANCH_USES_ANALYSIS, f"branch imports analysis from {sorted(up - BRANCH_USES_ANALYSIS)}"
+
+
 # The checker can fail -------------------------------------------------------------------------
 
 
@@ -273,3 +318,19 @@ def test_the_generation_clients_sit_below_everything_that_asks_a_model():
     none is handed a callback from a layer above it."""
     rank = layer_order(ARCHITECTURE)
     assert all(rank["clients"] < rank[user] for user in ("analysis", "branch", "verify")), rank
+
+
+def test_a_private_name_from_another_package_is_found_and_a_sibling_is_not(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "o3viz/__init__.py": "",
+            "o3viz/importers/__init__.py": "",
+            "o3viz/importers/bulk.py": "def _open(p):\n    pass\n",
+            "o3viz/importers/parquet.py": "from .bulk import _open\n",
+            "o3viz/app/__init__.py": "",
+            "o3viz/app/uploads.py": "def f():\n    from o3viz.importers.bulk import MAX, _open\n",
+        },
+    )
+    found = [(i.where, i.target) for i in private_imports(root)]
+    assert found == [("o3viz/app/uploads.py:2", "o3viz.importers.bulk:_open")]

@@ -16,7 +16,8 @@ Boundaries go through a pool of ``concurrency`` threads. A request has a total d
 (``o3viz.clients.post``), redirects stay on the origin, the API key comes from the environment
 (``o3viz.clients.endpoint.api_key_from_env``); 429, 5xx and failures to answer in time are retried
 ``retries`` times with doubling backoff. A reply is untrusted: at most ``MAX_RESPONSE_BYTES``,
-parsed by ``o3viz.trace.safejson``; a bad one leaves that boundary's ``forced`` None with a note.
+parsed by ``o3viz.trace.safejson``; a bad one, or a request that failed, leaves that boundary's
+``forced`` None with a note and marks it ``failed`` (``o3viz.answers.run`` then stores nothing).
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from o3viz.analysis.importance.resample import rollout_prompt
 from o3viz.answers.probe_types import ProbeResult, check_boundaries, check_max_new_tokens
 from o3viz.answers.suffixes import Suffix, forced_answer, suffix_for_prompt
 from o3viz.clients.endpoint import MAX_RESPONSE_BYTES, api_key_from_env
-from o3viz.clients.post import EndpointError, Reply, post
+from o3viz.clients.post import MAX_TIMEOUT_S, EndpointError, Reply, check_timeout, post
 from o3viz.errors import O3vizError, UsageError
+from o3viz.run.prompt import rollout_prompt
 from o3viz.text.reference import reference_answer
 from o3viz.trace import Trace
 from o3viz.trace.safejson import loads
@@ -74,8 +75,9 @@ class EndpointProbe:
             raise UsageError("the endpoint probe needs -V served_model=NAME (the model the server serves)")
         if not 1 <= concurrency <= MAX_CONCURRENCY or not 0 <= retries <= MAX_RETRIES:
             raise UsageError(f"-V concurrency must be 1-{MAX_CONCURRENCY} and -V retries 0-{MAX_RETRIES}")
-        if not (math.isfinite(timeout) and timeout > 0 and math.isfinite(backoff) and backoff >= 0):
-            raise UsageError("-V timeout must be positive seconds and -V backoff 0 or more")
+        timeout = check_timeout(timeout, "-V timeout")
+        if not (math.isfinite(backoff) and 0 <= backoff <= MAX_TIMEOUT_S):
+            raise UsageError(f"backoff {backoff:g}: give seconds from 0 to {MAX_TIMEOUT_S:g}")
         self.base_url, self.served_model = base_url.rstrip("/"), served_model
         self.max_new_tokens = check_max_new_tokens(max_new_tokens)
         self.given_suffix, self.tokenizer = suffix, tokenizer
@@ -103,10 +105,7 @@ class EndpointProbe:
     ) -> list[ProbeResult]:
         boundaries = check_boundaries(trace, round_index, boundaries)
         rnd = trace.rounds[round_index]
-        prompt = rollout_prompt(trace, self.tokenizer, round_index)
-        suffix = suffix_for_prompt(
-            prompt + rnd.text, self.given_suffix
-        )  # unknown template: one line, no request
+        prompt, suffix = self._prompt_and_suffix(trace, round_index)
         writer = trace.provenance.source.get("source_model") or trace.provenance.model_id or ""
         other = None if not writer else writer.rsplit("/", 1)[-1] != self.served_model.rsplit("/", 1)[-1]
         self.info.update(
@@ -117,9 +116,30 @@ class EndpointProbe:
         if not jobs:
             return []
         first = self._one(trace, prompt, jobs[0], suffix, ref)  # settles the mode before the pool starts
+        if first.failed and first.forced is None:  # the server is down or broken: spare it the rest
+            why = f"not asked: the first request failed ({first.note})"[:300]
+            return [first, *(ProbeResult(b, None, None, why, failed=True) for b, _ in jobs[1:])]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             rest = list(pool.map(lambda job: self._one(trace, prompt, job, suffix, ref), jobs[1:]))
         return [first, *rest]
+
+    def settings(self, trace: Trace, round_index: int) -> dict:
+        """What makes this probe's answers on the round (``o3viz.answers.probe_types.Probe``): the
+        suffix comes from the round's rendered prompt, so it is known before any request."""
+        check_boundaries(trace, round_index, [])
+        suffix = self._prompt_and_suffix(trace, round_index)[1]
+        return {
+            "probe": "endpoint",
+            "model": self.served_model,
+            "endpoint": self.base_url,
+            "suffix": suffix.text,
+            "max_new_tokens": self.max_new_tokens,
+        }
+
+    def _prompt_and_suffix(self, trace: Trace, round_index: int) -> tuple[str, Suffix]:
+        """The round's rendered prompt and its suffix (an unknown template: one line, no request)."""
+        prompt = rollout_prompt(trace, self.tokenizer, round_index)
+        return prompt, suffix_for_prompt(prompt + trace.rounds[round_index].text, self.given_suffix)
 
     def _one(
         self, trace: Trace, prompt: str, job: tuple[int, str], suffix: Suffix, ref: str | None
@@ -129,14 +149,14 @@ class EndpointProbe:
         try:
             decoded = self._forced_text(trace, prompt, before, suffix)
         except (_BadReply, EndpointError) as exc:
-            return ProbeResult(step, None, None, str(exc)[:300])
+            return ProbeResult(step, None, None, str(exc)[:300], failed=True)
         forced = forced_answer(suffix, decoded)
         p_ref, note = None, None if forced else "the forced continuation states no answer"
         if ref and self.mode == "completions+logprobs":
             try:
                 p_ref = self._p_reference(prompt + before + suffix.text, ref)
-            except (_BadReply, EndpointError) as exc:
-                note = f"P(reference) not scored: {str(exc)[:280]}"
+            except (_BadReply, EndpointError) as exc:  # asked, not answered: a rerun may score it
+                return ProbeResult(step, forced, None, f"P(reference) not scored: {str(exc)[:280]}", True)
         return ProbeResult(step, forced, p_ref, note)
 
     def _forced_text(self, trace: Trace, prompt: str, before: str, suffix: Suffix) -> str:

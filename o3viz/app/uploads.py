@@ -91,9 +91,9 @@ def _head(data: bytes, size: int = 1 << 16) -> bytes:
 
 def _first_record(path: Path) -> object:
     """The first non-empty line of a JSONL file as JSON, or None when it is not JSON."""
-    from o3viz.importers.bulk import MAX_RECORD_BYTES, _open
+    from o3viz.importers.bulk import MAX_RECORD_BYTES, open_dataset
 
-    with _open(path) as f:
+    with open_dataset(path) as f:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
             if raw.strip():
                 try:

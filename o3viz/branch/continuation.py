@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from o3viz.analysis.importance.resample import rollout_prompt
 from o3viz.branch.fork import Fork
 from o3viz.clients import Backend, LocalBackend
 from o3viz.importers.build import build_trace
 from o3viz.importers.formats import Imported
+from o3viz.run.prompt import rollout_prompt
 from o3viz.trace import Round, Trace
 
 

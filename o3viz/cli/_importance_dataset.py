@@ -39,8 +39,9 @@ def run_dataset(args: argparse.Namespace, extra: dict, load, bar, budget=(3600.0
     and ``bar``: the command's model loader and progress bar)."""
     from o3viz.analysis.importance import add_importance
     from o3viz.analysis.importance.dataset_job import plan, prefetch_rollouts
-    from o3viz.analysis.importance.resample import prefixes, resample_importance, rollout_prompt
+    from o3viz.analysis.importance.resample import prefixes, resample_importance
     from o3viz.clients import OpenAIBackend, RolloutCache, Sampling, api_key_from_env
+    from o3viz.run.prompt import rollout_prompt
     from o3viz.store.replace import branch_parents, replace_trace
     from o3viz.store.store import Store
 

@@ -213,8 +213,9 @@ def _white_box(args, trace):
 def _resample(args, trace):
     from o3viz.analysis.importance import estimate
     from o3viz.analysis.importance.adaptive import Budget
-    from o3viz.analysis.importance.resample import resample_importance, rollout_prompt
+    from o3viz.analysis.importance.resample import resample_importance
     from o3viz.clients import LocalBackend, OpenAIBackend, RolloutCache, Sampling, api_key_from_env
+    from o3viz.run.prompt import rollout_prompt
 
     sampling = Sampling(args.max_new_tokens, args.temperature, args.top_p, args.seed)
     seconds, budget = _budget(args.budget)

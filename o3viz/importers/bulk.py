@@ -31,6 +31,7 @@ from o3viz.importers import inspect_log, parquet
 from o3viz.importers.datasets import is_dataset
 from o3viz.importers.fields import ImportFields
 from o3viz.importers.formats import MAX_IMPORT_BYTES, detect_json_format
+from o3viz.importers.source_steps import SourceStepCount
 from o3viz.trace.bounded import MAX_RECORD_BYTES, Budget, read_lines
 from o3viz.trace.safejson import MAX_IMPORT_NESTING, loads
 
@@ -65,7 +66,7 @@ class ImportOptions(ImportFields):
 
     def fingerprint(self) -> str:
         # fields added later count only when set, so a store's earlier imports keep their hashes
-        later = ("id_field", "model_field")
+        later = ("id_field", "model_field", "grade_field")
         named = {k: v for k, v in self.as_dict().items() if v is not None or k not in later}
         return json.dumps({**named, "claims": self.claims}, sort_keys=True)
 
@@ -84,10 +85,12 @@ class ImportReport:
     keys: list[str] = field(default_factory=list)  # keys of the added traces, in record order
     stopped: str | None = None  # why the import ended early, if it did
     seconds: float = 0.0
+    steps: SourceStepCount = field(default_factory=SourceStepCount)  # records that gave a list of steps
 
     def summary(self) -> str:
         s = f"{self.traces} traces from {self.records} records into dataset {self.dataset!r}"
         s += f", {self.duplicates} already there, {len(self.errors)} bad records skipped"
+        s += f", {self.steps.text()}" if self.steps.source else ""
         return s + (f" ({self.stopped})" if self.stopped else "")
 
 
@@ -111,7 +114,8 @@ def _decode_line(raw: bytes, n: int, kind: str) -> Record:
         return _bad(n, kind, f"not UTF-8 text at byte {exc.start}")
 
 
-def _open(path: Path):
+def open_dataset(path: Path):
+    """A dataset file opened for reading in binary, gunzipped when its first bytes say gzip."""
     if not path.is_file():  # a missing file, a folder or a FIFO (opening it would block): one line
         raise UsageError(f"{path}: no such file (or not a regular file)")
     with path.open("rb") as f:
@@ -127,7 +131,7 @@ def read_records(path: str | os.PathLike) -> Iterator[Record]:
         raise UsageError(f"{path}: no such file (or not a regular file)")
     if path.stat().st_size > MAX_FILE_BYTES:
         raise TraceError(f"{path}: larger than the dataset limit of {MAX_FILE_BYTES} bytes")
-    with _open(path) as f:
+    with open_dataset(path) as f:
         head = f.read(4096).lstrip()
     container = _container(path, head)
     if container is not None:
@@ -136,7 +140,7 @@ def read_records(path: str | os.PathLike) -> Iterator[Record]:
     if head.startswith(b"["):
         yield from _read_array(path)
         return
-    with _open(path) as f:  # the one bounded line reader (o3viz.trace.bounded)
+    with open_dataset(path) as f:  # the one bounded line reader (o3viz.trace.bounded)
         for n, raw, problem in read_lines(f, MAX_RECORD_BYTES, Budget(path.name, path.stat().st_size)):
             if problem is not None:
                 yield _bad(n, "line", problem)
@@ -184,7 +188,7 @@ def count_records(path: str | os.PathLike, *, max_bytes: int | None = None) -> i
     ``max_bytes``, a file that expands (gunzipped) past it is refused in one line, so a small
     ``.gz`` cannot cost minutes of counting."""
     path = Path(path)
-    with _open(path) as f:
+    with open_dataset(path) as f:
         head = f.read(4096).lstrip()
     if head.startswith(inspect_log.ZIP_MAGIC):
         return inspect_log.count_samples(path)
@@ -193,7 +197,7 @@ def count_records(path: str | os.PathLike, *, max_bytes: int | None = None) -> i
     if head.startswith(b"[") or inspect_log.looks_like_json_log(head):
         return sum(1 for _ in read_records(path))
     n = seen = 0
-    with _open(path) as f:
+    with open_dataset(path) as f:
         for raw in iter(lambda: f.readline(MAX_RECORD_BYTES + 1), b""):
             n += bool(raw.strip())
             seen += len(raw)
@@ -268,7 +272,7 @@ def _import_one(rec: Any, line: int, opts: ImportOptions, file: str, created: st
 
 def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: str, created: str) -> list:
     """In a worker: import each record, write its traces through ``sink``; returns per record
-    ``(line, payloads, error)``. Never raises for a bad record."""
+    ``(line, payloads, error, source steps)``. Never raises for a bad record."""
     results = []
     use_alarm = threading.current_thread() is threading.main_thread()
     if use_alarm:
@@ -296,14 +300,17 @@ def import_chunk(sink: Sink, records: list[Record], opts: ImportOptions, file: s
                 )
                 for part, t in traces
             ]
-            results.append((r.line, payloads, None))
+            steps = SourceStepCount()
+            for _, t in traces:
+                steps.add(t.info.get("source_steps"))
+            results.append((r.line, payloads, None, steps))
         except _Timeout:
-            results.append((r.line, [], f"took longer than {RECORD_BUDGET_S:.0f} s; skipped"))
+            results.append((r.line, [], f"took longer than {RECORD_BUDGET_S:.0f} s; skipped", None))
         except Exception as exc:  # noqa: BLE001 - one bad record never stops the others
             if getattr(exc, "fatal", False):  # the sink cannot take more (a full disk): stop
-                results.append((r.line, [], FATAL + one_line(exc, 300)))
+                results.append((r.line, [], FATAL + one_line(exc, 300), None))
                 break
-            results.append((r.line, [], one_line(exc, 300).replace("(input): ", "")))
+            results.append((r.line, [], one_line(exc, 300).replace("(input): ", ""), None))
         finally:
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)

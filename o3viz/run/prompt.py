@@ -12,10 +12,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from o3viz.errors import UsageError
 from o3viz.text.spans import split_spans, token_ranges
 from o3viz.trace.parts import Segment, Token
+
+if TYPE_CHECKING:
+    from o3viz.trace import Trace
+
+# The prompt of the Thought Anchors paper: a rollout of a trace with no rendered prompt and no
+# tokenizer continues from it (resampling, branching, the answer probes, sample sets).
+PAPER_PROMPT = (
+    "Solve this math problem step by step. You MUST put your final answer in \\boxed{{}}. "
+    "Problem: {question} Solution: \n<think>\n"
+)
 
 
 @dataclass
@@ -199,3 +210,14 @@ def refuse_control_tokens(prefix: str, where: str = "the steps before the fork o
             f"{where} hold {found.group()[:48]!r}, a chat-template control token; "
             "a model would read it as one"
         )
+
+
+def rollout_prompt(trace: Trace, tokenizer: Any = None, round_index: int = -1) -> str:
+    """The text a rollout continues from, before the reasoning: the round's own rendered prompt
+    (a capture), else the question in ``tokenizer``'s chat template, else the paper's prompt."""
+    rnd = trace.rounds[round_index]
+    if rnd.rendered_prompt:
+        return rnd.rendered_prompt
+    if tokenizer is not None:
+        return layout_prompt(tokenizer, trace.task.question or "").rendered
+    return PAPER_PROMPT.format(question=trace.task.question or "")

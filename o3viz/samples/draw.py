@@ -23,14 +23,13 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from o3viz.analysis.importance.resample import PAPER_PROMPT
 from o3viz.branch.continuation import text_round
 from o3viz.clients import OpenAIBackend, Sampling, api_key_from_env
 from o3viz.clients.local import decode_shared_prefix
 from o3viz.run.capture import build_round
 from o3viz.run.config import CaptureConfig
 from o3viz.run.loop import Generated, eos_ids, token_stats_rows
-from o3viz.run.prompt import layout_prompt
+from o3viz.run.prompt import PAPER_PROMPT, layout_prompt
 from o3viz.run.provenance import library_versions, run_provenance
 from o3viz.run.request import RunRequest
 from o3viz.samples.request import SampleRequest

@@ -48,15 +48,11 @@ from o3viz.analysis.importance.trust import (  # noqa: F401 (_kl, _acc, trust_se
     trust_series,
 )
 from o3viz.clients import Backend, RolloutCache, Sampling
-from o3viz.run.prompt import refuse_control_tokens
+from o3viz.run.prompt import refuse_control_tokens, rollout_prompt
 from o3viz.text.answers import extract_answer, normalize_answer
 from o3viz.trace import Trace
 from o3viz.trace.importance import ImportanceRecord
 
-PAPER_PROMPT = (
-    "Solve this math problem step by step. You MUST put your final answer in \\boxed{{}}. "
-    "Problem: {question} Solution: \n<think>\n"
-)
 DEFAULT_THRESHOLD = 0.8  # cosine similarity under which a resampled step "differs" (the paper's)
 MAX_ROLLOUT_SENTENCES = 64  # sentences of each rollout compared with the later steps (bounds the embedding)
 
@@ -76,19 +72,6 @@ class ResampleCost:
             f"{self.prefixes} prefixes × K = {self.rollouts} rollouts ({self.cached} cached); "
             f"{self.new} to generate, at most {self.max_new_tokens:,} new tokens"
         )
-
-
-def rollout_prompt(trace: Trace, tokenizer: Any = None, round_index: int = -1) -> str:
-    """The text a rollout continues from, before the reasoning: the round's own rendered prompt
-    (a capture), else the question in ``tokenizer``'s chat template, else the paper's prompt."""
-    rnd = trace.rounds[round_index]
-    if rnd.rendered_prompt:
-        return rnd.rendered_prompt
-    if tokenizer is not None:
-        from o3viz.run.prompt import layout_prompt
-
-        return layout_prompt(tokenizer, trace.task.question or "").rendered
-    return PAPER_PROMPT.format(question=trace.task.question or "")
 
 
 def prefixes(trace: Trace, round_index: int = -1) -> list[str]:
