@@ -15,6 +15,8 @@ against a from-scratch probe's full prefill of the prefix.
 from __future__ import annotations
 
 import bisect
+import hashlib
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -73,8 +75,10 @@ class LocalProbe:
         self.max_new_tokens = check_max_new_tokens(max_new_tokens)
         self.suffix = suffix_for_tokenizer(tokenizer, suffix)  # an unknown template fails here, in one line
         self.eos = eos_ids(model, tokenizer)
-        self.model_id = reader_info(model, Trace.__new__(Trace))["model_id"] if False else _model_id(model)
-        self.name = f"forced:local:{self.model_id.split(' (')[0].rstrip('/').rsplit('/', 1)[-1]}"
+        self.model_id, self.revision = _model_identity(model)
+        self.name = (
+            f"forced:local:{_bounded(self.model_id)}"  # the full path: ckpt-a/final is not ckpt-b/final
+        )
         self.info = {
             "model": self.model_id,
             "suffix": self.suffix.text,
@@ -83,6 +87,19 @@ class LocalProbe:
             "max_new_tokens": self.max_new_tokens,
             "trace_model": None,
             "other_model": False,
+        }
+
+    def settings(self, trace: Trace, round_index: int) -> dict:
+        """What makes this probe's answers (``o3viz.answers.probe_types.Probe``): the same for every
+        round, the model named by its full path (or hub id) and revision."""
+        check_boundaries(trace, round_index, [])
+        return {
+            "probe": "local",
+            "model": self.model_id,
+            "revision": self.revision,
+            "endpoint": None,
+            "suffix": self.suffix.text,
+            "max_new_tokens": self.max_new_tokens,
         }
 
     def probe(
@@ -158,10 +175,24 @@ class LocalProbe:
         return self.tokenizer.decode(out, skip_special_tokens=True)
 
 
-def _model_id(model: Any) -> str:
+def _model_identity(model: Any) -> tuple[str, str | None]:
+    """(the model's full id, its revision): a folder or file as its absolute path, so two
+    checkpoints named ``final`` in different folders stay two models; a hub id as it is."""
     info = getattr(model, "o3viz_info", None)
-    return (
+    name = (
         getattr(info, "model_id", None)
         or getattr(getattr(model, "config", None), "_name_or_path", "")
         or "model"
     )
+    path = Path(name).expanduser()
+    if path.exists():
+        name = str(path.resolve())
+    return name, getattr(info, "revision", None)
+
+
+def _bounded(model_id: str, keep: int = 120) -> str:
+    """``model_id`` when short, else its tail and a hash of the whole: a record's name is cut at
+    200 characters when read (``o3viz.trace.verdicts.clip_name``), and a cut name could collide."""
+    if len(model_id) <= keep:
+        return model_id
+    return f"…{model_id[-(keep - 10) :]}#{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"

@@ -1,6 +1,11 @@
 """What every answer probe shares: the ``Probe`` protocol (a forced answer at chosen step
-boundaries of one round) and its ``ProbeResult`` per boundary, plus the bounds both kinds of probe
-keep (``o3viz.answers.probe_local``, ``o3viz.answers.probe_endpoint``)."""
+boundaries of one round, and the settings that make it) and its ``ProbeResult`` per boundary,
+plus the bounds both kinds of probe keep (``o3viz.answers.probe_local``,
+``o3viz.answers.probe_endpoint``).
+
+A result is ``failed`` when the probe could not ask (a request that failed, a reply it could not
+read): unlike "the model stated no answer", a rerun may give it, so ``o3viz.answers.run`` stores
+no record of a round with a failed boundary."""
 
 from __future__ import annotations
 
@@ -24,11 +29,18 @@ class ProbeResult:
     forced: str | None  # the forced answer (o3viz.text.answers' extractor); None when none came
     p_reference: float | None  # P(reference tokens | prefix + suffix); None without logprobs / reference
     note: str | None = None  # why ``forced`` is None or the probability is missing, in one line
+    failed: bool = False  # the probe could not ask (see the module docstring); ``note`` says why
 
 
 class Probe(Protocol):
     name: str  # "forced:local:SmolLM2-135M-Instruct", "forced:endpoint:<served model>"
     info: dict  # model, suffix, logprobs, max_new_tokens, trace_model, other_model (the last trace probed)
+
+    def settings(self, trace: Trace, round_index: int) -> dict:
+        """What makes this probe's answers on that round, known before any request: ``probe``
+        (its kind), ``model`` (a full path, hub id or served name), ``endpoint`` (None for a local
+        one), ``suffix`` and ``max_new_tokens``. A stored record with other settings is redone."""
+        ...
 
     def probe(
         self, trace: Trace, round_index: int, boundaries: list[int], reference: str | None

@@ -4,9 +4,14 @@ chosen boundaries) and a stored dataset (``run_dataset``: resumable, with progre
 saved through ``o3viz.store.replace.replace_trace`` as soon as it is done, so labels and branch
 links follow it and a stopped run loses nothing already stored).
 
-A round already holding the probe's record with the same settings (``every``, ``suffix``) is
-skipped, so a rerun picks up where a stopped one ended. Forced answers come from
-``o3viz.answers.probes`` (imported only when a probe is asked for).
+A forced record carries, in ``info["settings"]``, what made it (``probe_settings``: the probe's
+kind, the model by its full path, hub id or served name, the endpoint's address, the suffix,
+``max_new_tokens`` and ``every``). A rerun skips a round whose record has the same settings and
+redoes one whose settings differ (saying which), so a stopped run picks up where it ended and a
+changed setting never keeps the old answers. A probe that could not ask at some boundary (a
+failed request, an unreadable reply: ``ProbeResult.failed``) raises ``ProbeFailed``: nothing of
+that trace is stored, the run counts it as failed, and a rerun redoes exactly those traces.
+Forced answers come from ``o3viz.answers.probes`` (imported only when a probe is asked for).
 """
 
 from __future__ import annotations
@@ -30,8 +35,12 @@ __all__ = [
     "MAX_TRACES",
     "AnswersReport",
     "AnswersRequest",
+    "ProbeFailed",
     "add_answers",
+    "answers_due",
     "answers_json",
+    "holds_answers",
+    "probe_settings",
     "run_dataset",
 ]
 
@@ -39,6 +48,11 @@ ProbeName = str  # "none" or a name in o3viz.answers.probes.PROBES
 MAX_TRACES = 100_000  # traces of one dataset run
 MAX_EVERY = 10_000
 _MODEL_OPTIONS = ("model_id", "served_model", "model")  # what --model is called by each probe's factory
+_NEW = (
+    "--redo",
+    "not probed yet",
+    "no stated answers yet",
+)  # a due trace's reason that is no settings change
 
 
 @dataclass
@@ -100,20 +114,65 @@ class AnswersRequest:
         return PROBES.make(self.probe, given)
 
 
-def _same_settings(rec: AnswerRecord, probe: Any, every: int) -> bool:
-    info = getattr(probe, "info", {}) or {}
-    return rec.info.get("every") == every and rec.info.get("suffix") == info.get("suffix")
+class ProbeFailed(O3vizError, RuntimeError):
+    """The probe could not ask at some boundary of a round: the trace keeps no record of it."""
 
 
-def _forced_record(trace: Trace, r: int, probe: Any, every: int, ref: str | None) -> AnswerRecord:
-    """The probe's answers at the boundaries ``refine_first_correct`` picks in round ``r``."""
+def probe_settings(probe: Any, trace: Trace, round_index: int, every: int) -> dict:
+    """What makes ``probe``'s forced answers on that round (stored as the record's
+    ``info["settings"]``, compared on a rerun): the probe's own ``settings`` and ``every``."""
+    made = getattr(probe, "settings", None)
+    if callable(made):
+        got = dict(made(trace, round_index))
+    else:  # a plug-in probe without settings(): what its name and info say
+        info = getattr(probe, "info", {}) or {}
+        got = {
+            "probe": probe.name,
+            **{k: info.get(k) for k in ("model", "endpoint", "suffix", "max_new_tokens")},
+        }
+    got["every"] = every
+    return got
+
+
+def settings_change(rec: AnswerRecord, settings: dict) -> str | None:
+    """None when ``rec`` was made with ``settings``; else the first difference in a few words.
+
+    >>> rec = AnswerRecord("p", "forced", [], [], [], info={"settings": {"every": 1, "max_new_tokens": 16}})
+    >>> settings_change(rec, {"every": 1, "max_new_tokens": 8})
+    'max_new_tokens was 16, now 8'
+    """
+    old = rec.info.get("settings")
+    if not isinstance(old, dict):
+        return "its record names no settings"
+    for name in (*settings, *(k for k in old if k not in settings)):
+        if old.get(name) != settings.get(name):
+            return f"{name} was {_shown(old.get(name))}, now {_shown(settings.get(name))}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _forced_record(trace: Trace, r: int, probe: Any, settings: dict, ref: str | None) -> AnswerRecord:
+    """The probe's answers at the boundaries ``refine_first_correct`` picks in round ``r``, or
+    ``ProbeFailed`` at the first batch in which the probe could not ask."""
     rnd = trace.rounds[r]
     n = len(rnd.steps)
 
     def ask(boundaries: list[int]) -> list[Any]:
-        got = {res.step: res for res in probe.probe(trace, r, boundaries, ref)}
+        results = probe.probe(trace, r, boundaries, ref)
+        bad = [res for res in results if getattr(res, "failed", False)]
+        if bad:
+            raise ProbeFailed(
+                f"round {r}: the probe failed at {len(bad)} of {len(results)} step boundaries "
+                f"({' '.join(str(bad[0].note).split())[:200]}); nothing stored, a rerun redoes it"
+            )
+        got = {res.step: res for res in results}
         return [got.get(b) for b in boundaries]
 
+    every = settings["every"]
     found = refine_first_correct(n, ask, lambda res: None if res is None else grade(res.forced, ref), every)
     rec = AnswerRecord(probe.name, "forced", [None] * n, [None] * n, [None] * n)
     probs: list[float | None] = [None] * n
@@ -127,28 +186,44 @@ def _forced_record(trace: Trace, r: int, probe: Any, every: int, ref: str | None
     rec.p_reference = probs if any(p is not None for p in probs) else []
     info = dict(getattr(probe, "info", {}) or {})
     trace_model = trace.provenance.model_id or ""
-    info.update(every=every, reference=ref, when=timestamp(), trace_model=trace_model)
+    info.update(every=every, reference=ref, when=timestamp(), trace_model=trace_model, settings=settings)
     info["other_model"] = bool(info.get("model")) and info.get("model") != trace_model
     info.setdefault("logprobs", bool(rec.p_reference))
     rec.info = info
     return rec
 
 
+def _due_rounds(trace: Trace, probe: Any, every: int, redo: bool) -> list[tuple[int, dict, str]]:
+    """(round, settings, why) for each round with steps whose forced record is missing, made with
+    other settings, or (``redo``) to be made again."""
+    due = []
+    for r, rnd in enumerate(trace.rounds):
+        if not rnd.steps:
+            continue
+        settings = probe_settings(probe, trace, r, every)
+        old = next((x for x in rnd.answers if x.probe == probe.name), None)
+        why = "not probed yet" if old is None else settings_change(old, settings)
+        if why is None and redo:
+            why = "--redo"
+        if why is not None:
+            due.append((r, settings, why))
+    return due
+
+
 def add_answers(trace: Trace, probe: Any | None = None, every: int = 1, *, redo: bool = False) -> bool:
     """Put the running answer on ``trace``: a fresh ``stated`` record on every round, and with
     ``probe`` its forced answers on every round with steps (skipping a round that holds the
-    probe's record with the same settings, unless ``redo``). True when anything changed."""
+    probe's record with the same settings, unless ``redo``). True when anything changed.
+    ``ProbeFailed`` when the probe could not ask; ``trace`` may then hold some rounds' new
+    records, so a caller stores nothing of it."""
     changed = add_stated(trace) > 0
     if probe is None:
         return changed
     ref = reference_answer(trace.task.reference)
-    for r, rnd in enumerate(trace.rounds):
-        if not rnd.steps:
-            continue
+    for r, settings, _why in _due_rounds(trace, probe, every, redo):
+        rnd = trace.rounds[r]
+        rec = _forced_record(trace, r, probe, settings, ref)
         old = next((i for i, x in enumerate(rnd.answers) if x.probe == probe.name), None)
-        if old is not None and not redo and _same_settings(rnd.answers[old], probe, every):
-            continue
-        rec = _forced_record(trace, r, probe, every, ref)
         if old is None:
             rnd.answers.append(rec)
         else:
@@ -157,18 +232,21 @@ def add_answers(trace: Trace, probe: Any | None = None, every: int = 1, *, redo:
     return changed
 
 
+def answers_due(trace: Trace, probe: Any | None, every: int) -> str | None:
+    """None when every round with steps already holds what ``add_answers`` would add; else why
+    not, in a few words (a settings change names the setting)."""
+    for rnd in trace.rounds:
+        if rnd.steps and not any(x.probe == STATED for x in rnd.answers):
+            return "no stated answers yet"
+    if probe is None:
+        return None
+    due = _due_rounds(trace, probe, every, redo=False)
+    return due[0][2] if due else None
+
+
 def holds_answers(trace: Trace, probe: Any | None, every: int) -> bool:
     """Whether every round with steps already holds what ``add_answers`` would add."""
-    for rnd in trace.rounds:
-        if not rnd.steps:
-            continue
-        if not any(x.probe == STATED for x in rnd.answers):
-            return False
-        if probe is not None and not any(
-            x.probe == probe.name and _same_settings(x, probe, every) for x in rnd.answers
-        ):
-            return False
-    return True
+    return answers_due(trace, probe, every) is None
 
 
 def answers_json(key: str | None, trace: Trace) -> dict:
@@ -211,7 +289,9 @@ class AnswersReport:
 
     def summary(self) -> str:
         done = f"{self.changed} trace(s) of {self.dataset!r} given their running answer"
-        done += f", {self.skipped} already had it" + (f", {len(self.failed)} failed" if self.failed else "")
+        done += f", {self.skipped} already had it, {len(self.failed)} failed"
+        if self.failed:
+            done += " (nothing stored for them; run it again to redo exactly those)"
         return done + ("; stopped early, run it again to go on" if self.stopped else "")
 
 
@@ -238,12 +318,13 @@ def run_dataset(
             what = "skipped"
             try:
                 trace = store.editable_trace(key)  # changed below: never the process's shared copy
-                if not request.redo and holds_answers(trace, probe, request.every):
+                why = "--redo" if request.redo else answers_due(trace, probe, request.every)
+                if why is None:
                     report.skipped += 1
                 elif add_answers(trace, probe, request.every, redo=request.redo):
                     key = replace_trace(store, key, trace, branches=branches)
                     report.changed += 1
-                    what = "done"
+                    what = "done" if why in _NEW else f"redone: {why}"
                 else:
                     report.skipped += 1
             except O3vizError as exc:  # one bad trace does not stop the run: it is named and left

@@ -3,7 +3,10 @@ states (no model) and, with ``--probe``, the answer a model gives when forced to
 step boundaries (every step, or every K-th then refined around the first correct point and each
 flip). Saved into the trace (a file in place; a store key or a dataset through
 ``o3viz.store.replace``, keeping labels and branch links). Resumable: a trace that already holds
-the probe's record with the same settings is skipped, and a stopped run loses nothing stored.
+the probe's record made with the same settings (probe, model, endpoint, suffix, max_new_tokens,
+--every) is skipped, one made with other settings is redone, and a stopped run loses nothing
+stored. A trace the probe failed on (a request that failed, a reply it could not read) is stored
+untouched and counted as failed; the run then exits 1, and a rerun redoes exactly those.
 ``--json`` prints one object per trace (JSON Lines); progress goes to stderr.
 
 Examples:
@@ -47,7 +50,9 @@ def register(subparsers) -> None:
     p.add_argument("--base-url", help="endpoint: an OpenAI-compatible address ending in /v1")
     p.add_argument("--model", help="local: the model to load (default: the embedded one); endpoint: its name")
     p.add_argument("-V", dest="options", action="append", metavar="KEY=VALUE", help="a probe option")
-    p.add_argument("--redo", action="store_true", help="replace a record of the same probe and settings")
+    p.add_argument(
+        "--redo", action="store_true", help="probe again where a record of the same settings is held"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per trace (JSON Lines)")
     p.set_defaults(func=run)
 
@@ -138,4 +143,4 @@ def _run_dataset(args: argparse.Namespace, req) -> int:
         for key in report.keys:
             _print_line(store.trace(key), key, args)
     print(report.summary(), file=sys.stderr)
-    return 130 if report.stopped else 0
+    return 130 if report.stopped else 1 if report.failed else 0

@@ -78,12 +78,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def request_from_args(args: argparse.Namespace) -> SampleRequest:
+    from o3viz.clients.post import check_timeout  # the one check of every timeout flag
+
     req = SampleRequest(
         prompt=args.prompt, task_id=args.task, reference=args.reference if args.prompt or args.task else None,
         n=args.n, temperature=args.temperature, top_p=args.top_p,
         max_new_tokens=args.max_new_tokens, seed=args.seed, set_name=args.set_name, model=args.model,
         base_url=args.base_url, concurrency=args.concurrency, batch=args.batch,
-        request_timeout=args.request_timeout,
+        request_timeout=check_timeout(args.request_timeout, "--request-timeout"),
     )  # fmt: skip
     req.validate()
     return req

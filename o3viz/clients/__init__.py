@@ -7,7 +7,8 @@ text. One layer below everything that asks a model something (``analysis``, ``br
 - ``local``: ``LocalBackend``, the local model, K samples of a prefix decoded as one batch;
 - ``endpoint``: ``OpenAIBackend``, any OpenAI-compatible ``/v1/completions`` endpoint, and
   ``endpoint_ask``, a greedy ``ask(prompt) -> reply`` on it;
-- ``post``: the one POST to a user-given address (a total deadline, redirects kept on the origin);
+- ``post``: the one POST to a user-given address (a total deadline, redirects kept on the origin),
+  and ``check_timeout``, the one check of a user-given timeout;
 - ``cache``: ``RolloutCache``, rollouts on disk, so an interrupted run resumes.
 
 >>> from o3viz.clients import Sampling
@@ -21,10 +22,11 @@ from o3viz.clients.base import Backend, RolloutError, Sampling
 from o3viz.clients.cache import RolloutCache
 from o3viz.clients.endpoint import OpenAIBackend, api_key_from_env, endpoint_ask
 from o3viz.clients.local import LocalBackend
-from o3viz.clients.post import EndpointError
+from o3viz.clients.post import MAX_TIMEOUT_S, EndpointError, check_timeout
 
 __all__ = [
     "Backend",
+    "MAX_TIMEOUT_S",
     "EndpointError",
     "LocalBackend",
     "OpenAIBackend",
@@ -32,5 +34,6 @@ __all__ = [
     "RolloutError",
     "Sampling",
     "api_key_from_env",
+    "check_timeout",
     "endpoint_ask",
 ]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from o3viz.clients.base import RolloutError, Sampling
-from o3viz.clients.post import EndpointError, post
+from o3viz.clients.post import EndpointError, check_timeout, post
 from o3viz.errors import UsageError
 
 __all__ = ["MAX_RESPONSE_BYTES", "OpenAIBackend", "api_key_from_env", "endpoint_ask"]
@@ -49,8 +49,9 @@ class OpenAIBackend:
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise UsageError(f"--base-url {self.base_url!r} must start with http:// or https://")
-        if not self.timeout > 0 or (self.budget_s is not None and not self.budget_s > 0):
-            raise UsageError("the request timeout and the run budget must be positive seconds")
+        self.timeout = check_timeout(self.timeout, "the request timeout")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise UsageError("the run budget must be positive seconds")
         self.base_url = self.base_url.rstrip("/")
         self.name = self.name or f"openai:{self.base_url}:{self.model}"
         self._started: float | None = None  # the first request's time: the budget counts from it

@@ -10,23 +10,28 @@ redirects kept on their origin.
   line before anything, least of all the ``Authorization`` header, is sent there.
 - The body is read up to ``limit`` + 1 bytes, so an endless reply stops at the limit.
 
-Every failure is an ``EndpointError`` with a one-line message.
+Every failure is an ``EndpointError`` with a one-line message. ``check_timeout`` is the one check
+of a user-given timeout, for every flag and option that takes one: positive, finite and at most
+``MAX_TIMEOUT_S`` (a day). Far larger values pass ``math.isfinite`` but overflow the socket's and
+the timer's clocks (``OverflowError`` from ``socket.settimeout``), so they are refused up front.
 """
 
 from __future__ import annotations
 
 import http.client
+import math
 import socket
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
 
-from o3viz.errors import O3vizError
+from o3viz.errors import O3vizError, UsageError
 
-__all__ = ["MAX_REDIRECTS", "EndpointError", "Reply", "origin", "post"]
+__all__ = ["MAX_REDIRECTS", "MAX_TIMEOUT_S", "EndpointError", "Reply", "check_timeout", "origin", "post"]
 
 MAX_REDIRECTS = 3
+MAX_TIMEOUT_S = 86_400.0  # a day: longer is a mistake, and ~1e10 s overflows socket.settimeout
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CHUNK = 64 << 10
 
@@ -40,6 +45,23 @@ class Reply:
     status: int
     reason: str
     body: bytes  # at most ``limit`` + 1 bytes
+
+
+def check_timeout(seconds: object, name: str) -> float:
+    """``seconds`` as a float if it is a usable timeout, else one ``UsageError`` line naming
+    ``name`` (the flag or option it came from).
+
+    >>> check_timeout(30, "--request-timeout")
+    30.0
+    >>> check_timeout(1e10, "-V timeout")
+    Traceback (most recent call last):
+    o3viz.errors.UsageError: -V timeout 1e+10: give seconds above 0 and at most 86400 (a day)
+    """
+    ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not (ok and math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT_S):  # type: ignore[arg-type]
+        shown = f"{seconds:g}" if ok else repr(seconds)[:40]
+        raise UsageError(f"{name} {shown}: give seconds above 0 and at most {MAX_TIMEOUT_S:g} (a day)")
+    return float(seconds)  # type: ignore[arg-type]
 
 
 def origin(url: str) -> tuple[str, str, int]:
@@ -60,6 +82,7 @@ def origin(url: str) -> tuple[str, str, int]:
 
 def post(url: str, body: bytes, headers: dict[str, str], *, deadline_s: float, limit: int) -> Reply:
     """POST ``body`` to ``url`` and return the final reply, all within ``deadline_s`` seconds."""
+    check_timeout(deadline_s, "the request's deadline")
     end = time.monotonic() + deadline_s
     start = origin(url)
     for _hop in range(MAX_REDIRECTS + 1):

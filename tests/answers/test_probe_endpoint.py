@@ -5,10 +5,8 @@ without logprobs, so it shows forced answers without probabilities, said so."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import math
-import threading
 
 import pytest
 
@@ -17,6 +15,7 @@ from o3viz.answers.probes import PROBES
 from o3viz.errors import UsageError
 from o3viz.importers.build import build_trace
 from o3viz.importers.formats import Imported
+from tests.answers.stub_server import completion
 
 pytestmark = [pytest.mark.server]
 
@@ -29,63 +28,16 @@ def trace():
     return build_trace(Imported("test", REASONING, question=QUESTION), reference="7")
 
 
-class Stub:
-    """A completions server: ``reply(path, body) -> (status, bytes)`` answers; ``bodies`` records."""
-
-    def __init__(self, reply):
-        self.reply, self.bodies = reply, []
-        stub = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.bodies.append((self.path, body))
-                status, data = stub.reply(self.path, body)
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
-
-
-@pytest.fixture
-def serve():
-    made = []
-
-    def start(reply):
-        made.append(Stub(reply))
-        return made[-1]
-
-    yield start
-    for s in made:
-        s.close()
-
-
-def _completion(text, logprobs=None):
-    choice = {"text": text, "index": 0, **({"logprobs": logprobs} if logprobs is not None else {})}
-    return 200, json.dumps({"choices": [choice]}).encode()
-
-
 def logprobs_server(path, body):
     """vLLM's completions format: a forced "7" with logprobs, and echoed prompt logprobs in which
     every token of the reference has log-probability -0.5."""
     if not body.get("echo"):
-        return _completion("7\n", {"tokens": ["7"], "token_logprobs": [-0.1], "text_offset": [0]})
+        return completion("7\n", {"tokens": ["7"], "token_logprobs": [-0.1], "text_offset": [0]})
     prompt, ref_at = body["prompt"], body["prompt"].rindex("Final answer: ") + len("Final answer: ")
     pieces = [prompt[:ref_at], *prompt[ref_at:], "!"]  # the reference one character a token
     offsets = [sum(map(len, pieces[:i])) for i in range(len(pieces))]
     values = [None] + [-0.5] * (len(pieces) - 2) + [-3.0]
-    return _completion(prompt + "!", {"tokens": pieces, "token_logprobs": values, "text_offset": offsets})
+    return completion(prompt + "!", {"tokens": pieces, "token_logprobs": values, "text_offset": offsets})
 
 
 def test_completions_with_logprobs_give_forced_answers_and_p_reference(serve, trace):
@@ -106,7 +58,7 @@ def test_completions_with_logprobs_give_forced_answers_and_p_reference(serve, tr
 
 
 def test_a_reply_without_logprobs_gives_forced_answers_only_and_says_so(serve, trace, capsys):
-    stub = serve(lambda path, body: _completion(" 7 apples\nmore"))
+    stub = serve(lambda path, body: completion(" 7 apples\nmore"))
     probe = EndpointProbe(stub.url, "m")
     results = probe.probe(trace, 0, [0, 1, 2], "7")
     assert [(r.forced, r.p_reference) for r in results] == [("7 apples", None)] * 3
@@ -140,7 +92,7 @@ def test_429_and_5xx_are_retried_and_a_malformed_reply_is_a_note(serve, trace):
             return (429 if calls["n"] == 1 else 503), b"busy"
         if "She buys" in body["prompt"]:  # step 1 (its text is in no earlier prefix)
             return 200, b'{"choices": [{"text": ' + b"[" * 100 + b"]}"  # malformed, deeply nested
-        return _completion("7")
+        return completion("7")
 
     stub = serve(flaky)
     probe = EndpointProbe(stub.url, "m", retries=3, backoff=0.01, concurrency=1, logprobs=False)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from o3viz.clients import endpoint_ask
+from o3viz.clients import check_timeout, endpoint_ask
 from o3viz.errors import UsageError
 from o3viz.trace.safejson import loads
 from o3viz.verify.verifiers.base import Judgement, Solution
@@ -184,6 +184,7 @@ def judge_verifier(
     budget_s: seconds the whole run may spend on the endpoint (None: no limit)
     extra_body: a JSON object merged into each request, e.g. {"top_k": 1}
     """
+    check_timeout(request_timeout, "-V request_timeout")  # before a request: ~1e10 s overflows the socket
     body = None
     if extra_body is not None:
         body = loads(extra_body, "extra_body")  # bounded, NaN refused: o3viz.trace.safejson
