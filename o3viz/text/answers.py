@@ -5,18 +5,28 @@ equivalence.
 Extraction, first rule that matches (the ``method``):
 
 1. ``boxed``: the last closed ``\\boxed{…}`` / ``\\fbox{…}`` (braces matched, so
-   ``\\boxed{\\frac{1}{2}}`` works);
+   ``\\boxed{\\frac{1}{2}}`` works); a run of boxes joined only by punctuation, spacing and a
+   closing "and"/"or" (``\\boxed{1}, \\boxed{2} \\text{ and } \\boxed{3}``) is one answer, its
+   boxes' contents joined by ", " (a set of answers, as Math-Verify reads them);
 2. ``hashes``: ``#### N`` (GSM8K);
 3. ``answer_label``: the rest of the sentence after "Final answer:", "Answer:", "the answer is" or a
    line "A: N" (GSM8K model solutions), the last one in the text;
 4. ``final_math``: the last math span (``\\(…\\)``, ``$…$``, ``\\[…\\]``) of the last paragraph,
-   right-hand side of its last ``=``;
+   unless a concluding sentence after it ("Therefore, there are 12 …") states a number. Of the
+   span: the right-hand side of its last ``=`` (``<=``, ``>=``, ``!=`` are relations, not ``=``;
+   an exact value before ``\\approx`` wins over the approximation); the whole last equation where
+   its right-hand side has a variable (``y = 2x + 1``) or it is the equation of a curve
+   (``34x + 45y = 0``, ``x^2/4 + y^2/3 = 1``); the whole span for a relation (``x \\geq 5``) or a
+   list (``p = -1, p = \\frac{15}{8}``);
 5. ``conclusion``: a non-numeric answer: a concluding sentence after the last number ("Thus,
    Evelyn's average speed is the largest.") names a capitalised word, taken as the answer;
-6. ``last_number``: the last number in the text.
+6. ``formula``: a text that is one short line of math and no prose (``-\\frac{10}{9}``, ``1 000``)
+   is its own answer;
+7. ``last_number``: the last number (or fraction ``a/b``) in the text.
 
 ``boxed``, ``hashes`` and ``answer_label`` are *strong* (``STRONG_METHODS``): the text says it is
-the answer. ``round_answer(text, kind)`` is what a run stores: ``extract_answer`` for math, a
+the answer. Where a labelled answer comes after the last box ("\\boxed{200} … The final answer is
+$10,455$"), the later one is the answer. ``round_answer(text, kind)`` is what a run stores: ``extract_answer`` for math, a
 strong answer or else the last line for other tasks.
 
 Every scan is linear in the text: braces are matched in one pass, whitespace runs are consumed by
@@ -44,8 +54,11 @@ from o3viz.text.equivalence import (  # noqa: F401 (re-exported: callers import 
     normalize_answer,
 )
 
-Method = Literal["boxed", "hashes", "answer_label", "final_math", "conclusion", "last_number", "last_line"]
+Method = Literal[
+    "boxed", "hashes", "answer_label", "final_math", "conclusion", "formula", "last_number", "last_line"
+]
 STRONG_METHODS: tuple[str, ...] = ("boxed", "hashes", "answer_label")
+MAX_JOINED_BOXES = 16  # boxes read as one answer at most
 
 
 @dataclass
@@ -70,7 +83,7 @@ _LABEL = re.compile(
 )
 _A_LINE = re.compile(r"^[^\S\n]*+A[^\S\n]*+:[^\S\n]*+(-?\$?[\d.][^\n]*)", re.M)  # GSM8K "A: 26"
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|-?\.\d+")
 _CONCLUSION = re.compile(
     r"\b(?:Thus|Therefore|Hence|So),?[^\S\n]++(?:the answer is[^\S\n]++)?\**([A-Z][a-z]+)\**(?:['’]s)?[^\S\n]"
 )
@@ -89,6 +102,10 @@ def extract_answer(text: str, methods: tuple[str, ...] | None = None) -> AnswerS
             continue
         found = finder(text)
         if found is not None and found.text.strip():
+            if method == "boxed" and (methods is None or "answer_label" in methods):
+                later = _find_label(text)  # "\\boxed{200} … The final answer is $10,455$"
+                if later is not None and later.start > found.end and later.text.strip():
+                    return later
             return found
     return None
 
@@ -150,18 +167,44 @@ def _brace_matches(text: str) -> dict[int, int]:
 
 
 def _find_boxed(text: str) -> AnswerSpan | None:
-    opens = [m.end() for m in _BOXED.finditer(text)]
-    if not opens:
+    boxes = [(m.start(), m.end()) for m in _BOXED.finditer(text)]
+    if not boxes:
         return None
     match = _brace_matches(text)
-    for start in reversed(opens):
-        end = match.get(start - 1, -1)
-        if end > start:
-            inner = text[start:end]
-            lead = len(inner) - len(inner.lstrip())
-            value = inner.strip()
-            return AnswerSpan(value, start + lead, start + lead + len(value), "boxed")
+    for k in range(len(boxes) - 1, -1, -1):
+        end = match.get(boxes[k][1] - 1, -1)
+        if end > boxes[k][1]:
+            run = [(boxes[k][1], end)]  # (inner start, inner end) of each box in the run
+            for j in range(k - 1, max(-1, k - MAX_JOINED_BOXES), -1):
+                close = match.get(boxes[j][1] - 1, -1)
+                if not boxes[j][1] < close < boxes[j + 1][0] or not _joins(text[close + 1 : boxes[j + 1][0]]):
+                    break
+                run.insert(0, (boxes[j][1], close))
+            return _box_span(text, run)
     return None
+
+
+def _box_span(text: str, run: list[tuple[int, int]]) -> AnswerSpan:
+    """One box's stripped contents, or a run's contents joined by ", " over the run's extent."""
+    parts = [text[a:b].strip() for a, b in run]
+    a, b = run[0][0], run[-1][1]
+    a += len(text[a:b]) - len(text[a:b].lstrip())
+    b -= len(text[a:b]) - len(text[a:b].rstrip())
+    return AnswerSpan(", ".join(p for p in parts if p), a, b, "boxed")
+
+
+_GAP_NOISE = re.compile(r"\\text\s*\{|\\[a-z]*quad\b|\\[,;:! ()\[\]]|[${}]")
+_GAP_END = re.compile(r"(?:^|\s)(?:and|or)$")
+
+
+def _joins(gap: str) -> bool:
+    """Whether the text between two boxes joins them into one answer: punctuation, spacing, math
+    delimiters and words that end in "and"/"or" (``, ``, ``\\quad \\text{and} \\quad``,
+    `` papers and ``), never a digit or a sentence."""
+    if len(gap) > 60 or any(c.isdigit() or c in ".\n" for c in _GAP_NOISE.sub(" ", gap).strip()):
+        return False
+    words = _GAP_NOISE.sub(" ", gap).strip(" ,;")
+    return not words or _GAP_END.search(words) is not None
 
 
 def _last_match(rx: re.Pattern, text: str, lo: int = 0) -> re.Match | None:
@@ -238,17 +281,57 @@ def _last_math_span(text: str, lo: int) -> tuple[int, int] | None:
 def _find_final_math(text: str) -> AnswerSpan | None:
     para_start = text.rstrip().rfind("\n\n") + 1
     span = _last_math_span(text, para_start)
-    if span is None:
-        return None
-    start, end = span
-    inner = text[start:end]
-    eq = max(inner.rfind("="), inner.rfind("\\approx"))
-    if eq >= 0:
-        skip = eq + (7 if inner.startswith("\\approx", eq) else 1)
-        start, inner = start + skip, inner[skip:]
+    if span is None or _CONCLUDES_NUMBER.search(text, span[1], span[1] + 2000):
+        return None  # "$d = \\frac{90}{n}$ … Therefore, there are 12 sequences": the number is the answer
+    a, b = _final_value(text[span[0] : span[1]])
+    start, inner = span[0] + a, text[span[0] + a : span[0] + b]
     lead = len(inner) - len(inner.lstrip())
     value = inner.strip().rstrip(".,")
     return AnswerSpan(value, start + lead, start + lead + len(value), "final_math")
+
+
+_CONCLUDES_NUMBER = re.compile(r"\b(?:Therefore|Thus|Hence|So)\b[^.\n$\\]{0,200}\d")
+_EQ = re.compile(r"(?<![\\<>!])=")
+_VARIABLE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z](?![a-zA-Z])")  # a one-letter name, not a command
+_CURVE = re.compile(r"[a-zA-Z]\s*\^|\d\s*[a-zA-Z](?![a-zA-Z])")  # x^2, 34x: an equation's terms
+
+
+def _final_value(inner: str) -> tuple[int, int]:
+    """``[start, end)`` of the answer inside a final math span (the rules in the module docstring)."""
+    eqs = [m.start() for m in _EQ.finditer(inner)]
+    if not eqs or _top_level_comma(inner):
+        return 0, len(inner)  # a relation (x \\geq 5), a value, or a list (p = -1, p = 2)
+    end, approx = len(inner), inner.rfind("\\approx")
+    if approx >= 0:
+        if approx < eqs[0]:
+            return approx + len("\\approx"), len(inner)
+        end, eqs = approx, [e for e in eqs if e < approx]  # the exact value, not its approximation
+    last = eqs[-1]
+    lhs_start = eqs[-2] + 1 if len(eqs) > 1 else 0
+    lhs, rhs = inner[lhs_start:last], inner[last + 1 : end]
+    curve = _VARIABLE.search(lhs) and (rhs.strip() == "0" or (_CURVE.search(lhs) and re.search(r"[-+]", lhs)))
+    return (lhs_start, end) if _VARIABLE.search(rhs) or curve else (last + 1, end)
+
+
+def _top_level_comma(s: str) -> bool:
+    """A comma or semicolon outside brackets that is not a thousands separator (``1,000``)."""
+    depth = 0
+    for i, c in enumerate(s):
+        depth += (c in "({[") - (c in ")}]")
+        if c in ",;" and depth == 0 and not (c == "," and s[i - 1 : i].isdigit() and s[i + 1 : i + 4].isdigit()):
+            return True
+    return False
+
+
+def _find_formula(text: str) -> AnswerSpan | None:
+    """A text that is one short line of math and no prose: ``-\\frac{10}{9}``, ``1 000``."""
+    value = text.strip()
+    if not value or len(value) > 100 or "\n" in value or not re.search(r"[\d\\]", value):
+        return None
+    if re.search(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", "", value)):
+        return None  # words: prose, read by the other rules
+    start = text.index(value)
+    return AnswerSpan(value, start, start + len(value), "formula")
 
 
 def _find_conclusion(text: str) -> AnswerSpan | None:
@@ -277,5 +360,6 @@ _FINDERS = (
     ("answer_label", _find_label),
     ("final_math", _find_final_math),
     ("conclusion", _find_conclusion),
+    ("formula", _find_formula),
     ("last_number", _find_last_number),
 )

@@ -1,65 +1,138 @@
-"""Answer equivalence: is a stated answer the same as a reference, by basic math equivalence?
+"""Answer equivalence: is a stated answer the same as a reference, by the field's rules?
 
-Both sides are normalized (``$``, ``\\left``/``\\right``, ``\\text{}``, ``\\dfrac``→``\\frac``,
-degrees, ``%``, a leading ``x =``, thousands commas, spaces; Unicode math as its LaTeX: ``√13`` is
-``\\sqrt{13}``, ``π`` is ``\\pi``, ``−`` and ``×`` are ``-`` and ``*``). Equal strings match; otherwise both
-are evaluated as numbers with a small safe parser and match within 1e-6 relative; tuples and
-intervals match element-wise. Nothing is ever evaluated by Python itself. Answers longer than
-``MAX_ANSWER_CHARS`` never compare equal. Extraction lives in ``o3viz.text.answers``.
+``answers_equivalent(answer, reference)`` decides in tiers, cheapest first, and caches its verdicts:
+
+1. an answer longer than ``MAX_ANSWER_CHARS`` never compares equal;
+2. both sides are normalized (``$``, ``\\left``/``\\right``, ``\\text{}``, ``\\dfrac``/``\\cfrac`` as
+   ``\\frac``, degrees, ``%``, a leading ``x =``, thousands commas and spaces, a decimal comma as a
+   point; Unicode math as its LaTeX: ``√13`` is ``\\sqrt{13}``, ``π`` is ``\\pi``, ``−`` and ``×`` are
+   ``-`` and ``*``): equal strings match;
+3. where both sides are numbers to the small safe evaluator here (integers, decimals, ``a/b``,
+   ``\\frac``, ``\\sqrt``, ``\\pi``, ``^``, implicit products such as ``3\\sqrt{13}``), they match by
+   Math-Verify's numeric rule: to 6 decimal places where either is written as a decimal, otherwise
+   exactly (to float precision). A plain number against a plain number never reaches a parser;
+4. otherwise Math-Verify decides (``o3viz.text.mathverify``: sets, intervals, matrices, relations,
+   equations, symbolic forms), in a bounded child process;
+5. where it gives no verdict in bounds (too long, hostile, past its deadline, not installed), the
+   evaluator's element-wise comparison of tuples and numbers decides, as before Math-Verify.
+
+Nothing is ever evaluated by Python itself. Extraction lives in ``o3viz.text.answers``.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
+
+from o3viz.text.mathverify import math_verify_equivalent
 
 MAX_ANSWER_CHARS = 1000  # longer "answers" are not compared (keeps normalization cheap)
+CACHE_SIZE = 16384  # verdicts kept: a dataset grades the same few answer forms over and over
 
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+__all__ = [
+    "CACHE_SIZE",
+    "MAX_ANSWER_CHARS",
+    "answers_equivalent",
+    "evaluate_number",
+    "normalize_answer",
+    "split_tuple",
+]
+
+_TEXT_CMD = re.compile(r"\\(?:text|textbf|textnormal|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 _DROP = re.compile(r"\\left|\\right|\\[,;:! ]|\\displaystyle|\\\$|\$|\\%|%|\\\(|\\\)|\\\[|\\\]")
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|°|\\degree|\s*degrees?\b")
 _LEADING_VAR = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*(?=\S)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SPACE_THOUSANDS = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")  # "1 000", "12 345.5"
+_DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # not a thousands group: "2,74", "1000,99"
+_BARE_ARGS = (  # LaTeX's one-character arguments: \frac94 is \frac{9}{4}, \sqrt3 is \sqrt{3}
+    (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
+    (re.compile(r"\\frac\s*(\d)\s*(?=\{)"), r"\\frac{\1}"),
+    (re.compile(r"\\frac\s*(\{[^{}]*\})\s*(\d)"), r"\\frac\1{\2}"),
+    (re.compile(r"\\sqrt\s*(\d)"), r"\\sqrt{\1}"),
+)
 _ROOT = re.compile(r"√\s*(?:\(([^()]{1,200})\)|\{([^{}]{1,200})\}|(\d+(?:\.\d+)?|[a-zA-Z]))")
 _UNICODE = str.maketrans({"−": "-", "×": "*", "·": "*", "π": "\\pi "})
+_FRAC_KINDS = re.compile(r"\\[cdt]frac")
 
 
 def normalize_answer(s: str) -> str:
-    """A canonical form for comparison: ``'\\dfrac{1}{2}^\\circ'`` → ``'\\frac{1}{2}'``."""
+    r"""A canonical form for comparison: ``'\dfrac{1}{2}^\circ'`` → ``'\frac{1}{2}'``.
+
+    >>> normalize_answer("1 000"), normalize_answer("2,74"), normalize_answer("0,111"), normalize_answer("7,425,000")
+    ('1000', '2.74', '0.111', '7425000')
+    >>> normalize_answer("\\cfrac94\\pi"), normalize_answer("32,\\! 349")
+    ('\\frac{9}{4}\\pi', '32349')
+    """
     s = _ROOT.sub(lambda m: "\\sqrt{" + (m.group(1) or m.group(2) or m.group(3)) + "}", s.strip())
     s = s.translate(_UNICODE).strip()
     for _ in range(3):
         s = _TEXT_CMD.sub(r"\1", s)
-    s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    s = _FRAC_KINDS.sub(r"\\frac", s)
+    for rx, repl in _BARE_ARGS:
+        s = rx.sub(repl, s)
+    s = re.sub(r",\\!\s*", ",", s)  # 32,\! 349: a thousands comma with its spacing
     s = _DEGREE.sub("", _DROP.sub("", s))
-    s = _LEADING_VAR.sub("", s.strip())
+    s = _LEADING_VAR.sub("", s.strip()).strip()
+    if _SPACE_THOUSANDS.match(s):
+        s = s.replace(" ", "")
+    if re.fullmatch(r"-?0,\d+", s):
+        s = s.replace(",", ".")  # "0,111": a thousands group never follows a lone 0
     s = _THOUSANDS.sub("", s)
     s = re.sub(r"\s+", "", s).rstrip(".").strip("*")
+    if _DECIMAL_COMMA.match(s):
+        s = s.replace(",", ".")  # "2,74", "1000,99": no thousands group, so a decimal comma
     return s.lower() if re.fullmatch(r"[A-Za-z ,.'-]+", s) else s
 
 
 def answers_equivalent(answer: str, reference: str) -> bool:
-    """Whether ``answer`` states the same value as ``reference`` (see the module docstring).
+    r"""Whether ``answer`` states the same value as ``reference`` (see the module docstring).
 
-    >>> answers_equivalent("\\\\dfrac{3}{56}", "\\\\frac{3}{56}"), answers_equivalent("90", "90^\\\\circ")
+    >>> answers_equivalent("\\dfrac{3}{56}", "\\frac{3}{56}"), answers_equivalent("90", "90^\\circ")
     (True, True)
-    >>> answers_equivalent("3√13", "3\\\\sqrt{13}"), answers_equivalent("−2π", "-2\\\\pi")
+    >>> answers_equivalent("3√13", "3\\sqrt{13}"), answers_equivalent("−2π", "-2\\pi")
+    (True, True)
+    >>> answers_equivalent("1 000", "1000"), answers_equivalent("-\\frac{10}{9}", "-10/9")
     (True, True)
     """
     if len(answer) > MAX_ANSWER_CHARS or len(reference) > MAX_ANSWER_CHARS:
         return False
+    return _equivalent(answer.strip(), reference.strip())
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _equivalent(answer: str, reference: str) -> bool:
     a, b = normalize_answer(answer), normalize_answer(reference)
     if not a or not b:
         return False
     if a == b:
         return True
+    va, vb = evaluate_number(a), evaluate_number(b)
+    if va is not None and vb is not None:
+        return _numbers_equal(va, vb, decimal="." in a + b)
+    same = math_verify_equivalent(answer, reference)
+    return same if same is not None else _basic_equivalent(a, b)
+
+
+def _numbers_equal(a: float, b: float, decimal: bool) -> bool:
+    """Math-Verify's numeric rule: to 6 decimal places where a side is written as a decimal,
+    otherwise exactly (to the evaluator's float precision)."""
+    if decimal and round(a, 6) == round(b, 6):
+        return True
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _basic_equivalent(a: str, b: str) -> bool:
+    """The evaluator's comparison of normalized forms, the last tier: tuples and intervals element
+    by element (their brackets unread), numbers within 1e-6 relative."""
     pa, pb = split_tuple(a), split_tuple(b)
     if pa is not None or pb is not None:
         return (
             pa is not None
             and pb is not None
             and len(pa) == len(pb)
-            and all(answers_equivalent(x, y) for x, y in zip(pa, pb, strict=True))
+            and all(_equivalent(x, y) for x, y in zip(pa, pb, strict=True))
         )
     va, vb = evaluate_number(a), evaluate_number(b)
     return va is not None and vb is not None and math.isclose(va, vb, rel_tol=1e-6, abs_tol=1e-9)
