@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from o3viz.cli.run import check_out
@@ -104,7 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--labels",
         action="store_true",
-        help="a step-labelled dataset (MR-GSM8K, PRM800K): store its traces and labels as a named labeller",
+        help="a step-labelled dataset (MR-GSM8K, PRM800K, ProcessBench): store its traces and labels as "
+        "a named labeller (with --grade-field: the field holding the source's grade)",
     )
     p.add_argument("--by", help="the labeller name for --labels (default: the dataset's annotators)")
     p.add_argument("--limit", type=int, help="with --labels: at most this many traces")
@@ -114,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from o3viz.importers import ImportFields, import_trace
     from o3viz.importers.registry import FORMATS
+    from o3viz.importers.source_steps import steps_note
 
     if args.list:
         print(FORMATS.describe())
@@ -159,9 +162,11 @@ def run(args: argparse.Namespace) -> int:
     claims = [c for c in rnd.checks if c.kind == "claim"]
     wrong = sum(c.verdict == "wrong" for c in claims)
     answer = next((c for c in rnd.checks if c.kind == "answer"), None)
+    note = steps_note(trace.info.get("source_steps"))
     print(
         f"imported {src.get('format')} from {src.get('file', args.file.name)}"
-        f"{'' if src.get('record') is None else ' record ' + str(src['record'])}: {len(rnd.steps)} steps, "
+        f"{'' if src.get('record') is None else ' record ' + str(src['record'])}: {len(rnd.steps)} steps"
+        f"{f' ({note})' if note else ''}, "
         f"answer {rnd.answer!r} ({answer.verdict if answer else 'unverifiable'}), {len(claims)} claims "
         f"({wrong} wrong){', enriched' if rnd.attention is not None else ''} -> {path}"
     )
@@ -249,17 +254,25 @@ def _run_preview(args: argparse.Namespace) -> int:
 
 
 def _run_labels(args: argparse.Namespace) -> int:
+    from o3viz.importers import ImportFields
+    from o3viz.importers.process_labels import LabelOptions
     from o3viz.store.golden import import_labelled
     from o3viz.store.store import Store
 
     for flag in ("out", "record", "enrich", "format", "reference", "question", "all"):
         if getattr(args, flag) not in (None, False):
             raise UsageError(f"--labels imports a labelled dataset into the store; drop --{flag}")
-    store = Store()
+    named = [k for k in ImportFields.of(args).given() if k != "grade_field"]
+    if named:
+        raise UsageError(f"--labels reads the dataset's own fields; drop --{named[0].replace('_', '-')}")
+    store, opts = Store(), LabelOptions(grade_field=args.grade_field)
+    t0 = time.perf_counter()
     traces, labels, name = import_labelled(
-        store, args.file, by=args.by, dataset=args.dataset or "", limit=args.limit
+        store, args.file, by=args.by, dataset=args.dataset or "", limit=args.limit, options=opts
     )
+    steps = opts.steps.text()
     print(
-        f"imported {traces} traces and {labels} step labels by {name!r} from {args.file.name} -> {store.root}"
+        f"imported {traces} traces and {labels} step labels by {name!r} from {args.file.name}"
+        f"{f' ({steps})' if steps else ''} in {time.perf_counter() - t0:.1f} s -> {store.root}"
     )
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from o3viz.errors import TraceError
 from o3viz.importers.datasets import describe_source
 from o3viz.importers.formats import Imported
+from o3viz.importers.source_steps import MAX_SOURCE_STEP_CHARS, source_spans, step_bounds
 from o3viz.tasks.kind import detect_task_type
 from o3viz.text.answers import AnswerSpan, answer_in_regions
 from o3viz.text.classify import build_steps, split_steps, step_type_counts
@@ -60,9 +61,19 @@ def build_trace(
     claims: bool = True,
     options: dict | None = None,
 ) -> Trace:
-    """The trace of one imported reasoning text (no tokens; see ``o3viz.importers.enrich``)."""
+    """The trace of one imported reasoning text (no tokens; see ``o3viz.importers.enrich``). A
+    source's own list of steps (``imp.steps``) gives the steps of the thinking, one to one
+    (``o3viz.importers.source_steps``)."""
+    bounds = None
+    if imp.steps is not None:
+        imp.thinking, bounds = step_bounds(imp.steps)
     text, regions = compose_text(imp.thinking, imp.answer)
-    _refuse_too_many_steps(text, [tuple(r) for r in regions.values()])  # before any full-text scan
+    if bounds is None:
+        _refuse_too_many_steps(text, [tuple(r) for r in regions.values()])  # before any full-text scan
+    else:
+        long = [(a, b) for a, b in bounds if b - a > MAX_SOURCE_STEP_CHARS]
+        rest = [tuple(r) for k, r in regions.items() if k != "thinking"]
+        _refuse_too_many_steps(text, long + rest, already=len(bounds) - len(long))
     imp.question = question if question is not None else imp.question
     imp.reference = reference if reference is not None else imp.reference
     cut = cap_fields(imp)
@@ -70,7 +81,12 @@ def build_trace(
     reference = ref.answer if ref is not None else None
     kind = task_kind(imp, text)
     answer = find_answer(text, regions, kind)
-    spans = split_steps(text, [tuple(r) for r in regions.values()])
+    split: dict[str, int] = {}
+    if bounds is None:
+        spans = split_steps(text, [tuple(r) for r in regions.values()])
+    else:
+        spans, split = source_spans(text, bounds)
+        spans += split_steps(text, [tuple(r) for k, r in regions.items() if k != "thinking"])
     if len(spans) > MAX_STEPS:  # refuse before building: a trace with more steps would not load
         raise TraceError(
             f"{len(spans)} steps, over the limit of {MAX_STEPS} steps a trace holds (MAX_STEPS); "
@@ -103,6 +119,8 @@ def build_trace(
         apply_cut_short(rnd)
         rnd.answer = None  # an unmarked answer of a cut text is only its last number: none was given
     info = {"imported": True, **({"source_info": imp.info} if imp.info else {})}
+    if bounds is not None:  # the source's steps: which of them o3viz split, so labels map right
+        info["source_steps"] = {"count": len(bounds), **({"split": split} if split else {})}
     if ref is not None and (ref.answer is None or ref.reduced):
         info["reference_text"] = ref.text  # the solution the answer came from, or prose kept as text
         info["reference_method"] = ref.method
@@ -156,12 +174,18 @@ def cap_fields(imp: Imported) -> list[str]:
     return notes
 
 
-def _refuse_too_many_steps(text: str, regions: list[tuple[int, int]]) -> None:
+def _refuse_too_many_steps(text: str, regions: list[tuple[int, int]], already: int = 0) -> None:
     """On a long text, count steps 64 KB of lines at a time and stop as soon as the count is surely
-    past ``MAX_STEPS`` (a line is never cut; a boundary can merge at most one pair of steps)."""
+    past ``MAX_STEPS`` (a line is never cut; a boundary can merge at most one pair of steps).
+    ``already``: the steps outside ``regions`` (a source's steps kept whole)."""
+    if already > MAX_STEPS:
+        raise TraceError(
+            f"{already} steps, over the limit of {MAX_STEPS} steps a trace holds (MAX_STEPS); "
+            "import a shorter part of the text"
+        )
     if len(text) < 1_000_000:
         return  # the full split is quick
-    count = chunks = 0
+    count, chunks = already, 0
     for a, b in regions:
         pos = a
         while pos < b:

@@ -14,9 +14,13 @@ Field defaults, tried in order (the first present, non-empty string wins):
   ``gt_answer``, ``reference``, ``expected_answer``, ``target``, and a benchmark's own ``answer``
   when the text is its worked ``answer`` or ``solution`` (reduced to its answer by
   ``o3viz.text.reference``);
-- the file's own grading: ``is_correct``, ``base_solution.is_correct``; its extracted answer:
+- the file's own grading: the field ``grade_field`` names (true/false, 1/0, "correct"/"incorrect"),
+  else ``is_correct``, ``base_solution.is_correct``, ``final_answer_correct``; its extracted answer:
   ``extracted_answer``, ``base_solution.answer``; model: ``model_name``, ``model``; id:
   ``item_id``, ``problem_id``, ``id``, ``unique_id``, ``uuid``, ``idx``.
+
+A text field that is a list of strings (ProcessBench's ``steps``) is the source's own steps: each
+becomes one step of the trace (``o3viz.importers.source_steps``).
 
 So the common shapes read without options: question/answer, problem/solution, prompt/response,
 prompt/completion, input/output, instruction/output, query/response.
@@ -29,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from o3viz.errors import TraceError
-from o3viz.importers.fields import ImportFields
+from o3viz.importers.fields import ImportFields, read_grade
 from o3viz.importers.formats import Imported, has_think_tags, parse_think_text
+from o3viz.importers.source_steps import join_steps
 
 TEXT_FIELDS = (
     "full_response",
@@ -65,7 +70,8 @@ REFERENCE_FIELDS = (
     "expected_answer",
     "target",
 )
-CORRECT_FIELDS = ("is_correct", "base_solution.is_correct")
+CORRECT_FIELDS = ("is_correct", "base_solution.is_correct", "final_answer_correct")  # the last: ProcessBench
+MISSING = object()  # get_field's answer for a field the record lacks (a null is None)
 FILE_ANSWER_FIELDS = ("extracted_answer", "base_solution.answer")
 MODEL_FIELDS = ("model_name", "model")
 ID_FIELDS = ("item_id", "problem_id", "id", "unique_id", "uuid", "idx")
@@ -74,9 +80,10 @@ ID_FIELDS = ("item_id", "problem_id", "id", "unique_id", "uuid", "idx")
 SOLUTION_REFERENCE = {"answer": "answer", "solution": "answer", "steps": "answer"}
 
 
-def get_field(record: Any, path: str) -> Any:
+def get_field(record: Any, path: str, missing: Any = None) -> Any:
     """``record["a"]["b"]`` for ``"a.b"``, and a list item for a number (``generations.0``,
-    ``conversations.1.value``: OpenR1 and OpenThoughts columns); None where any part is missing.
+    ``conversations.1.value``: OpenR1 and OpenThoughts columns); ``missing`` (None) where any part
+    is missing.
 
     >>> get_field({"conversations": [{"value": "q"}, {"value": "a"}]}, "conversations.1.value")
     'a'
@@ -88,7 +95,7 @@ def get_field(record: Any, path: str) -> Any:
         elif isinstance(cur, dict) and part in cur:
             cur = cur[part]
         else:
-            return None
+            return missing
     return cur
 
 
@@ -98,18 +105,25 @@ def _first_str(record: dict, fields: tuple[str, ...]) -> str | None:
 
 def as_text(v: object) -> str | None:
     """A field's value as text: a string, a number written out, or a list of strings (a record's
-    steps) one per line, so each stays a step of its own; None for anything else.
+    steps) a blank line apart (``o3viz.importers.source_steps``); None for anything else.
 
     >>> as_text(["3*4 = 12.", "2 + 12 = 14."]), as_text(14), as_text([1, "a"]), as_text(True)
-    ('3*4 = 12.\\n2 + 12 = 14.', '14', None, None)
+    ('3*4 = 12.\\n\\n2 + 12 = 14.', '14', None, None)
     """
     if isinstance(v, str):
         return v
     if isinstance(v, int | float) and not isinstance(v, bool):
         return str(v)
-    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-        return "\n".join(" ".join(x.split()) for x in v if x.strip())
+    if is_step_list(v):
+        return join_steps(v)  # type: ignore[arg-type]
     return None
+
+
+def is_step_list(v: object) -> bool:
+    """A non-empty list of strings, one of which holds text: a source's own steps."""
+    return (
+        isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v) and any(x.strip() for x in v)
+    )
 
 
 def first_field(record: dict, fields: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -173,11 +187,14 @@ def parse_record(rec: dict, n: int, fmt: str, fields: ImportFields | None = None
         raise TraceError(
             f"record {n}: no text field (tried {tried}; fields: {', '.join(list(rec)[:12])}; pass text_field=)"
         )
+    steps = None
     if text is not None and has_think_tags(text):
         inner = parse_think_text(text)
         thinking, answer = inner.thinking, inner.answer
     else:
         thinking, answer = (text or thinking_only or "").strip(), ""
+        raw = get_field(rec, text_name) if text_name else None
+        steps = list(raw) if is_step_list(raw) else None  # the source's steps, kept one to one
     if not answer or answer_field is not None:
         answer = (_named(rec, answer_field, ANSWER_FIELDS, "answer_field") or answer).strip()
     question_name, question = pick_field(rec, f.question_field, QUESTION_FIELDS, "question_field")
@@ -186,7 +203,7 @@ def parse_record(rec: dict, n: int, fmt: str, fields: ImportFields | None = None
     ref_name, reference = _reference(rec, reference_field, text_name)
     model_name, model = pick_field(rec, f.model_field, MODEL_FIELDS, "model_field")
     id_name, item = pick_field(rec, f.id_field, ID_FIELDS, "id_field")
-    correct = next((v for f in CORRECT_FIELDS if isinstance(v := get_field(rec, f), bool)), None)
+    correct = source_grade(rec, f.grade_field)
     info = {k: rec[k] for k in ("dataset", "condition") if isinstance(rec.get(k), str)}
     if item is not None:
         info["item_id"] = item
@@ -206,7 +223,22 @@ def parse_record(rec: dict, n: int, fmt: str, fields: ImportFields | None = None
         record=n,
         file_answer=_first_str(rec, FILE_ANSWER_FIELDS),
         info=info,
+        steps=steps,
     )
+
+
+def source_grade(rec: dict, name: str | None) -> bool | None:
+    """The source's own grade: the field ``name`` (``--grade-field``; a one-line ``TraceError``
+    when the record lacks it or its value is no grade; null is ungraded), else the first default
+    grade field that holds true or false (``CORRECT_FIELDS``)."""
+    if name is None:
+        return next((v for f in CORRECT_FIELDS if isinstance(v := get_field(rec, f), bool)), None)
+    v = get_field(rec, name, MISSING)
+    if v is MISSING:
+        raise TraceError(
+            f"grade_field={name!r}: no such field in the record (fields: {', '.join(list(rec)[:12])})"
+        )
+    return None if v is None else read_grade(v, f"grade_field={name!r}")
 
 
 def thinking_name(rec: dict) -> str | None:

@@ -14,9 +14,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from o3viz.errors import UsageError
+from o3viz.errors import TraceError, UsageError
 
-__all__ = ["ImportFields"]
+__all__ = ["ImportFields", "read_grade"]
+
+_GRADES = {
+    **dict.fromkeys(("true", "1", "1.0", "yes", "y", "t", "correct", "right", "pass", "passed"), True),
+    **dict.fromkeys(("false", "0", "0.0", "no", "n", "f", "incorrect", "wrong", "fail", "failed"), False),
+}
 
 
 @dataclass(kw_only=True)
@@ -30,6 +35,7 @@ class ImportFields:
     reference_field: the field holding the correct answer
     id_field: the field holding the item's id
     model_field: the field holding the model that wrote it
+    grade_field: the field holding the source's grade of the answer (true/false, 1/0, correct/incorrect)
     """
 
     text_field: str | None = None
@@ -38,6 +44,7 @@ class ImportFields:
     reference_field: str | None = None
     id_field: str | None = None
     model_field: str | None = None
+    grade_field: str | None = None
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -65,3 +72,21 @@ class ImportFields:
     def given(self) -> dict[str, str]:
         """The fields that are named (not None)."""
         return {k: v for k, v in self.as_dict().items() if v is not None}
+
+
+def read_grade(value: Any, where: str) -> bool:
+    """A source's grade as true or false: a bool, 0 or 1, or a word such as ``"correct"`` or
+    ``"no"`` (any case); anything else is one ``TraceError`` line naming ``where``.
+
+    >>> read_grade(1, "g"), read_grade(" Incorrect ", "g"), read_grade(True, "g")
+    (True, False, True)
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and len(value) <= 20 and value.strip().lower() in _GRADES:
+        return _GRADES[value.strip().lower()]
+    shown = repr(value) if isinstance(value, str | int | float) else f"a JSON {type(value).__name__}"
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    raise TraceError(f"{where}: {shown} is not a grade (true/false, 1/0, correct/incorrect, yes/no)")

@@ -40,6 +40,7 @@ class Imported:
     source_model: str | None = None
     record: int | None = None  # index into a dataset
     file_answer: str | None = None  # the answer the source itself extracted, where it has one
+    steps: list[str] | None = None  # the source's own steps, kept one to one (o3viz.importers.source_steps)
     info: dict = field(default_factory=dict)
 
 

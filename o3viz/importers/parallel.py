@@ -49,8 +49,10 @@ class _Committer:
         self.done = 0
 
     def take(self, results: list) -> None:
-        for line, payloads, err in results:
+        for line, payloads, err, steps in results:
             self.done += 1
+            if steps is not None:
+                self.report.steps.merge(steps)
             if err is not None and err.startswith(FATAL):
                 self.report.stopped = err[len(FATAL) :]
             elif err is not None:

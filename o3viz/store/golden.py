@@ -43,9 +43,12 @@ def import_labelled(
     dataset: str = "",
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    options=None,
 ) -> tuple[int, int, str]:
-    """Store every trace of a labelled dataset (MR-GSM8K, PRM800K) with its labels as labeller
-    ``by`` (default: the dataset's annotators); returns (traces, labels, labeller)."""
+    """Store every trace of a labelled dataset (MR-GSM8K, PRM800K, ProcessBench) with its labels
+    as labeller ``by`` (default: the dataset's annotators); returns (traces, labels, labeller).
+    ``options``: an ``o3viz.importers.process_labels.LabelOptions`` (its grade field; it counts the
+    source steps read)."""
     from o3viz.importers.formats import read_input
     from o3viz.importers.process_labels import LABELLERS, label_format, labelled_records
 
@@ -55,7 +58,7 @@ def import_labelled(
     dataset = dataset or os.path.basename(os.fspath(path)).split(".")[0]
     rows, labels, traces, count = [], [], 0, 0
     now = time.time()
-    for rec in labelled_records(data if isinstance(data, list) else path, limit=limit):
+    for rec in labelled_records(data if isinstance(data, list) else path, limit=limit, options=options):
         key = _stored(store, rec, dataset, rows)
         rnd = rec.trace.final.index
         labels += [Label(key, rnd, s, name, v, first_error=f, time=now) for s, v, f in rec.labels]

@@ -1,5 +1,6 @@
 """A record whose steps are a list of strings imports with one step per item (``steps`` is a text
-field, and any named text field may be such a list); a list of anything else is one line."""
+field, and any named text field may be such a list); a list of anything else is one line.
+ProcessBench's steps (``tests/importers/test_processbench.py``) keep their count and order."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def test_a_list_of_steps_imports_one_step_per_item(tmp_path, named):
     src = tmp_path / "s.jsonl"
     src.write_text(json.dumps(RECORD) + "\n")
     t = import_trace(src, **named)
-    assert [s.text for s in t.final.steps] == ["3*4 = 12.", "2 + 12 = 14.", "The answer is 14."]
+    # each item is one step, its text the source's (only the space around it stripped)
+    assert [s.text for s in t.final.steps] == ["3*4 = 12.", "2 + 12 =\n 14.", "The answer is 14."]
     assert t.task.reference == "14" and t.final.verdict == "pass"
 
 
