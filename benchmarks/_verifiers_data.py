@@ -10,6 +10,10 @@
   the exact first-error accuracy on wrong solutions and the accuracy (no error found) on correct
   ones.
 
+- ProcessBench (``processbench_gsm8k.json``, ``processbench_math.json``): one record per model
+  solution, its ``steps`` and ``label`` (the first wrong step counted from 0, -1 for none), as
+  ``o3viz import --labels`` stores them. Metric: its own F1, as on PRM800K.
+
 Solutions of one problem share prefixes, so intervals come from a bootstrap that resamples whole
 problems (a cluster bootstrap), 95% percentile.
 """
@@ -72,6 +76,15 @@ def prm800k(path: Path) -> list[Item]:
             seen.add(path_)
             steps = list(path_[1:])
             out.append(Item(path_[0], steps, len(steps) - 1 if wrong else -1))
+    return out
+
+
+def processbench(path: Path) -> list[Item]:
+    out = []
+    for x in json.loads(path.read_text(encoding="utf-8")):
+        steps, first = x["steps"], x["label"]
+        if isinstance(first, int) and -1 <= first < len(steps):
+            out.append(Item(x["problem"], [str(s) for s in steps], first))
     return out
 
 

@@ -1,7 +1,8 @@
 """Step verifiers scored the field's way, beside the published numbers (named as theirs).
 
-MR-GSM8K first-error-step accuracy on incorrect solutions, and a ProcessBench-style F1 on PRM800K
-phase 1 (``benchmarks/_verifiers_data.py`` says how each is read), for the claim checker, a PRM
+MR-GSM8K first-error-step accuracy on incorrect solutions, and ProcessBench's F1 on PRM800K phase 1
+and on ProcessBench's GSM8K and MATH splits where the data folder has them
+(``benchmarks/_verifiers_data.py`` says how each is read), for the claim checker, a PRM
 (``--prm``), a judge (``--base-url`` or ``--serve-embedded``), and the claim checker then the PRM
 or the judge on the steps it leaves unsure (``claims+prm``; ``*_combined_beats_both`` says whether
 the combination beats both alone on the set's headline figure).
@@ -35,6 +36,7 @@ from benchmarks._verifiers_data import (
     interval,
     mr_gsm8k,
     prm800k,
+    processbench,
     sample,
 )
 from o3viz.errors import UsageError
@@ -116,16 +118,21 @@ def report_mr(name: str, items: list[Item], preds: list[int], seed: int) -> None
         )
 
 
-def report_prm800k(name: str, items: list[Item], preds: list[int], seed: int) -> None:
+def report_f1(set_name: str, name: str, items: list[Item], preds: list[int], seed: int) -> None:
+    """ProcessBench's figures (F1, and its two accuracies) on a set of wrong and correct solutions."""
     err, n_err = accuracy(items, preds, errors=True)
     cor, n_cor = accuracy(items, preds, errors=False)
     e_stat = lambda it, pr: accuracy(it, pr, errors=True)[0]  # noqa: E731
     c_stat = lambda it, pr: accuracy(it, pr, errors=False)[0]  # noqa: E731
     print(
-        f"prm800k_f1.{_key(name)}: {_fmt(f1(items, preds), *interval(items, preds, f1, seed=seed), len(items))}"
+        f"{set_name}_f1.{_key(name)}: {_fmt(f1(items, preds), *interval(items, preds, f1, seed=seed), len(items))}"
     )
-    print(f"prm800k_error_acc.{_key(name)}: {_fmt(err, *interval(items, preds, e_stat, seed=seed), n_err)}")
-    print(f"prm800k_correct_acc.{_key(name)}: {_fmt(cor, *interval(items, preds, c_stat, seed=seed), n_cor)}")
+    print(
+        f"{set_name}_error_acc.{_key(name)}: {_fmt(err, *interval(items, preds, e_stat, seed=seed), n_err)}"
+    )
+    print(
+        f"{set_name}_correct_acc.{_key(name)}: {_fmt(cor, *interval(items, preds, c_stat, seed=seed), n_cor)}"
+    )
 
 
 def measure(name: str, verifier, sets: dict[str, list[Item]], seed: int) -> dict[str, list[Judgement]]:
@@ -140,14 +147,17 @@ def measure(name: str, verifier, sets: dict[str, list[Item]], seed: int) -> dict
 
 def report(name: str, set_name: str, items: list[Item], judged: list[Judgement], seed: int) -> None:
     preds = _preds(judged)
-    (report_mr if set_name == "mr_gsm8k" else report_prm800k)(name, items, preds, seed)
+    if set_name == "mr_gsm8k":
+        report_mr(name, items, preds, seed)
+    else:
+        report_f1(set_name, name, items, preds, seed)
     print(
         f"{set_name}_abstained.{_key(name)}: {sum(p == -2 for p in preds)} of {len(preds)} (all steps unsure)"
     )
 
 
 def _metric(set_name: str, items: list[Item], judged: list[Judgement]) -> float:
-    """The set's headline figure: MR-GSM8K's first-error accuracy, PRM800K's F1."""
+    """The set's headline figure: MR-GSM8K's first-error accuracy, else (PRM800K, ProcessBench) F1."""
     preds = _preds(judged)
     return accuracy(items, preds, errors=True)[0] if set_name == "mr_gsm8k" else f1(items, preds)
 
@@ -236,6 +246,9 @@ def run(args: argparse.Namespace) -> int:
     if not all(p.exists() for p in paths):
         raise UsageError(f"process labels not found in {root}; pass --data")
     full = {"mr_gsm8k": mr_gsm8k(paths[0]), "prm800k": prm800k(paths[1])}
+    for split in ("gsm8k", "math"):  # ProcessBench's splits, where the data folder has them
+        if (root / f"processbench_{split}.json").exists():
+            full[f"processbench_{split}"] = processbench(root / f"processbench_{split}.json")
     _published()
     claims = ClaimVerifier()
     measure("claims", claims, full, args.seed)

@@ -48,3 +48,19 @@ def test_the_shared_files_read_as_documented(shared_data):
     prm = prm800k(root / "prm800k_phase1_test_stepwise_critic.jsonl.gz")
     assert len(prm) == 1784 and sum(i.first < 0 for i in prm) == 90
     assert all(i.first == len(i.steps) - 1 for i in prm if i.first >= 0)
+
+
+def test_processbench_is_scored_like_prm800k(shared_data, capsys):
+    from benchmarks._verifiers_data import processbench
+    from benchmarks.verifiers import report
+
+    root = shared_data / "process_labels"
+    if not (root / "processbench_gsm8k.json").exists():
+        pytest.skip("ProcessBench not in the shared data")
+    for split, n, wrong in (("gsm8k", 400, 207), ("math", 1000, 594)):
+        items = processbench(root / f"processbench_{split}.json")
+        assert len(items) == n and sum(i.first >= 0 for i in items) == wrong
+        assert all(-1 <= i.first < len(i.steps) for i in items)
+    report("claims", "processbench_gsm8k", ITEMS, [Judgement(["ok", "wrong"])] * len(ITEMS), seed=0)
+    out = capsys.readouterr().out
+    assert "processbench_gsm8k_f1.claims:" in out and "processbench_gsm8k_correct_acc.claims:" in out
