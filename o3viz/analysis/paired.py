@@ -91,7 +91,7 @@ class PairedCompareRequest:
         """Itself, or a one-line ``UsageError`` naming the bad field."""
         for name, side in (("A", self.a), ("B", self.b)):
             if not isinstance(side, Side) or not side.dataset:
-                raise UsageError(f"side {name}: name a dataset (o3viz library datasets lists them)")
+                raise UsageError(f"side {name}: name a dataset (`o3viz library list` shows the datasets)")
         if (self.a.dataset, self.a.model) == (self.b.dataset, self.b.model):
             raise UsageError(f"A and B are the same traces ({self.a.label}); name two datasets or two models")
         if self.grade not in GRADE_COLUMNS:

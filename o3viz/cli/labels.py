@@ -13,7 +13,7 @@ from o3viz.store.labels import VERDICTS
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("label", help="label one step of a stored trace (correct / wrong / unsure)")
-    p.add_argument("key", help="the trace's key in the store (o3viz library lists them)")
+    p.add_argument("key", help="the trace's key in the store (`o3viz library list` shows them)")
     p.add_argument("--step", required=True, help="the step as R:I (round R, step I), e.g. 0:3")
     p.add_argument("--verdict", required=True, help=f"one of {', '.join(VERDICTS)}")
     p.add_argument("--first-error", action="store_true", help="the first error of the reasoning is here")

@@ -71,7 +71,7 @@ def sets_from_dataset(
         max_rows=MAX_DATASET_ROWS,
     )
     if not rows:
-        raise UsageError(f"no dataset {dataset!r} in the store (o3viz library datasets lists them)")
+        raise UsageError(f"no dataset {dataset!r} in the store (`o3viz library list` shows the datasets)")
     groups: dict[str, list[str]] = {}
     for key, question, tags in rows:
         if SET_TAG in (tags or "").split(","):
