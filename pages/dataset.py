@@ -93,7 +93,9 @@ def scope() -> Query:
         list(GRADES),
         format_func=GRADE_LABELS.__getitem__,
         key="ds_grade",
-        help="Which grading the figures use: the imported file's own label, o3viz's answer check "
+        help="Which grading the figures use. The data's choice: o3viz's answer check where it and the "
+        "source's grade disagree on more than 2% of the traces graded by both, else the source's where "
+        "it has one and o3viz's otherwise. Or name one: the imported file's own label, o3viz's check "
         "against the reference, or the source's where it has one and o3viz's otherwise.",
     )
     only = st.toggle("Only traces whose two gradings disagree", key="ds_disagree")
@@ -282,18 +284,22 @@ q = scope()
 s = store()
 # the generation counts every write (a ``reindex --full`` too), so its new figures show on the next run
 stamp = (s.count(), s.conn.execute("SELECT max(id) FROM traces").fetchone()[0], s.generation())
-grade = st.session_state.get("ds_grade") or "either"
+grade = st.session_state.get("ds_grade") or "auto"
 df, summary, answers = _aggregate(str(s.root), repr(q), stamp, q, grade)
 if summary.n == 0:
     st.info("No traces in this scope. Pick a dataset, or import one on the Library page.")
     st.page_link("pages/library.py", label="Go to the library", icon=":material/folder_open:")
     st.stop()
 headline(df, summary)
+choice = summary.grade_choice
+used = choice.grade if choice is not None else grade
 st.caption(
     escape_markdown(
-        f"Correct = {GRADES[grade][1]}"
+        f"Correct = {GRADES[used][1]}"
+        + (f" ({GRADE_LABELS['auto']})" if grade == "auto" else "")
         + (
-            f"; {_traces(summary.n - summary.graded)} without that grade count in the totals only"
+            f"; {_traces(summary.n - summary.graded)} without that grade count in the totals only "
+            "(the figures that need no grade show them as ungraded)"
             if summary.n > summary.graded
             else ""
         )
@@ -301,13 +307,14 @@ st.caption(
     )
     + " Further down: [When did it know?](#when-did-it-know) · [Outliers](#outliers)."
 )
-if summary.disagree:
-    st.warning(
+if choice is not None and choice.split:  # both figures, which one is used, and why
+    st.warning(escape_markdown(" ".join(choice.lines())), icon=":material/rule:")
+elif summary.disagree:
+    st.caption(
         escape_markdown(
-            f"{_traces(summary.disagree)} here where the source's grade and o3viz's answer check disagree "
-            "(the two gradings disagree); switch on the toggle above to see only those."
-        ),
-        icon=":material/rule:",
+            f"{_traces(summary.disagree)} here where the source's grade and o3viz's answer check disagree; "
+            "switch on the toggle above to see only those."
+        )
     )
 listed = figure_rows(df, _figures(str(s.root), repr(q), stamp, grade, summary), listed=False)
 st.subheader("When did it know?", anchor="when-did-it-know")

@@ -11,12 +11,13 @@ Every proportion carries its n and a 95% Wilson interval; length bins with fewer
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
 from o3viz.analysis import answer_measures, proportions
+from o3viz.analysis.grade_choice import GradeChoice, resolve_grade
 from o3viz.text.classify import TYPES as STEP_TYPES
 
 COLUMNS = (
@@ -25,12 +26,26 @@ COLUMNS = (
     "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES) + answer_measures.INDEX_COLUMNS  # fmt: skip
 GROUPS = ("correct", "wrong")
+UNGRADED = "ungraded"  # traces without the chosen grade: the figures that need no grade show them too
+
+
+def groups_of(df: pd.DataFrame) -> tuple[str, ...]:
+    """The groups a grade-free figure (step types, backtracking, claims) draws: correct and wrong,
+    and the ungraded traces where there are any, so data without a reference still shows them."""
+    has_ungraded = "group" in df.columns and bool((df["group"] == UNGRADED).any())
+    return (*GROUPS, UNGRADED) if has_ungraded else GROUPS
+
+
 MAX_BINS = 10
 MIN_BIN = 5  # a length bin holds at least this many traces (smaller ones merge with a neighbour)
 OUTLIERS = 20
 OUTLIER_Z = 3.5  # the stated rule: robust z-score (median, MAD) of at least this on one measure
 OUTLIER_RULE = f"robust z-score ≥ {OUTLIER_Z} in length, backtracks per step or wrong claims per claim (at most {OUTLIERS})"
 GRADES = {
+    "auto": (
+        "correct",
+        "the grade the data supports (o3viz's check where it and the source's disagree on more than 2%)",
+    ),
     "either": ("correct", "the source's grade where it has one, else o3viz's answer check"),
     "source": ("source_correct", "the source's grade (the imported file's own label)"),
     "check": ("check_correct", "o3viz's answer check against the reference"),
@@ -38,7 +53,12 @@ GRADES = {
 # The one name of the option and of each choice, on every page ("Graded by") and in the CLI
 # (``--grade either|source|check``).
 GRADED_BY = "Graded by"
-GRADE_LABELS = {"either": "the source, else o3viz", "source": "the source", "check": "o3viz's check"}
+GRADE_LABELS = {
+    "auto": "the data's choice",
+    "either": "the source, else o3viz",
+    "source": "the source",
+    "check": "o3viz's check",
+}
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
@@ -78,6 +98,7 @@ class DatasetSummary:
     claim_rates: pd.DataFrame  # model, group, error_rate (wrong claims / claims), traces_with, claims, sel
     importance: pd.DataFrame  # type, importance (mean), traces; empty when no trace has importance
     outliers: pd.DataFrame  # key, name, dataset, model, correct, steps, …, why
+    grade_choice: GradeChoice | None = None  # the grade used and, where they split, both figures
 
     @property
     def accuracy(self) -> float | None:
@@ -85,9 +106,10 @@ class DatasetSummary:
 
 
 def frame(
-    rows: list[tuple] | list[dict] | pd.DataFrame, columns: tuple[str, ...] = COLUMNS, grade: str = "either"
+    rows: list[tuple] | list[dict] | pd.DataFrame, columns: tuple[str, ...] = COLUMNS, grade: str = "auto"
 ) -> pd.DataFrame:
-    """Index rows as a frame; ``group`` is each trace's correctness under ``grade`` (``GRADES``)."""
+    """Index rows as a frame; ``group`` is each trace's correctness under ``grade`` (``GRADES``;
+    ``auto`` is resolved on these rows by ``o3viz.analysis.grade_choice``: ``df.attrs["grade_choice"]``)."""
     if isinstance(rows, pd.DataFrame):  # already columnar (``o3viz.store.columnar.select_frame``)
         df = rows[list(columns)].copy()
     else:
@@ -96,7 +118,9 @@ def frame(
             if rows
             else pd.DataFrame(columns=list(columns))
         )
-    col = GRADES[grade][0] if GRADES[grade][0] in df.columns else "correct"
+    choice = resolve_grade(df, grade)
+    df.attrs["grade_choice"] = asdict(choice)  # plain values: a frame's attrs travel into Parquet
+    col = GRADES[choice.grade][0] if GRADES[choice.grade][0] in df.columns else "correct"
     df["group"] = df[col].map({1: "correct", 0: "wrong"}).fillna("ungraded")
     if {"source_correct", "check_correct"} <= set(df.columns):
         s, c = df["source_correct"], df["check_correct"]
@@ -173,7 +197,7 @@ def type_mix(df: pd.DataFrame) -> pd.DataFrame:
     counts = df[[f"t_{t}" for t in STEP_TYPES]].to_numpy(dtype=float)  # (traces, types)
     typed = counts.sum(axis=1)
     group = df["group"].to_numpy()
-    for g in GROUPS:
+    for g in groups_of(df):
         rows = (group == g) & (typed > 0)
         shares = counts[rows] / typed[rows, None] if rows.any() else None
         for j, t in enumerate(STEP_TYPES):
@@ -192,7 +216,7 @@ def type_mix(df: pd.DataFrame) -> pd.DataFrame:
 def behaviour_rates(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for col, label in (("backtracks", "backtrack"), ("self_checks", "self-check")):
-        for g in GROUPS:
+        for g in groups_of(df):
             part = df[df["group"] == g]
             steps = part["steps"].sum()
             k, n = int((part[col] > 0).sum()), len(part)
@@ -217,7 +241,7 @@ def first_wrong_bins(df: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
     """Where in the reasoning the first wrong claim sits (0 = first step, 1 = last)."""
     out = []
     pos = pd.to_numeric(df["first_wrong_pos"], errors="coerce")
-    for g in GROUPS:
+    for g in groups_of(df):
         part = pos[(df["group"] == g) & pos.notna()]
         idx = np.minimum((part.to_numpy() * bins).astype(int), bins - 1)
         for b in range(bins):
@@ -244,7 +268,7 @@ def claim_rates(df: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     stats = dict(zip(agg.index, agg.itertuples(index=False), strict=True))
     out = []
     for value in agg.index.get_level_values(0).unique():
-        for g in GROUPS:
+        for g in groups_of(df):
             s = stats.get((value, g))
             claims, n = (int(s.claims), int(s.traces)) if s is not None else (0, 0)
             out.append(
@@ -349,6 +373,7 @@ def dataset_summary(df: pd.DataFrame) -> DatasetSummary:
         claim_rates=claim_rates(df),
         importance=importance_by_type(df),
         outliers=outliers(df),
+        grade_choice=GradeChoice(**df.attrs["grade_choice"]) if "grade_choice" in df.attrs else None,
     )
 
 

@@ -20,18 +20,19 @@ of a question; unpaired questions and repeats are counted and listed, never sile
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from o3viz.analysis.grade_choice import GRADE_WORDS, GradeChoice, paired_grade_lines, resolve_grade
 from o3viz.analysis.paired_measures import THIN_RULE, mark_thin, measure_frame, paired_measures
 from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference, table_of
 from o3viz.analysis.pairing import (
     Pairing,
     pair_frames,
-    question_key,
+    question_keys,
 )
 from o3viz.errors import UsageError
 from o3viz.text.answers import answers_equivalent
@@ -48,7 +49,7 @@ __all__ = [
     "paired_compare",
 ]
 
-Grade = Literal["either", "source", "check"]
+Grade = Literal["auto", "either", "source", "check"]
 KeyBy = Literal["auto", "record", "question"]
 GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
 ROW_COLUMNS = (
@@ -57,11 +58,7 @@ ROW_COLUMNS = (
     "self_checks", "first_wrong_pos", "importance", "correct", "source_correct", "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
-GRADE_NAMES = {  # "Under <name> the difference reverses"
-    "either": "the source's grade (else o3viz's check)",
-    "source": "the source's grade",
-    "check": "o3viz's check",
-}
+GRADE_NAMES = GRADE_WORDS  # "Under <name> the difference reverses"
 MAX_SUGGEST_SIDES = 80  # sides compared when suggesting a pair (most traces first)
 
 
@@ -83,7 +80,7 @@ class PairedCompareRequest:
 
     a: Side
     b: Side
-    grade: Grade = "either"  # the source's grade where it has one, else o3viz's answer check
+    grade: Grade = "auto"  # the grade the data supports (o3viz.analysis.grade_choice), resolved on the pairs
     key_by: KeyBy = "auto"  # record for the same records of one file, else the question text
     min_pairs: int = MIN_PAIRS
 
@@ -94,8 +91,8 @@ class PairedCompareRequest:
                 raise UsageError(f"side {name}: name a dataset (`o3viz library list` shows the datasets)")
         if (self.a.dataset, self.a.model) == (self.b.dataset, self.b.model):
             raise UsageError(f"A and B are the same traces ({self.a.label}); name two datasets or two models")
-        if self.grade not in GRADE_COLUMNS:
-            raise UsageError(f"grade {self.grade!r}: one of {', '.join(GRADE_COLUMNS)}")
+        if self.grade != "auto" and self.grade not in GRADE_COLUMNS:
+            raise UsageError(f"grade {self.grade!r}: one of auto, {', '.join(GRADE_COLUMNS)}")
         if self.key_by not in ("auto", "record", "question"):
             raise UsageError(f"key {self.key_by!r}: one of auto, record, question")
         if self.key_by == "record" and self.a.dataset != self.b.dataset:
@@ -119,7 +116,7 @@ class PairedCompareRequest:
         if rows.empty:
             return None
         rows = rows[rows["dataset"].fillna("") != ""]
-        keys = rows.assign(k=rows["question"].map(question_key))
+        keys = rows.assign(k=question_keys(rows))  # the whole question's, where rows has question_key
         keys = keys[keys["k"] != ""]
         sides: dict[tuple[str, str], pd.Series] = {}
         for d, g in keys.groupby("dataset", sort=True):
@@ -159,6 +156,12 @@ class PairedResult:
     chi2: float  # McNemar's statistic, for comparison with tables that print it
     measures: pd.DataFrame  # measure, what, n, mean_a, mean_b, diff, lo, hi, events, thin (mark_thin)
     by_grade: dict[str, dict] = field(default_factory=dict)  # the table under each other grade
+    grade_choice: GradeChoice | None = None  # the grade used (``auto`` resolved) and why
+
+    def grade_lines(self) -> list[str]:
+        """Where the two grades disagree on more than 2% of the paired answers: each grade's
+        accuracies and which one the headline uses; else nothing."""
+        return paired_grade_lines(self.grade_choice, self.grade_table())
 
     @property
     def n(self) -> int:
@@ -288,6 +291,8 @@ class PairedResult:
             "by_grade": self.by_grade,
             "reversals": self.reversals(),
             "grade_disagreements": self.grade_disagreements(),
+            "grade_asked": None if self.grade_choice is None else self.grade_choice.asked,
+            "grade_lines": self.grade_lines(),
             "same_answer_flips": self.same_answer_flips,
             "thin_rule": THIN_RULE,
         }
@@ -357,6 +362,8 @@ def paired_compare(
     req.validate()
     pairing = pair_frames(a, b, req.key_by, req.a.dataset == req.b.dataset)
     rows = pairing.rows
+    choice = resolve_grade(rows, req.grade)
+    req = replace(req, grade=choice.grade)
     ca, cb = _grade_arrays(rows, req.grade)
     table = table_of(ca, cb)
     rows["flip"] = _flip_column(ca, cb)
@@ -387,4 +394,5 @@ def paired_compare(
         chi2=mcnemar_chi2(table.a_only, table.b_only),
         measures=mark_thin(paired_measures(rows), rows),
         by_grade=by_grade,
+        grade_choice=choice,
     )

@@ -28,9 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", action="append", help="narrow A (first) and B (second) to one model; twice")
     p.add_argument(
         "--grade",
-        choices=("either", "source", "check"),
-        default="either",
-        help="graded by: the source, else o3viz (either, default: the source's grade where it has one, "
+        choices=("auto", "either", "source", "check"),
+        default="auto",
+        help="graded by: auto (default: o3viz's check where it and the source's grade disagree on more "
+        "than 2%% of the paired answers, else 'either'), either (the source's grade where it has one, "
         "else o3viz's answer check), the source, or o3viz's check",
     )
     p.add_argument(
@@ -102,6 +103,7 @@ def format_result(r) -> list[str]:
             f"(n = {g['graded']:,}; McNemar p = {g['mcnemar_p']:.3g})"
             + ("  <- reverses the direction" if g["reverses"] else "")
         )
+    out += [f"grades: {line}" for line in r.grade_lines()]
     out += [f"warning: {line}" for line in r.reversals()]
     if disagree := r.grade_disagreements():
         out.append(disagree)

@@ -21,7 +21,11 @@ from o3viz.figures._style import (
     empty_figure,
 )
 
-GROUP_COLORS = {"correct": VERDICT_COLORS["correct"], "wrong": VERDICT_COLORS["wrong"]}
+GROUP_COLORS = {
+    "correct": VERDICT_COLORS["correct"],
+    "wrong": VERDICT_COLORS["wrong"],
+    "ungraded": VERDICT_COLORS["unverifiable"],
+}
 HEIGHT = 330
 
 
@@ -31,6 +35,13 @@ def _label(t: str) -> str:
 
 def _with_group(sel: str, group: str) -> str:
     return json.dumps({**json.loads(sel), "group": group}, sort_keys=True)
+
+
+def _groups(frame: pd.DataFrame) -> list[str]:
+    """The groups a grade-free figure draws: correct and wrong, and ungraded traces where the
+    frame has them (data without a reference still has claims, steps and backtracks)."""
+    present = set(frame["group"]) if "group" in frame.columns else set()
+    return ["correct", "wrong"] + (["ungraded"] if "ungraded" in present else [])
 
 
 def _pct(v) -> float | None:
@@ -94,9 +105,9 @@ def length_figure(length: pd.DataFrame) -> go.Figure:
 def type_mix_figure(mix: pd.DataFrame) -> go.Figure:
     title = "Which step types fill correct and wrong traces?"
     if mix.empty or mix["share"].isna().all():
-        return empty_figure(title, "No typed steps among graded traces.")
+        return empty_figure(title, "No typed steps in these traces.")
     fig = go.Figure()
-    for g in ("correct", "wrong"):
+    for g in _groups(mix):
         part = mix[mix["group"] == g]
         fig.add_bar(
             y=[_label(t) for t in part["type"]],
@@ -120,12 +131,12 @@ def type_mix_figure(mix: pd.DataFrame) -> go.Figure:
 def rates_figure(rates: pd.DataFrame) -> go.Figure:
     title = "How often do traces backtrack or self-check?"
     if rates.empty or rates["traces_with"].isna().all():
-        return empty_figure(title, "No graded traces.")
+        return empty_figure(title, "No traces.")
     if not rates["traces_with"].fillna(0).any():
         n = int(rates["traces"].sum() // 2)
-        return empty_figure(title, f"None of these {n:,} graded traces backtracks or self-checks.")
+        return empty_figure(title, f"None of these {n:,} traces backtracks or self-checks.")
     fig = go.Figure()
-    for g in ("correct", "wrong"):
+    for g in _groups(rates):
         part = rates[rates["group"] == g]
         fig.add_bar(
             x=list(part["behaviour"]),
@@ -165,7 +176,7 @@ def first_wrong_figure(first: pd.DataFrame) -> go.Figure:
     if first.empty or first["traces"].sum() == 0:
         return empty_figure(title, "No wrong arithmetic claims in these traces.")
     fig = go.Figure()
-    for g in ("correct", "wrong"):
+    for g in _groups(first):
         part = first[first["group"] == g]
         fig.add_bar(
             x=[f"{lo:.0%}" for lo in part["lo"]],
@@ -173,7 +184,7 @@ def first_wrong_figure(first: pd.DataFrame) -> go.Figure:
             name=f"{g} answer",
             marker_color=GROUP_COLORS[g],
             customdata=list(part["sel"]),
-            hovertemplate=f"from %{{x}} of the way: %{{y}} traces with a {g} final answer<extra></extra>",
+            hovertemplate=f"from %{{x}} of the way: %{{y}} traces whose final answer is {g}<extra></extra>",
         )
     fig.update_layout(
         barmode="stack",
@@ -191,7 +202,7 @@ def claim_rates_figure(claims: pd.DataFrame, by: str = "model") -> go.Figure:
     if claims.empty or claims["claims"].sum() == 0:
         return empty_figure(title, "No checked arithmetic claims in these traces.")
     fig = go.Figure()
-    for g in ("correct", "wrong"):
+    for g in _groups(claims):
         part = claims[claims["group"] == g]
         fig.add_bar(
             x=[clip_label(v, 18) for v in part[by]],

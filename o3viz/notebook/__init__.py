@@ -80,7 +80,7 @@ def show(
     *,
     selected: str | None = None,
     widget: bool = True,
-    grade: str = "either",
+    grade: str = "auto",
     standalone: bool = False,
 ):
     """The notebook view of ``a`` (or of ``a`` against ``b``); display it as a cell's last

@@ -37,7 +37,7 @@ def side_of(x) -> Side:
     raise TypeError(f"a dataset name or o3viz.analysis.paired.Side, not {type(x).__name__}")
 
 
-def paired_result(a, b=None, *, grade: str = "either", store: Store | None = None) -> PairedResult:
+def paired_result(a, b=None, *, grade: str = "auto", store: Store | None = None) -> PairedResult:
     """The comparison of two datasets (``a``, ``b``: names or sides), or a ``PairedResult`` given
     as ``a`` as it is (``o3viz.show`` wraps it in its static view, drawn by ``paired_page``)."""
     if isinstance(a, PairedResult):
@@ -47,6 +47,6 @@ def paired_result(a, b=None, *, grade: str = "either", store: Store | None = Non
     return compare_datasets(store or Store(), PairedCompareRequest(side_of(a), side_of(b), grade=grade))
 
 
-def paired_html(a, b=None, *, grade: str = "either", store: Store | None = None) -> str:
+def paired_html(a, b=None, *, grade: str = "auto", store: Store | None = None) -> str:
     """The whole page (plotly.js inlined) of two datasets, or of a ``PairedResult`` given as ``a``."""
     return paired_page(paired_result(a, b, grade=grade, store=store))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 
 import plotly.io as pio
 
@@ -23,6 +24,7 @@ CSS = (
     "body{font-family:system-ui,sans-serif;font-size:13px;color:#111827;margin:8px}"
     "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:right}"
     "td.q{text-align:left;max-width:640px}.head{font-weight:600;font-size:14px}.note{color:#6b7280}"
+    ".warn{color:#92400e;background:#fffbeb;border-left:3px solid #d97706;padding:3px 8px}"
 )
 
 
@@ -35,11 +37,18 @@ def _table(r: PairedResult) -> str:
     )
 
 
+def _answer(v) -> str:
+    """An answer as shown: a missing one (None, NaN, "") is a dash, never ``nan``."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "":
+        return "—"
+    return str(v)
+
+
 def _flips(r: PairedResult) -> str:
     flips = r.flips()
     rows = "".join(
         f"<tr><td>{'A' if f == 'A only' else 'B'}</td><td class='q'>{html.escape(str(q or n)[:200])}</td>"
-        f"<td>{html.escape(str(aa or '—'))}</td><td>{html.escape(str(ab or '—'))}</td></tr>"
+        f"<td>{html.escape(_answer(aa))}</td><td>{html.escape(_answer(ab))}</td></tr>"
         for f, q, n, aa, ab in zip(
             flips["flip"][:MAX_FLIPS], flips["question_a"], flips["name_a"], flips["answer_a"], flips["answer_b"],
             strict=False,
@@ -78,6 +87,9 @@ def paired_page(r: PairedResult, *, shared: bool = False) -> str:
     ``shared``: without plotly.js, borrowing the notebook's copy (``o3viz.view.page``)."""
     a, b = html.escape(r.request.a.label), html.escape(r.request.b.label)
     parts = [f"<p class='head'>{html.escape(r.headline())}</p>", f"<p>A = {a} · B = {b}</p>"]
+    # the same warnings as Compare and ``o3viz compare``: grades that split, a reversal, disagreement
+    warnings = [*r.grade_lines(), *r.reversals(), *filter(None, [r.grade_disagreements()])]
+    parts += [f"<p class='warn'>{html.escape(w)}</p>" for w in warnings]
     if r.too_small():
         parts.append(f"<p class='note'>{html.escape(r.too_small())}</p>")
     p = r.pairing

@@ -134,7 +134,7 @@ def render_paired() -> None:
             "pages/compare.py",
             label="Compare the two datasets",
             icon=":material/compare_arrows:",
-            query_params={"mode": "datasets", "da": da, "db": db, "grade": "either"},
+            query_params={"mode": "datasets", "da": da, "db": db, "grade": "auto"},
         )
     elif msg and msg[0] == "stopped":
         st.info(escape_markdown(msg[1]), icon=":material/stop:")

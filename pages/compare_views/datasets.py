@@ -84,11 +84,11 @@ def _suggested(root: str, stamp: tuple) -> dict | None:
 def _defaults(datasets: list[str], suggested: dict | None) -> dict:
     """The suggested pair; else two datasets when there are two, else two models of the one."""
     if suggested is not None:
-        return suggested | {"grade": "either"}
+        return suggested | {"grade": "auto"}
     if len(datasets) >= 2:
-        return {"da": datasets[0], "ma": "", "db": datasets[1], "mb": "", "grade": "either"}
+        return {"da": datasets[0], "ma": "", "db": datasets[1], "mb": "", "grade": "auto"}
     models = dataset_models(store(), datasets[0]) + ["", ""]
-    return {"da": datasets[0], "ma": models[0], "db": datasets[0], "mb": models[1], "grade": "either"}
+    return {"da": datasets[0], "ma": models[0], "db": datasets[0], "mb": models[1], "grade": "auto"}
 
 
 def _select(container, label: str, options: list[str], sets: dict, name: str, fmt=None) -> None:
@@ -173,6 +173,8 @@ def _summary(r) -> None:
     other grades beside them, the difference with its interval and McNemar p."""
     t = r.table
     st.markdown(f"**{escape_markdown(r.headline())}**")
+    if lines := r.grade_lines():  # the grades split: both figures, and which one is used
+        st.warning(escape_markdown(" ".join(lines)), icon=":material/rule:")
     for line in r.reversals():
         st.warning(escape_markdown(line), icon=":material/swap_horiz:")
     m = st.columns(2)

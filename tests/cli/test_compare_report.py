@@ -21,9 +21,20 @@ def math500(shared_data):
         assert main(["import", str(src), "--all", "--dataset", name, "--workers", "0"]) == 0
 
 
-def test_the_reversal_and_the_same_answer_flips_are_printed(math500, capsys):
+def test_by_default_the_check_grades_and_both_grades_are_printed(math500, capsys):
+    """The two grades disagree on 23% of these answers: the check is used, and the source's grade,
+    which reverses the direction, is printed beside it (issue 63, finding 4)."""
     capsys.readouterr()
     assert main(["compare", "--dataset", R1, "--dataset", QWEN]) == 0
+    out = capsys.readouterr().out
+    assert "accuracy A 94.7%, B 89.5% (n = 19 graded pairs, grade: check)" in out
+    assert "grades: o3viz's check: A 94.7%, B 89.5% (n = 19) (used); the source's grade: A 65.0%, B 70.0%" in out
+    assert "warning: Under the source's grade the difference reverses: A 65.0% vs B 70.0% (n = 20)" in out
+
+
+def test_the_reversal_and_the_same_answer_flips_are_printed(math500, capsys):
+    capsys.readouterr()
+    assert main(["compare", "--dataset", R1, "--dataset", QWEN, "--grade", "either"]) == 0
     out = capsys.readouterr().out
     assert "accuracy A 65.0%, B 70.0% (n = 20 graded pairs" in out
     assert "warning: Under o3viz's check the difference reverses: A 94.7% vs B 89.5% (n = 19)" in out
