@@ -6,17 +6,21 @@ generated tokens, or of its characters when the round has no tokens (an import).
 an import without tokens are estimated from its source's token count in proportion to the
 characters (``tokens_estimated``), or left None when the source gives none.
 
+Flips and the convergence point count only answers read with confidence (marked or concluded:
+``o3viz.analysis.running_answer.RULE``); a flip that rests on an uncertain reading is counted in
+``flips_uncertain`` instead. The first correct point takes any reading.
+
 >>> from o3viz.trace import Round, Step, Task, Trace
 >>> texts = ["So x = 4.", "So x = 5 instead.", "Check: 2+3 = 5", "So the answer is 4."]
 >>> steps, at = [], 0
 >>> for i, t in enumerate(texts):
 ...     steps.append(Step(index=i, start=at, end=at + len(t), text=t)); at += len(t) + 1
 >>> rnd = Round(text=" ".join(texts), steps=steps)
->>> f = trace_answer_figures(Trace(task=Task(question="q", reference="4"), rounds=[rnd]))
+>>> f = trace_answer_figures(Trace(task=Task(question="What is x?", reference="4"), rounds=[rnd]))
 >>> f.first_correct_step, f.convergence_step, f.flips_right_to_wrong, f.flips_wrong_to_right
 ('step:0:0', 'step:0:3', 1, 1)
->>> f.overthinking, f.final_correct
-('harmless', True)
+>>> f.overthinking, f.final_correct, f.flips_uncertain
+('harmless', True, 0)
 """
 
 from __future__ import annotations
@@ -55,8 +59,9 @@ class AnswerFigures:
     first_correct_fraction: float | None = None
     convergence_step: str | None = None  # where the running answer last changed
     convergence_fraction: float | None = None
-    flips_right_to_wrong: int = 0
+    flips_right_to_wrong: int = 0  # between answers read with confidence (running_answer.RULE)
     flips_wrong_to_right: int = 0
+    flips_uncertain: int = 0  # further flips that rest on an uncertain reading (not counted above)
     tokens_after_first_correct: int | None = None  # = saved_at_first_correct
     saved_at_first_correct: int | None = None  # tokens that stopping at the first correct point saves
     saved_at_convergence: int | None = None
@@ -90,6 +95,12 @@ def _ends(rnd: Round) -> tuple[list[int], int, Literal["tokens", "chars"]]:
     return [st.end for st in rnd.steps], len(rnd.text), "chars"
 
 
+def _flips(verdicts: list[bool | None]) -> tuple[int, int]:
+    """(right → wrong, wrong → right) between neighbours of ``verdicts``."""
+    pairs = list(zip(verdicts, verdicts[1:], strict=False))
+    return sum(bool(a and not b) for a, b in pairs), sum(bool(b and not a) for a, b in pairs)
+
+
 def answer_figures(
     rnd: Round, series: list[RunningStep], *, source_tokens: int | None = None
 ) -> AnswerFigures:
@@ -108,10 +119,10 @@ def answer_figures(
         left = total - ends[i]
         return left if unit == "tokens" else round(left * scale) if estimated else None
 
-    known = [(s.step, s.correct) for s in series if s.correct is not None]
-    for (_, a), (_, b) in zip(known, known[1:], strict=False):
-        out.flips_right_to_wrong += a and not b
-        out.flips_wrong_to_right += b and not a
+    sure = _flips([s.correct for s in series if s.correct is not None and s.confident])
+    every = _flips([s.correct for s in series if s.correct is not None])
+    out.flips_right_to_wrong, out.flips_wrong_to_right = sure
+    out.flips_uncertain = max(0, every[0] - sure[0]) + max(0, every[1] - sure[1])
     out.final_correct = series[-1].correct
     first = first_correct([s.correct for s in series])
     if first is not None:
@@ -120,11 +131,12 @@ def answer_figures(
         out.tokens_after_first_correct = out.saved_at_first_correct = saved(first)
         if first < len(series) - 1 and ends[first] < total:
             out.overthinking = "harmless" if out.final_correct else "harmful"
-    changes = [
-        s.step
-        for prev, s in zip([None, *series], series, strict=False)
-        if s.answer is not None and (prev is None or not same_answer(prev.answer, s.answer))
-    ]
+    changes, last = [], None
+    for s in series:  # the running answer read with confidence: where it last changed
+        if s.answer is not None and s.confident:
+            if last is None or not same_answer(last, s.answer):
+                changes.append(s.step)
+            last = s.answer
     if changes:
         conv = changes[-1]
         out.convergence_step = make_id("step", rnd.index, conv)
@@ -140,7 +152,7 @@ def trace_answer_figures(trace: Trace, probe: str | None = None) -> AnswerFigure
     if not trace.rounds:
         return AnswerFigures()
     rnd = trace.final
-    series = running_answer(rnd, trace.task.reference, probe)
+    series = running_answer(rnd, trace.task.reference, probe, trace.task.question)
     given = (trace.info.get("source_info") or {}).get("generated_tokens")
     ok = isinstance(given, int) and not isinstance(given, bool) and given > 0 and len(trace.rounds) == 1
     return answer_figures(rnd, series, source_tokens=given if ok else None)

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from o3viz.analysis.running_answer import STATED, running_answer, stated_record
+from o3viz.analysis.running_answer import confidences, current_stated, running_answer
 from o3viz.figures._style import clip_label, readable
 from o3viz.trace import Trace
 from o3viz.trace.ids import make_id
@@ -61,6 +61,7 @@ class LaneMark:
     step: str
     answer: str | None
     correct: bool | None
+    uncertain: bool = False  # it rests on an uncertain reading (not counted in the dataset figures)
 
 
 @dataclass
@@ -86,10 +87,12 @@ class AnswerLane:
         return next((m for m in self.marks if m.kind == kind), None)
 
 
-def lane_marks(series: Sequence[tuple[str, str | None, bool | None]]) -> list[LaneMark]:
-    """The marks of a running answer given as (step id, answer, correct) per step, in order: the
-    first right step, each right → wrong (a loss) and wrong → right after it (a regain), counted
-    over graded steps only, as the flips are, and the final answer at the last step.
+def lane_marks(series: Sequence[tuple]) -> list[LaneMark]:
+    """The marks of a running answer given as (step id, answer, correct[, confident]) per step, in
+    order: the first right step, each right → wrong (a loss) and wrong → right after it (a regain),
+    counted over graded steps, and the final answer at the last step. A mark whose answer, or the
+    graded answer before it, was not read with confidence is ``uncertain`` (the dataset figures
+    count only the others: ``o3viz.analysis.running_answer.RULE``).
 
     >>> s = [("a", None, None), ("b", "5", False), ("c", "4", True), ("d", "5", False), ("e", "4", True)]
     >>> [(m.kind, m.step) for m in lane_marks(s)]
@@ -97,19 +100,21 @@ def lane_marks(series: Sequence[tuple[str, str | None, bool | None]]) -> list[La
     """
     out: list[LaneMark] = []
     prev: bool | None = None
-    seen_right = False
-    for step, answer, correct in series:
+    prev_sure = seen_right = False
+    for step, answer, correct, *rest in series:
+        sure = rest[0] if rest else True
         if correct is True and not seen_right:
-            out.append(LaneMark("first_correct", step, answer, True))
+            out.append(LaneMark("first_correct", step, answer, True, not sure))
             seen_right = True
         elif correct is False and prev is True:
-            out.append(LaneMark("loss", step, answer, False))
+            out.append(LaneMark("loss", step, answer, False, not (sure and prev_sure)))
         elif correct is True and prev is False and seen_right:
-            out.append(LaneMark("regain", step, answer, True))
-        prev = correct if correct is not None else prev
+            out.append(LaneMark("regain", step, answer, True, not (sure and prev_sure)))
+        if correct is not None:
+            prev, prev_sure = correct, sure
     if series and series[-1][1] is not None:
-        step, answer, correct = series[-1]
-        out.append(LaneMark("final", step, answer, correct))
+        step, answer, correct, *rest = series[-1]
+        out.append(LaneMark("final", step, answer, correct, not (rest[0] if rest else True)))
     return out
 
 
@@ -125,9 +130,10 @@ def lane_of(trace: Trace, probe: str | None = None) -> AnswerLane | None:
     if not any(r.steps for r in trace.rounds):
         return None
     lane = AnswerLane()
-    ref = trace.task.reference
+    ref, question = trace.task.reference, trace.task.question
     for rnd in trace.rounds:
-        stated = next((r for r in rnd.answers if r.probe == STATED), None) or stated_record(rnd, ref)
+        stated = current_stated(rnd, ref, question)
+        how = confidences(stated)
         lane.reference = lane.reference or stated.info.get("reference") or None
         forced = next((r for r in rnd.answers if r.kind == "forced" and probe in (None, r.probe)), None)
         by = ""
@@ -137,7 +143,7 @@ def lane_of(trace: Trace, probe: str | None = None) -> AnswerLane | None:
             by = f" by {lane.forced_by}" + (
                 " (not the trace's model)" if forced.info.get("other_model") else ""
             )
-        series = running_answer(rnd, ref, probe)
+        series = running_answer(rnd, ref, probe, question)
         for k, (st, run) in enumerate(zip(rnd.steps, series, strict=True)):
             sid = make_id("step", rnd.index, st.index)
             f_ok = forced.correct[k] if forced is not None and run.forced is not None else None
@@ -146,12 +152,13 @@ def lane_of(trace: Trace, probe: str | None = None) -> AnswerLane | None:
             lane.points.append(
                 LanePoint(
                     sid, run.stated, stated.correct[k], run.forced, f_ok, run.p_reference,
-                    f"stated in step {st.index}", f"forced after step {st.index}{by}",
+                    f"stated in step {st.index}" + (" (an uncertain reading)" if how[k] == "uncertain" else ""),
+                    f"forced after step {st.index}{by}",
                 )
             )  # fmt: skip
         lane.marks += lane_marks(
             [
-                (make_id("step", rnd.index, st.index), s.answer, s.correct)
+                (make_id("step", rnd.index, st.index), s.answer, s.correct, s.confident)
                 for st, s in zip(rnd.steps, series, strict=True)
             ]
         )

@@ -16,6 +16,8 @@ from o3viz.figures.answer_lane import AnswerLane, changes
 LANE_PX = 100  # px a figure grows by when it gains the lane (its marks, stated and forced rows)
 LANE_SHARE = 0.26  # of the plot's height, the lane's part when the figure's height is fixed
 MARKS_Y, STATED_Y, FORCED_Y = -1.0, 0.0, 1.0  # the lane's rows, top to bottom
+LABEL_SHIFT_PX = 16  # the "first right" label sits this far above its row: clear of every mark (≤ 14 px)
+LEGEND_LINE_CHARS = 80  # a legend line's visible characters at most (11 px type: ~530 px, never cut)
 _MARK = {  # kind -> (symbol, what its hover says)
     "first_correct": ("triangle-up", "first right"),
     "loss": ("triangle-down", "lost: right, then wrong"),
@@ -94,7 +96,7 @@ def _p_trace(lane: AnswerLane, x_of: Mapping[str, float]) -> list[go.Scatter]:
     ]
 
 
-def _mark_traces(lane: AnswerLane, x_of: Mapping[str, float], mid: float) -> list[go.Scatter]:
+def _mark_traces(lane: AnswerLane, x_of: Mapping[str, float]) -> list[go.Scatter]:
     """One trace per kind of mark (``meta`` ``answer-lane:<kind>``; ``customdata``: the step id)."""
     out = []
     for kind, (symbol, what) in _MARK.items():
@@ -108,17 +110,19 @@ def _mark_traces(lane: AnswerLane, x_of: Mapping[str, float], mid: float) -> lis
                 x=xs,
                 y=[MARKS_Y] * len(marks),
                 yaxis="y2",
-                mode="markers+text" if label else "markers",
-                marker={"symbol": symbol, "size": 14 if kind == "final" else 11, "color": [ANSWER_COLORS[m.correct] for m in marks]},
-                text=[
-f"first right · step {m.step.rsplit(':', 1)[-1]}" for m in marks
-                ] if label else None,
-                textposition=["middle left" if x > mid else "middle right" for x in xs] if label else None,
-                textfont={"size": 11, "color": "#334155"},
+                mode="markers",
+                marker={
+                    "symbol": symbol, "size": 14 if kind == "final" else 11,
+                    "color": [ANSWER_COLORS[m.correct] for m in marks],
+                    "opacity": [0.35 if m.uncertain else 1.0 for m in marks],  # faint: an uncertain reading
+                },
+                # the label is an annotation above the row (``_first_label``); kept here for hover and tests
+                text=[f"first right · step {m.step.rsplit(':', 1)[-1]}" for m in marks] if label else None,
                 customdata=[m.step for m in marks],
                 hovertext=[
                     f"<b>{what}</b> at step {esc(m.step.rsplit(':', 1)[-1])}: "
                     f"{esc(clip_label(readable(m.answer or '—'), 60))}"
+                    + ("<br>rests on an uncertain reading: not counted in the dataset figures" if m.uncertain else "")
                     for m in marks
                 ],
                 hovertemplate="%{hovertext}<extra></extra>",
@@ -129,6 +133,42 @@ f"first right · step {m.step.rsplit(':', 1)[-1]}" for m in marks
     return out
 
 
+def _first_label(fig: go.Figure, lane: AnswerLane, x_of: Mapping[str, float], mid: float) -> None:
+    """The "first right" label, above the marks' row (``LABEL_SHIFT_PX``) so it touches no mark,
+    running away from the plot's middle so it stays inside the plot."""
+    first = lane.mark("first_correct")
+    if first is None or first.step not in x_of:
+        return
+    x = x_of[first.step]
+    fig.add_annotation(
+        text=f"first right · step {esc(first.step.rsplit(':', 1)[-1])}", x=x, y=MARKS_Y, xref="x",
+        yref="y2", yshift=LABEL_SHIFT_PX, xanchor="right" if x > mid else "left", showarrow=False,
+        font={"size": 11, "color": "#334155"}, name="answer-lane:first-right-label", captureevents=False,
+    )  # fmt: skip
+
+
+def _lines(bits: list[str], width: int = LEGEND_LINE_CHARS) -> str:
+    """``bits`` joined by " · ", broken into lines of at most ``width`` visible characters."""
+    lines: list[list[str]] = [[]]
+    for bit in bits:
+        line = lines[-1]
+        if line and len(_visible(" · ".join([*line, bit]))) > width:
+            lines.append([bit])
+        else:
+            line.append(bit)
+    return "<br>".join(" · ".join(line) for line in lines)
+
+
+def _visible(html: str) -> str:
+    """``html`` without its tags (what a reader sees)."""
+    out, inside = [], False
+    for c in html:
+        inside = (inside or c == "<") and c != ">"
+        if not inside and c != ">":
+            out.append(c)
+    return "".join(out)
+
+
 def _legend(lane: AnswerLane) -> str:
     dot = "<span style='color:{}'>{}</span>"
     bits = [
@@ -136,7 +176,7 @@ def _legend(lane: AnswerLane) -> str:
         f"{dot.format(ANSWER_COLORS[True], '●')} right {dot.format(ANSWER_COLORS[False], '○')} wrong"
         + ("" if lane.reference else f" {dot.format(UNGRADED_COLOR, '●')} ungraded (no reference)"),
         "● stated" + (" ◆ forced" if lane.has_forced else ""),
-        "▲ first right ▼ lost",
+        "▲ first right ▼ lost (faint: an uncertain reading)",
     ]
     if lane.has_p_reference:
         bits.append(f"{dot.format(P_REFERENCE_COLOR, '—')} p(reference)")
@@ -144,7 +184,7 @@ def _legend(lane: AnswerLane) -> str:
         bits.append(
             f"forced by {esc(lane.forced_by)}" + (" (not the trace's model)" if lane.other_model else "")
         )
-    return " · ".join(bits)
+    return _lines(bits)
 
 
 def add_answer_lane(
@@ -167,19 +207,21 @@ def add_answer_lane(
         mid = (x_range[0] + x_range[1]) / 2
     fig.add_traces(_answer_traces(lane, x_of, max(size, 6.0), changes_only))
     fig.add_traces(_p_trace(lane, x_of))
-    fig.add_traces(_mark_traces(lane, x_of, mid))
+    fig.add_traces(_mark_traces(lane, x_of))
     first = lane.mark("first_correct")
     if first is not None and first.step in x_of:  # the moment it knew, through the map too
         fig.add_vline(
             x=x_of[first.step], line={"color": ANSWER_COLORS[True], "width": 1, "dash": "dot"}, layer="below"
         )
+    _first_label(fig, lane, x_of, mid)
     rows = [MARKS_Y, STATED_Y, *([FORCED_Y] if lane.has_forced else [])]
+    legend = _legend(lane)
     fig.update_layout(
-        yaxis={"domain": [share + 0.07, 1.0]},
+        yaxis={"domain": [share + 0.07 + 0.03 * legend.count("<br>"), 1.0]},  # room for each legend line
         yaxis2={
             "domain": [0.0, share],
             "anchor": "x",
-            "range": [rows[-1] + 0.6, MARKS_Y - 0.6],
+            "range": [rows[-1] + 0.6, MARKS_Y - 1.0],  # room above the marks for the label
             "tickvals": rows[1:],
             "ticktext": ["stated", "forced"][: len(rows) - 1],
             "tickfont": {"size": 11},
@@ -205,6 +247,6 @@ def add_answer_lane(
             }
         )
     fig.add_annotation(
-        text=_legend(lane), x=0.0, y=share, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+        text=legend, x=0.0, y=share, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
         showarrow=False, font={"size": 11, "color": "#475569"}, captureevents=False,
     )  # fmt: skip

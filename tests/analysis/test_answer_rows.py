@@ -66,8 +66,9 @@ def test_index_rows_give_the_figures_of_the_traces(stored):
             assert r["value"] == pytest.approx(want.value, abs=1e-12), (measure, r["group"])
             assert (r["lo"], r["hi"]) == pytest.approx((want.low, want.high), abs=1e-12)
     r1 = rows.bars["flip_rate"][[g.dataset for g in groups].index("topology_math500_deepseek_r1")]
-    # right→wrong only: most of these traces flip wrong→right, none of those counts here
-    assert r1["hits"] == 7 and r1["n"] == 20
+    # right→wrong between confident readings only (issue 63: by hand no R1 trace loses a right
+    # answer; o3viz counts 1, an inner sum read as the asked one; the old rule counted 7)
+    assert r1["hits"] == 1 and r1["n"] == 20
 
 
 def test_a_bar_selects_the_traces_it_counts(stored):
@@ -76,7 +77,8 @@ def test_a_bar_selects_the_traces_it_counts(stored):
     for measure, name in SAME.items():
         for r, g in zip(rows.bars[measure], groups, strict=True):
             want = getattr(g, name).keys
-            assert set(select(df, r["sel"])["key"]) == set(want) and want, (measure, r["group"])
+            assert set(select(df, r["sel"])["key"]) == set(want), (measure, r["group"])
+            assert want or measure == "flip_rate", (measure, r["group"])  # few lose a right answer
             assert json.loads(r["sel"]) == {"dataset": g.dataset, "model": g.model, "measure": measure}
 
 

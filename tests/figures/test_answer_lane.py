@@ -80,7 +80,7 @@ def test_the_first_right_mark_sits_at_the_step_the_figures_name_on_the_maps_x_ax
         assert list(mark.customdata) == [first]
         assert mark.x[0] == map_layout(o).pos[first][0]  # under its step
         assert mark.yaxis == "y2" and fig.layout.xaxis.anchor == "y2"  # its own row, the map's x axis
-        assert "first right · step 1" in mark.text[0]
+        assert "first right · step 1" in mark.text[0]  # and as a label above the row (see below)
     kinds = [m.kind for m in lane.marks]
     assert kinds == ["first_correct", "loss", "regain", "final"]
 
@@ -168,3 +168,51 @@ def test_an_overview_of_thousands_of_steps_draws_a_bounded_lane():
     fig = episode_map_figure(o, find_episodes(o), answer_lane=lane)
     drawn = sum(len(tr.x) for tr in fig.data if str(tr.meta or "").startswith("answer-lane:stated"))
     assert 0 < drawn <= OVERVIEW_POINTS  # … drawn where they turn, at most OVERVIEW_POINTS
+
+
+def _label_and_legend(fig):
+    (label,) = [a for a in fig.layout.annotations if a.name == "answer-lane:first-right-label"]
+    legend = next(a for a in fig.layout.annotations if "Running answer" in (a.text or ""))
+    return label, legend
+
+
+def test_the_legend_fits_and_the_first_right_label_touches_no_mark():
+    # issue 63 item 9: one legend line ran past the right edge at 1280 px; the label sat on the
+    # marks' row, beside the next mark
+    from o3viz.figures.map_answers import LABEL_SHIFT_PX, LEGEND_LINE_CHARS, MARKS_Y, _visible
+
+    t = _trace(forced=_forced(6))
+    o = build_outline(t)
+    for fig in (
+        reasoning_map_figure(o, answer_lane=lane_of(t)),
+        episode_map_figure(o, find_episodes(o, 2), answer_lane=lane_of(t)),
+    ):
+        label, legend = _label_and_legend(fig)
+        lines = legend.text.split("<br>")
+        assert len(lines) >= 2 and all(len(_visible(line)) <= LEGEND_LINE_CHARS for line in lines)
+        assert "forced by SmolLM2-135M-Instruct (not the trace's model)" in _visible(legend.text)
+        assert fig.layout.yaxis.domain[0] >= fig.layout.yaxis2.domain[1] + 0.07 + 0.03 * (len(lines) - 1)
+        marks = [d for d in fig.data if str(d.meta or "").startswith("answer-lane:") and d.yaxis == "y2"]
+        biggest = max(d.marker.size for d in marks if d.y is not None and d.y[0] == MARKS_Y)
+        # the label's lower edge (11 px type around its centre) clears the largest mark's top
+        assert label.y == MARKS_Y and label.yshift == LABEL_SHIFT_PX and LABEL_SHIFT_PX - 6 > biggest / 2
+        assert label.text == "first right · step 1" and label.xanchor in ("left", "right")
+        top = min(fig.layout.yaxis2.range)  # a reversed axis: its top is its smaller end
+        assert MARKS_Y - top >= 0.9  # room above the marks' row for the label
+
+
+def test_a_turn_that_rests_on_an_uncertain_reading_is_drawn_faint_and_says_so():
+    texts = ["So x = 4.", "That's 5.", "So the answer is 4."]  # "That's 5" says nothing of x
+    t = _trace(texts=texts)
+    lane = lane_of(t)
+    assert [(m.kind, m.uncertain) for m in lane.marks] == [
+        ("first_correct", False),
+        ("loss", True),
+        ("regain", True),
+        ("final", False),
+    ]
+    assert "uncertain reading" in lane.points[1].stated_source
+    fig = reasoning_map_figure(build_outline(t), answer_lane=lane)
+    (loss,) = _meta(fig, "answer-lane:loss")
+    assert list(loss.marker.opacity) == [0.35] and "uncertain reading" in loss.hovertext[0]
+    assert trace_answer_figures(t).flips_right_to_wrong == 0
