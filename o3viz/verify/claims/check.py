@@ -176,6 +176,8 @@ def _check_chunk(text: str, where: Locator) -> tuple[list[Claim], list[tuple[int
                 claim.note = "too large"
             except (OverflowError, ValueError):
                 claim = None  # numbers too large for a float comparison: no verdict to give
+            if claim is not None and chain.modular and claim.verdict == "wrong":
+                claim.verdict, claim.note = "unverifiable", "arithmetic modulo a number"
             if claim is not None:
                 claims.append(claim)
             if right.is_simple:
@@ -208,6 +210,10 @@ def check_pair(
         return None  # "1 hour = 60 minutes": a conversion, not arithmetic
     if _is_range(left, norm) or _is_range(right, norm):
         return None
+    if left.property_of:
+        return None  # "the units digit of 3^3, which is 7": a property of 3^3, not its value
+    if _converts(left, right, norm):
+        return None  # "1/4 inch = 10 miles": a scale or a conversion, not arithmetic
     if link == "is" and not right.is_simple:
         return None  # "50% of 8 is 1.5*8": words around "is" make weak equations
     if link == "is" and left.is_simple and not left.is_bare and not left.divides:
@@ -221,6 +227,14 @@ def check_pair(
     if left.is_bare:  # "4 students drank 1.5 quarts = 4 * 1.5": at a chain's start, a label
         return _judge_simple(right, left, approx, norm, where, label=first)
     return _judge_chain(left, right, approx, norm, where)
+
+
+def _converts(left: Run, right: Run, norm: NormText) -> bool:
+    """A number of one unit equal to a number of another ("\\frac14 inch = 10 miles"), where
+    the left side holds no unit of its own ("75 miles / 15 mph = 5 hours" is a division)."""
+    if not (left.units and right.units and left.units != right.units):
+        return False
+    return not any(ch.isalpha() for ch in norm.text[left.start : left.end])
 
 
 def _bare_symbol(run: Run) -> bool:

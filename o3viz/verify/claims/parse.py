@@ -8,9 +8,20 @@ offsets that the caller maps back to the original text.
 
 from __future__ import annotations
 
+from o3viz.verify.claims.latex import (
+    after_subscript,
+    applied,
+    group_follows,
+    is_modular,
+    label_at,
+    label_before,
+    multiplies,
+    next_past_math,
+    property_of,
+)
 from o3viz.verify.claims.tokens import (
-    EQ_WORDS,
     FUNCS,
+    ORDINALS,
     UNIT_LETTERS,
     Chain,
     Run,
@@ -42,9 +53,9 @@ def scan_chains(norm: str) -> list[Chain]:
         if run is None:
             i = max(j, i + 1)
             continue
-        runs, links = [run], []
+        runs, links, label = [run], [], label_before(toks, i)
         while True:
-            k, link = _find_link(toks, j, runs[-1])
+            k, link = _find_link(toks, j, runs[-1], label)
             if link is None:
                 break
             nxt, j2 = _read_run(toks, k)
@@ -54,7 +65,8 @@ def scan_chains(norm: str) -> list[Chain]:
             links.append(link)
             j = j2
         if len(runs) > 1:
-            chains.append(Chain(runs, links))
+            _find_link(toks, j, runs[-1])  # the last run's unit words
+            chains.append(Chain(runs, links, modular=is_modular(toks, i, j)))
         i = max(j, i + 1)
     return chains
 
@@ -69,23 +81,30 @@ def _can_start(toks: list[Tok], i: int) -> bool:
     return t.kind in ("NUM", "CUR", "OP", "LP")
 
 
-def _find_link(toks: list[Tok], j: int, prev: Run) -> tuple[int, str | None]:
-    """After a run: skip trailing unit words, then expect ``=``/``≈``/``is``."""
-    j = skip_units(toks, next_sig(toks, j))
+def _find_link(toks: list[Tok], j: int, prev: Run, label: tuple[str, ...] = ()) -> tuple[int, str | None]:
+    """After a run: skip trailing unit words, then expect ``=``/``≈``/``is``. Unit words are
+    skipped only inside the math: "\\(2009 \\times 2009\\) square is" names the square."""
+    j, crossed = next_past_math(toks, j)
+    if not crossed:
+        k = skip_units(toks, j)
+        prev.units = " ".join(t.text.lower().rstrip("s") for t in toks[j:k] if t.kind == "WORD")
+        j, crossed = next_past_math(toks, k)
+    elif label and label_at(toks, j) == label:  # "\\[ Total = 52 + 24 \\] \\[ Total = 178 \\]"
+        j = skip_units(toks, j)
     if kind_at(toks, j) == "EQ":
         text = toks[j].text
         return j + 1, "≈" if text in ("≈", "~") else "="
-    if kind_at(toks, j) == "WORD" and toks[j].text.lower() in EQ_WORDS:
-        if prev.n_ops or prev.has_of:
-            k = next_sig(toks, j + 1)
+    if kind_at(toks, j) == "WORD" and toks[j].text.lower() in ("is", "equals"):
+        if (prev.n_ops or prev.has_of) and not (crossed and prev.units):
+            k, _ = next_past_math(toks, j + 1)
             if kind_at(toks, k) in ("NUM", "CUR") or (kind_at(toks, k) == "OP" and toks[k].text == "-"):
                 return j + 1, "is"
-    return j, None
+    return j, None  # not "are": "the units digits of 13^19 and 19^13 are 7 and 9" pairs a list
 
 
 def _read_run(toks: list[Tok], i: int) -> tuple[Run | None, int]:
     """Read one expression run starting at token i; returns (run or None, next index)."""
-    i = next_sig(toks, i)
+    i, _ = next_past_math(toks, i)
     run = Run()
     state = _RunState(toks, run)
     j = i
@@ -97,6 +116,7 @@ def _read_run(toks: list[Tok], i: int) -> tuple[Run | None, int]:
     if not run.items:
         return None, j
     _finish(toks, run, i, state)
+    run.guarded = run.guarded or group_follows(toks, j, run)
     k = next_sig(toks, j)
     if k < len(toks) and toks[k].text == ":":
         n = next_sig(toks, k + 1)
@@ -117,6 +137,7 @@ class _RunState:
         self.item_starts: list[int] = []  # normalized start of each item
         self.item_ends: list[int] = []
         self.saw_div = False  # "26/5 ÷ 17/4": ÷ next to / has no agreed precedence
+        self.bullet = False  # the run starts a list item: nothing to its left belongs to it
 
     def push(self, kind: str, text: str, j: int) -> None:
         if self.first_tok is None:
@@ -128,7 +149,7 @@ class _RunState:
     def step(self, j: int) -> int | None:
         t = self.toks[j]
         k = t.kind
-        if k == "WS":
+        if k == "WS" or k == "SEP" and self.bullet and self.last is None:  # "- \\(3 \\times 8"
             return j + 1
         if k == "CUR":
             n = next_sig(self.toks, j + 1)
@@ -149,13 +170,38 @@ class _RunState:
             return None
         self.push("NUM", t.text, j)
         self.last = "operand"
-        if kind_at(self.toks, j + 1) == "PCT":
+        nxt = self.toks[j + 1] if j + 1 < len(self.toks) else None
+        if nxt is not None and nxt.kind == "PCT":
             self.push("PCT", "%", j + 1)
             return j + 2
+        if nxt is not None and nxt.kind == "WORD" and nxt.text.lower() in ORDINALS:
+            return self._symbol(j, t.text + nxt.text, j + 2)  # "2nd + 3 = 5th": places
+        if nxt is not None and nxt.text == "_":
+            return self._symbol(j, t.text + "_", after_subscript(self.toks, j + 2))  # 0.101_2
+        return j + 1
+
+    def _symbol(self, j: int, text: str, nxt: int) -> int:
+        """The operand just pushed is a symbol, not its number ("5th", "0.101_2", "12!")."""
+        self.run.items[-1] = ("VAR", text)
+        self.item_ends[-1] = self.toks[nxt - 1].end
+        self.run.symbolic = True
+        return nxt
+
+    def _on_other(self, j: int, t: Tok) -> int | None:
+        """A factorial "12!" or "(n+1)!" (not "!="): the run holds a value we do not compute."""
+        if t.text != "!" or self.last != "operand" or self.toks[j - 1].kind == "WS":
+            return None
+        if kind_at(self.toks, j + 1) == "EQ":
+            return None
+        if self.run.items[-1][0] == "NUM":
+            return self._symbol(j, self.run.items[-1][1] + "!", j + 1)
+        self.push("VAR", "!", j)
+        self.run.symbolic = True
         return j + 1
 
     def _on_op(self, j: int, t: Tok) -> int | None:
         if self.last is None and t.text in "-*" and is_bullet(self.toks, j):
+            self.bullet = True
             return j + 1  # "- 16^1 = 16": a list bullet, not a minus sign
         if t.text == "/" and self.last == "operand" and kind_at(self.toks, j + 1) == "WORD":
             if is_unit(self.toks[j + 1].text):  # "$15/hour": a unit, not a division
@@ -163,6 +209,8 @@ class _RunState:
                 return j + 2 if nxt is None else nxt
             if self.toks[j + 1].text.lower() not in FUNCS and len(self.toks[j + 1].text) > 1:
                 return None
+        if t.text == "±":
+            self.run.symbolic = True  # "\\frac{-2 \\pm 6}{2}" has two values, neither the result
         if t.text == "÷":
             self.saw_div = self.run.divides = True
             t = Tok("OP", "/", t.start, t.end)
@@ -171,8 +219,8 @@ class _RunState:
             t = Tok("OP", "-", t.start, t.end)
         if self.last == "operand":
             self.push("OP", t.text, j)
-        elif t.text in "+-":
-            self.push("NEG" if t.text == "-" else "POS", t.text, j)
+        elif t.text in "+-±":
+            self.push("NEG" if t.text != "+" else "POS", t.text, j)
             if t.text == "+":
                 self.run.items.pop()
                 self.item_starts.pop()
@@ -185,6 +233,8 @@ class _RunState:
     def _on_lp(self, j: int, t: Tok) -> int | None:
         if self.last == "operand":
             if self.toks[j - 1].kind == "WS":
+                # "2 \\frac{1}{2}" (a mixed number) or "2 \\frac{a}{b}": the run goes on
+                self.run.guarded = self.run.guarded or kind_at(self.toks, j + 1) == "LP"
                 return None
             self.push("OP", "*", j)
             self.run.ambiguous = True
@@ -220,6 +270,7 @@ class _RunState:
         if lw in FUNCS and kind_at(self.toks, j + 1) in ("LP", "NUM"):
             if self.last == "operand":
                 if self.toks[j - 1].kind == "WS":
+                    self.run.guarded = True  # "2 \\sqrt{3}": a product the run stops before
                     return None
                 self.push("OP", "*", j)  # "3√13"
                 self.run.ambiguous = True
@@ -240,6 +291,9 @@ class _RunState:
         glued = j > 0 and self.toks[j - 1].kind in ("NUM", "RP")
         is_var = len(t.text) == 1 or t.text.startswith("\\") or t.text == "π"
         is_var = is_var or glued and is_term_letters(t.text)  # "3ab" is a term, "7kg" a quantity
+        if self.last == "operand" and not glued and multiplies(t.text):
+            self.run.guarded = True  # "2 \\cdot 2 \\cdot 3 \\cos C": the product goes on
+            return None
         if is_var or nk == "LP" and self.toks[j + 1].kind == "LP":
             if self.last == "operand" and not glued:
                 return None
@@ -288,7 +342,10 @@ def _finish(toks: list[Tok], run: Run, i: int, state: _RunState) -> None:
     first = state.first_tok if state.first_tok is not None else i
     run.start = toks[first].start if not open_at else starts[0]
     run.end = end
-    run.guarded = run.guarded or continues_left(toks, first, run)
+    run.guarded = run.guarded or not state.bullet and continues_left(toks, first, run)
+    run.property_of = property_of(toks, first)
+    if run.items[0][0] == "LP" and applied(toks, first):
+        run.guarded = True  # "f \\left( \\frac{1}{3} \\right)": an argument, not a value
 
 
 def parse_expression(norm: str) -> Run | None:

@@ -116,6 +116,8 @@ def find_final_answer(text: str) -> tuple[int, int, str] | None:
     if end < len(text) and text[end] in "_^":
         return None  # "$40_9$", "2^{10}": not the plain number it starts with
     number = _ANSWER_NOISE.sub("", answer).strip()
+    if answer_members(answer):
+        return start, end, answer  # "\\boxed{3, 7}": a set, compared member by member
     if readings(number):
         return start, end, number
     run = parse_expression(normalize_text(answer).text)  # "\\frac{24}{2}" is a number too
@@ -137,7 +139,16 @@ def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Lo
     last = next((r for r in reversed(results) if r[0] < end and _number_values(r[2])), None)
     if last is None:
         return []
-    avals, lvals = _run_values(parse_expression(normalize_text(answer).text)), _number_values(last[2])
+    lvals = _number_values(last[2])
+    members = answer_members(answer)
+    if members:  # a set: the last result is one of its members, or nothing is said
+        hit = any(
+            judge(lvals, readings(m) or [(v, None) for v in _member_values(m)])[0] == "correct"
+            for m in members
+        )
+        note = "" if hit else "a set of answers, the last result not among them"
+        return [_final_claim(start, end, where, answer, lvals, "correct" if hit else "unverifiable", note)]
+    avals = _run_values(parse_expression(normalize_text(answer).text))
     verdict, _ = judge(lvals, readings(answer) or [(v, None) for v in avals])
     if verdict != "correct":  # the answer may round the last result: try the other way too
         alt, _ = judge(avals, readings(last[2]))
@@ -147,19 +158,49 @@ def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Lo
         verdict = "unverifiable"  # the answer is stated before, just not as the last result
     elif verdict == "wrong" and _mentions(_ANNOT_RE.sub(" ", text[last[1] : start]), [], any_number=True):
         verdict, note = "unverifiable", "numbers follow the last result"  # "+ a 5 dollar tip"
-    return [
-        Claim(
-            start=start,
-            end=end,
-            step=where.step_of(start),
-            expression="final answer",
-            stated=answer,
-            value=format_value(lvals[0]),
-            verdict=verdict,
-            rule="final_answer_mismatch",
-            note=note,
-        )
-    ]
+    return [_final_claim(start, end, where, answer, lvals, verdict, note)]
+
+
+def _final_claim(
+    start: int, end: int, where: Locator, answer: str, lvals: list[Value], verdict: Verdict, note: str
+) -> Claim:
+    return Claim(
+        start=start,
+        end=end,
+        step=where.step_of(start),
+        expression="final answer",
+        stated=answer,
+        value=format_value(lvals[0]),
+        verdict=verdict,
+        rule="final_answer_mismatch",
+        note=note,
+    )
+
+
+_THOUSANDS_RE = re.compile(r"(?<=\d)\{?,\}?(?=\d{3}(?!\d))")  # "10,500", "10{,}500": one number
+_MEMBER_SPLIT_RE = re.compile(r",|;|\b(?:and|or)\b")
+_PM_RE = re.compile(r"\\pm|±|\\mp")
+_MAX_MEMBERS = 20
+
+
+def answer_members(answer: str) -> list[str]:
+    """The members of a multi-valued answer ("3, 7", "-1 \\text{ and } 4", "2 \\pm 1" as its
+    parts), or [] for one value. A thousands comma ("10,500") does not split. Linear: one pass
+    of each pattern, and at most ``_MAX_MEMBERS`` members are kept."""
+    text = _THOUSANDS_RE.sub("", answer)
+    text = re.sub(r"\\(?:text|mbox|mathrm)\{([^{}]{0,40})\}", r" \1 ", text)
+    pm = _PM_RE.search(text)
+    if pm and text[: pm.start()].strip() and text[pm.end() :].strip():  # "2 \\pm 3": {5, -1}
+        head, tail = text[: pm.start()], text[pm.end() :]
+        return [f"{head}+({tail})", f"{head}-({tail})"]
+    parts = [p.strip() for p in _MEMBER_SPLIT_RE.split(text, maxsplit=_MAX_MEMBERS)]
+    parts = [p for p in parts if p]
+    return parts if len(parts) >= 2 else []
+
+
+def _member_values(member: str) -> list[Value]:
+    run = parse_expression(normalize_text(_ANSWER_NOISE.sub("", member)).text)
+    return _run_values(run)
 
 
 def _answer_explained(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from o3viz.verify.claims.tokens import SEP
 from o3viz.verify.claims.words import (
     DIFFERENCE,
     NUMBER_PHRASE,
@@ -80,10 +81,13 @@ _SIMPLE: dict[str, str] = {
     r"\!": "",
     r"\:": " ",
     r"\ ": " ",
-    r"\(": " ",
-    r"\)": " ",
-    r"\[": " ",
-    r"\]": " ",
+    r"\(": SEP,  # a math delimiter ends an expression: "\(3 \times 7\) - \(22" is no subtraction
+    r"\)": SEP,
+    r"\[": SEP,
+    r"\]": SEP,
+    r"\pm": "±",  # a run holding ± has two values: never compared with one result
+    r"\mp": "±",
+    "∓": "±",
     r"\{": " ",
     r"\}": " ",
     r"\cdots": "…",
@@ -125,7 +129,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"\bplus(?= \$?[\d(])", "+"),
     (r"\bminus(?= \$?[\d(])", "−"),  # U+2212: the parser knows it was spoken
 ]
-_FRAC = {r"\frac", r"\dfrac", r"\tfrac"}
+_FRAC = {r"\frac", r"\dfrac", r"\tfrac", r"\cfrac"}
 _TEXT = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\mathbf", r"\operatorname"}
 _TRANSPARENT = {r"\boxed", r"\fbox"}
 
@@ -245,10 +249,11 @@ def _emit_command(text: str, i: int, out: NormText, stack: list[str]) -> int:
         return i + 1
     cmd, end = m.group(), m.end()
     if cmd in _FRAC:
-        if text.startswith("{", end):
-            out.add("((", i, end + 1)
+        brace = _brace_after(text, end)
+        if brace >= 0:  # "\frac {9^4} {k^4}": blanks before a brace are allowed
+            out.add("((", i, brace + 1)
             stack.append("frac1")
-            return end + 1
+            return brace + 1
         d = _FRAC_DIGITS_RE.match(text, end)
         if d:  # \frac12 means 1/2
             out.add(f"({d.group(1)}/{d.group(2)})", i, d.end())
@@ -271,11 +276,20 @@ def _emit_command(text: str, i: int, out: NormText, stack: list[str]) -> int:
 def _close_brace(text: str, i: int, out: NormText, stack: list[str]) -> int:
     kind = stack.pop()
     if kind == "frac1":
-        if text.startswith("{", i + 1):
-            out.add(")/(", i, i + 2)
+        brace = _brace_after(text, i + 1)
+        if brace >= 0:
+            out.add(")/(", i, brace + 1)
             stack.append("))")
-            return i + 2
+            return brace + 1
         out.add(")", i, i + 1)  # malformed \frac{a} with no denominator
         return i + 1
     out.add(kind, i, i + 1)
     return i + 1
+
+
+def _brace_after(text: str, i: int) -> int:
+    """Index of a "{" at ``i`` after at most 3 blanks, or -1 (bounded: no rescan of long blanks)."""
+    k = i
+    while k < len(text) and k - i < 3 and text[k] in " \t":
+        k += 1
+    return k if text.startswith("{", k) else -1

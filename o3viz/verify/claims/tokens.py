@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+SEP = "\u2063"  # what a math delimiter normalizes to (backslash and one of "()[]"): runs end there
+_LINE_ENDS = "\n\r\u2028\u2029\x85\x0b\x0c"  # "\u2028" ends a line too: bullets after it are bullets
 _TOKEN_RE = re.compile(
     r"(?P<NUM>\d{1,3}(?:,\d{3}){1,12}(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
-    r"|(?P<NL>\n)|(?P<WS>[^\S\n]+|(?<=\d)-(?=[^\W\d_]{2}))|(?P<PCT>%)|(?P<OP>[-+*/^÷−])"
+    rf"|(?P<NL>[{_LINE_ENDS}])|(?P<SEP>{SEP})"
+    rf"|(?P<WS>[^\S{_LINE_ENDS}]+|(?<=\d)-(?=[^\W\d_]{{2}}))|(?P<PCT>%)|(?P<OP>[-+*/^÷−±])"
     r"|(?P<LP>[(\[])|(?P<RP>[)\]])"
     r"|(?P<EQ>==?|≈|~)|(?P<CUR>[$€£])|(?P<WORD>\\[A-Za-z]+|[^\W\d_]+(?:-[^\W\d_]+)*)"
     r"|(?P<OTHER>.)",
@@ -87,6 +90,10 @@ _STOP_WORDS = {
 _CONNECTIVES = {"because", "so", "then", "which", "that", "since", "thus", "hence", "therefore"}
 _RATE_WORDS = {"in", "per", "each", "every", "a", "an"}
 EQ_WORDS = {"is", "equals", "are"}
+# "2nd", "5th": an ordinal names a place, it is no number to add to
+ORDINALS = {"st", "nd", "rd", "th"}
+# uppercase words that are units, not named points or sides ("AB", "BD")
+_UPPER_UNITS = {"AM", "PM", "MB", "GB", "KB", "TB", "USD", "EUR", "GBP", "CM", "KM", "KG", "MPH", "HP"}
 UNIT_LETTERS = {"m", "g", "h", "s", "l", "L", "t", "K", "V", "W", "J", "N"}  # "7.5 m", "2 h"
 FUNCS = {"sqrt"}
 # letters glued to a number that are units or ordinals, not variables ("7kg", "3rd")
@@ -125,6 +132,8 @@ class Run:
     ambiguous: bool = False  # used implicit multiplication
     has_of: bool = False  # "20% of 50", "1/2 of 18"
     divides: bool = False  # "÷" or "divided by": a division, not a fraction naming a quantity
+    property_of: bool = False  # follows "the units digit of": "is" names a property of it
+    units: str = ""  # the unit words written after it ("inch" in "1/4 inch = 10 miles")
 
     @property
     def n_ops(self) -> int:
@@ -155,6 +164,7 @@ class Run:
 class Chain:
     runs: list[Run]
     links: list[str]  # the relation between runs[i] and runs[i+1]: "=", "≈" or "is"
+    modular: bool = False  # "\\equiv" or "\\pmod" in the chain or after it on its line
 
 
 def plain_number(text: str) -> str:
@@ -232,7 +242,14 @@ def is_unit(word: str) -> bool:
         and lw not in FUNCS
         and lw not in ("x", "of")
         and lw not in _CONNECTIVES  # "1.5% because - 18/100": "because" is no unit
+        and lw not in ("and", "or")  # "AC = 31/2 and BC = 22": no unit between 31/2 and "="
+        and not is_name(word)
     )
+
+
+def is_name(word: str) -> bool:
+    """An uppercase name of a point, side or angle ("AC", "BD"), not a unit ("PM", "MB")."""
+    return 2 <= len(word) <= 3 and word.isupper() and word not in _UPPER_UNITS
 
 
 def is_term_letters(word: str) -> bool:
@@ -257,7 +274,7 @@ def is_bullet(toks: list[Tok], j: int) -> bool:
     p = j - 1
     while p >= 0 and toks[p].kind == "WS" and j - p < LOOK_BACK:
         p -= 1
-    return (p < 0 or toks[p].kind == "NL") and kind_at(toks, j + 1) == "WS"
+    return (p < 0 or toks[p].kind == "NL") and kind_at(toks, j + 1) in ("WS", "SEP")
 
 
 def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
@@ -266,7 +283,7 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     "30 pages x 20/100". (Examples that came from GSM8K's held-out half were replaced by invented
     ones; the notations they stand for, mixed numbers and rates, are kept on principle.)"""
     p = first - 1
-    while p >= 0 and toks[p].kind in ("WS", "CUR") and first - p < LOOK_BACK:
+    while p >= 0 and toks[p].kind in ("WS", "CUR", "SEP") and first - p < LOOK_BACK:
         p -= 1
     if p >= 0 and toks[p].kind in ("WORD", "NUM") and run.items[0][0] == "NEG":
         return True  # "250 of the books - 135 sold": a binary minus whose left side is words
@@ -278,7 +295,7 @@ def continues_left(toks: list[Tok], first: int, run: Run) -> bool:
     while p >= 0 and seen < 4 and first - p < LOOK_BACK:
         t = toks[p]
         p -= 1
-        if t.kind in ("WS", "CUR"):
+        if t.kind in ("WS", "CUR", "SEP"):
             continue
         if t.kind in ("NL", "EQ") or t.kind == "OTHER" and t.text in ".,;:!?":
             break

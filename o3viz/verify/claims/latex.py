@@ -1,0 +1,153 @@
+"""Reading competition LaTeX in the claim checker: the token-level rules that keep a chain to
+what the author wrote (issue 63) — math delimiters that end an expression, a label restated
+across displays ("\\[ Total = 52 + 24 \\] \\[ Total = 178 \\]"), arithmetic modulo a number, a
+property named before "of" ("the units digit of 3^3"), a function applied to a bracket
+("f(1/3)"), subscripts ("0.101_2"), a product that goes on past the run ("2 \\cos C") and a
+thousands group written with a blank ("10\\;500").
+
+Every helper looks at most ``LOOK_BACK`` tokens around one place, so a scan stays linear.
+"""
+
+from __future__ import annotations
+
+from o3viz.verify.claims.tokens import LOOK_BACK, Run, Tok, is_name, kind_at, skip_units
+
+__all__ = [
+    "PROPERTY_NOUNS",
+    "after_subscript",
+    "applied",
+    "group_follows",
+    "is_modular",
+    "label_at",
+    "label_before",
+    "multiplies",
+    "next_past_math",
+    "property_of",
+]
+
+_MOD_WORDS = {"\\pmod", "\\mod", "\\bmod", "mod", "modulo", "\\equiv", "≡"}
+
+
+def is_modular(toks: list[Tok], i: int, j: int) -> bool:
+    """Whether the chain in tokens [i, j) is arithmetic modulo something: "\\equiv" or "\\pmod"
+    in it or in the rest of its line ("4^4 = (4^2)^2 = (-1)^2 = 1 \\pmod{17}"). Looks at most
+    ``LOOK_BACK`` tokens past the chain, so each chain costs its own length."""
+    stop = min(len(toks), j + LOOK_BACK)
+    for k in range(i, stop):
+        if toks[k].kind == "NL" and k >= j:
+            break
+        if toks[k].text.lower() in _MOD_WORDS:
+            return True
+    return False
+
+
+def group_follows(toks: list[Tok], j: int, run: Run) -> bool:
+    """Whether a bare number of up to three digits is followed by a blank or a comma and three
+    more digits: "10\\;500", "10, 500" may be one number (10500), so neither reading is sure."""
+    if len(run.items) != 1 or not run.items[0][1].isdigit() or len(run.items[0][1]) > 3:
+        return False
+    comma = kind_at(toks, j) == "OTHER" and toks[j].text == ","
+    k = j + comma
+    k += kind_at(toks, k) == "WS" and len(toks[k].text) <= 2
+    blank = toks[j - 1].kind == "WS" and len(toks[j - 1].text) <= 2  # the run read the blank
+    if not (comma or k > j or blank) or kind_at(toks, k) != "NUM":
+        return False
+    if len(toks[k].text.partition(".")[0]) != 3:
+        return False
+    return toks[k].text.partition(".")[0].isdigit()
+
+
+def label_at(toks: list[Tok], j: int) -> tuple[str, ...]:
+    """The unit words at ``j`` when an "=" follows them ("Total fruits =")."""
+    k = skip_units(toks, j)
+    if k == j or kind_at(toks, k) != "EQ":
+        return ()
+    return tuple(t.text.lower() for t in toks[j:k] if t.kind == "WORD")
+
+
+def label_before(toks: list[Tok], i: int) -> tuple[str, ...]:
+    """The label of a chain starting at ``i``: up to four words before an "=" before it."""
+    p = i - 1
+    while p >= 0 and toks[p].kind in ("WS", "SEP") and i - p < LOOK_BACK:
+        p -= 1
+    if p < 0 or toks[p].kind != "EQ":
+        return ()
+    words: list[str] = []
+    p -= 1
+    while p >= 0 and len(words) < 4 and i - p < LOOK_BACK and toks[p].kind in ("WS", "WORD"):
+        if toks[p].kind == "WORD":
+            words.insert(0, toks[p].text.lower())
+        p -= 1
+    return tuple(words)
+
+
+def applied(toks: list[Tok], first: int) -> bool:
+    """Whether a letter or a command stands right before the "(" at ``first`` ("f (1/3)")."""
+    p = first - 1
+    while p >= 0 and toks[p].kind == "WS" and first - p < LOOK_BACK:
+        p -= 1
+    if p < 0 or toks[p].kind != "WORD":
+        return False
+    w = toks[p].text
+    return w.startswith("\\") or len(w) == 1 and w not in ("a", "A", "I")
+
+
+def after_subscript(toks: list[Tok], j: int) -> int:
+    """Index past a subscript at ``j``: "2" of "0.101_2", "(10)" of "40_{10}" (at most 8 tokens)."""
+    if kind_at(toks, j) in ("NUM", "WORD"):
+        return j + 1
+    if kind_at(toks, j) != "LP":
+        return j
+    k = j + 1
+    while k < len(toks) and k - j < 8 and toks[k].kind != "RP":
+        k += 1
+    return k + 1 if kind_at(toks, k) == "RP" else j
+
+
+# commands and letters that multiply what comes before them ("2 \\cos C", "12 π"): an expression
+# that stops before one of these goes on, so what it was read as is only its head
+_MULTIPLYING = set(
+    "\\cos \\sin \\tan \\cot \\sec \\csc \\log \\ln \\exp \\arcsin \\arccos \\arctan \\binom "
+    "\\dbinom \\alpha \\beta \\gamma \\delta \\theta \\phi \\varphi \\omega \\lambda \\mu \\sigma "
+    "\\tau \\rho \\angle \\triangle \\overline \\lfloor \\lceil π".split()
+)
+# "the units digit of 3^3, which is 7", "the exponent of 13^19 is 19": what follows "<noun> of" is
+# the argument of a property, and "is" states the property, not the expression's value
+PROPERTY_NOUNS = set(
+    "digit digits exponent exponents base remainder remainders divisor divisors factor factors "
+    "multiple multiples power powers root roots reciprocal inverse numerator denominator "
+    "coefficient coefficients degree sign term terms place position period order residue "
+    "logarithm log parity magnitude".split()
+)
+
+
+def multiplies(word: str) -> bool:
+    """Whether ``word`` after a number and a blank goes on the expression ("2 \\cos C")."""
+    if word in _MULTIPLYING or is_name(word):
+        return True
+    return len(word) == 1 and word.isalpha() and word not in ("a", "A", "I")
+
+
+def next_past_math(toks: list[Tok], j: int) -> tuple[int, bool]:
+    """Index of the next token at or after j that is neither whitespace nor a math delimiter,
+    and whether a delimiter was crossed ("\\(3 + 4\\) = 7" links across one)."""
+    crossed = False
+    while j < len(toks) and toks[j].kind in ("WS", "SEP"):
+        crossed = crossed or toks[j].kind == "SEP"
+        j += 1
+    return j, crossed
+
+
+def property_of(toks: list[Tok], first: int) -> bool:
+    """Whether the run starting at token ``first`` follows "<property noun> of" ("the units
+    digit of 3^3", "the divisors of 2^2 3^2")."""
+    p, words = first - 1, []
+    while p >= 0 and first - p < LOOK_BACK and len(words) < 2:
+        t = toks[p]
+        p -= 1
+        if t.kind in ("WS", "SEP", "CUR"):
+            continue
+        if t.kind != "WORD":
+            break
+        words.append(t.text.lower())
+    return len(words) == 2 and words[0] == "of" and words[1] in PROPERTY_NOUNS
