@@ -156,3 +156,12 @@ def test_every_tier_mark_in_the_tests_is_a_tier_the_conftest_declares():
         if name not in known
     }
     assert not unknown, f"not a tier (tests/conftest.py TIERS) nor a known pytest mark: {sorted(unknown)}"
+
+
+def test_the_readme_installs_cpu_torch_before_o3viz():
+    """``pip install .`` alone brings a 6 GB venv of CUDA wheels on a CPU machine: the README's
+    pip steps name the CPU build of torch first (issue 63, item 9)."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    first_o3viz = next(i for i, ln in enumerate(lines) if ln.startswith("pip install ."))
+    torch = [i for i, ln in enumerate(lines) if ln.startswith("pip install torch==") and "CPU" in ln]
+    assert torch and torch[0] < first_o3viz

@@ -281,3 +281,15 @@ def test_the_wheel_ships_every_data_file_of_the_library():
         if not any(fnmatch(inside, glob) for glob in data.get(package, [])):
             unshipped.append(f"{rel} (package-data of {package})")
     assert not unshipped, f"add to pyproject.toml [tool.setuptools.package-data]: {unshipped}"
+
+
+def test_every_data_folder_is_a_listed_package():
+    """setuptools warns at every install ("Package 'o3viz.view.static' is absent from the `packages`
+    configuration", three large warnings on each ``make run``) about package data kept in a folder
+    that is not itself a listed package: each data folder is one, with its own package-data key."""
+    tool = _pyproject()["tool"]["setuptools"]
+    packages = set(tool["packages"])
+    for pkg, globs in tool["package-data"].items():
+        assert pkg in packages, pkg
+        nested = [g for g in globs if "/" in g and not g.startswith(".streamlit/")]
+        assert not nested, f"{pkg}: {nested} sit in a folder that is not a listed package"
