@@ -32,10 +32,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import torch
+from typing import TYPE_CHECKING
 
 from o3viz.errors import UsageError
+
+if TYPE_CHECKING:  # imported where a tensor is made: the CLI reads ALPHA without torch
+    import torch
 
 ALPHA = 0.6
 _MATH_CHARS = frozenset("+-*/×÷^%=<>()·")  # math descriptors: operators and relations
@@ -78,6 +80,8 @@ def relevance(
     emb: torch.Tensor, e_task: torch.Tensor, positions: torch.Tensor, focus: int, alpha: float = ALPHA
 ) -> torch.Tensor:
     """(N,) ``α·cos(e_j, e_task) + (1−α)/(1+|j−f|)`` for embeddings ``emb`` (N, D) at ``positions`` (N,)."""
+    import torch
+
     cos = torch.nn.functional.cosine_similarity(emb.float(), e_task.float()[None, :], dim=-1)
     near = 1.0 / (1.0 + (positions.float() - focus).abs())
     return alpha * cos + (1 - alpha) * near
@@ -98,11 +102,15 @@ class RelevanceState:
 
     def score(self, emb: torch.Tensor, start: int) -> torch.Tensor:
         """(n,) relevance of tokens with embeddings ``emb`` (n, D) at positions ``start..start+n``."""
+        import torch
+
         pos = torch.arange(start, start + emb.shape[0], device=emb.device)
         return relevance(emb, self.e_task.to(emb.device), pos, self.focus, self.alpha).cpu()
 
     def extend(self, emb: torch.Tensor) -> torch.Tensor:
         """Append the relevance of new tokens with embeddings ``emb`` (n, D); returns their bias (n,)."""
+        import torch
+
         r = self.score(emb, self.values.shape[0])
         self.values = torch.cat([self.values, r])
         return self.bias(r)
@@ -116,6 +124,8 @@ def build_relevance(
 ) -> RelevanceState:
     """Relevance of the prompt tokens (embeddings ``emb`` (P, D), text ``pieces``) for a question
     occupying token positions ``question = [start, end)``."""
+    import torch
+
     desc = descriptor_positions(pieces, question[0], question[1], task_type)
     if not desc:  # empty question: fall back to the whole prompt
         desc = list(range(emb.shape[0]))
@@ -129,6 +139,8 @@ def build_relevance(
 
 def resolve_strength(strength: float | Sequence, num_layers: int, num_heads: int) -> torch.Tensor:
     """λ as an (L, H) tensor from a number, a per-layer list (L,) or a per-layer-and-head list (L, H)."""
+    import torch
+
     t = torch.as_tensor(strength, dtype=torch.float32)
     if t.ndim == 0:
         return t.expand(num_layers, num_heads).clone()

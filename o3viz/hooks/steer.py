@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import torch
+from typing import TYPE_CHECKING
 
 from o3viz.errors import UsageError
+
+if TYPE_CHECKING:  # torch is imported where a tensor is made: the CLI reads STEER_ALPHA without it
+    import torch
 
 STEER_ALPHA = 0.01  # PASTA's default scaling coefficient
 SteerHeads = str | Sequence[tuple[int, int]]  # "all" | "auto" | [(layer, head), ...]
@@ -51,6 +53,8 @@ def parse_steer_heads(text: str) -> str | list[tuple[int, int]]:
 
 def head_mask(heads: str | Sequence[tuple[int, int]], num_layers: int, num_heads: int) -> torch.Tensor:
     """(L, H) float32: 1 in the steered heads (``"all"`` or a list of (layer, head)), else 0."""
+    import torch
+
     if isinstance(heads, str):
         if heads != "all":
             raise UsageError(f"steer heads {heads!r} must be resolved to a list first")
@@ -68,6 +72,8 @@ def head_mask(heads: str | Sequence[tuple[int, int]], num_layers: int, num_heads
 
 def span_mask(ranges: Sequence[tuple[int, int]], length: int) -> torch.Tensor:
     """(length,) bool: True on the key positions inside any ``[start, end)`` range."""
+    import torch
+
     mask = torch.zeros(length, dtype=torch.bool)
     for start, end in ranges:
         mask[start:end] = True
@@ -77,6 +83,8 @@ def span_mask(ranges: Sequence[tuple[int, int]], length: int) -> torch.Tensor:
 def steer_bias(prompt_len: int, ranges: Sequence[tuple[int, int]], alpha: float, length: int) -> torch.Tensor:
     """(length,) float32 logit bias: ``log α`` on prompt keys ``[0, prompt_len)`` outside the
     marked ``ranges``, 0 on the marked keys and on every generated position."""
+    import torch
+
     bias = torch.zeros(length)
     outside = ~span_mask(ranges, length)
     outside[prompt_len:] = False

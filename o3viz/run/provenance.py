@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 
-from o3viz.hooks.instrument import ATTN_NAME
 from o3viz.run.request import RunRequest
 from o3viz.trace.core import Provenance, timestamp
 
@@ -51,6 +50,8 @@ def settings_of(req: RunRequest) -> dict:
 
 def run_provenance(model, req: RunRequest, instrumented: bool, created: str) -> Provenance:
     """The provenance of a run of ``req`` on ``model`` that started at ``created``."""
+    from o3viz.hooks.instrument import ATTN_NAME  # torch: here, where a model ran, not for the CLI's flags
+
     info = getattr(model, "o3viz_info", None)
     impl = model.config._attn_implementation
     return Provenance(
