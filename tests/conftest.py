@@ -88,6 +88,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("light")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _math_verify_child_started():
+    """Answer grading asks Math-Verify in one child process per test process
+    (``o3viz.text.mathverify``): it starts here, before any light test's process guard, so that a
+    light test that grades an answer reuses it rather than starting a process of its own."""
+    from o3viz.text.mathverify import prestart
+
+    prestart()
+
+
 def _only_light(config) -> bool:
     return (config.option.markexpr or "").strip() == "light"
 

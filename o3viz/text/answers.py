@@ -133,14 +133,14 @@ def round_answer(text: str, kind: str) -> AnswerSpan | None:
 
 def answer_in_regions(text: str, regions: dict[str, list[int]], kind: str) -> AnswerSpan | None:
     """The final answer of an imported text split into ``answer`` and ``thinking`` regions, in
-    tiers: a strong answer in the answer part, then its final math or conclusion, then a strong
+    tiers: a strong answer in the answer part, then its final math, conclusion or formula, then a strong
     answer in the thinking ("So final answer: Evelyn."), then the answer part's last number, and
     last the thinking's final math (or, for math tasks only, its conclusion or last number: a
     puzzle's last number is rarely its answer)."""
-    weak = ("final_math", "conclusion", "last_number") if kind == "math" else ("final_math",)
+    weak = ("final_math", "conclusion", "formula", "last_number") if kind == "math" else ("final_math",)
     tiers = (
         ("answer", STRONG_METHODS),
-        ("answer", ("final_math", "conclusion")),
+        ("answer", ("final_math", "conclusion", "formula")),
         ("thinking", STRONG_METHODS),
         ("answer", ("last_number",)),
         ("thinking", weak),
@@ -318,7 +318,11 @@ def _top_level_comma(s: str) -> bool:
     depth = 0
     for i, c in enumerate(s):
         depth += (c in "({[") - (c in ")}]")
-        if c in ",;" and depth == 0 and not (c == "," and s[i - 1 : i].isdigit() and s[i + 1 : i + 4].isdigit()):
+        if (
+            c in ",;"
+            and depth == 0
+            and not (c == "," and s[i - 1 : i].isdigit() and s[i + 1 : i + 4].isdigit())
+        ):
             return True
     return False
 

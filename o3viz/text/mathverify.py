@@ -36,7 +36,15 @@ START_DEADLINE_S = 120.0  # importing sympy and Math-Verify in a fresh child, on
 MAX_PARSE_CHARS = 400  # a longer answer is not parsed (the longest case in its own tests has 120)
 _WORKER = Path(__file__).with_name("mathverify_worker.py")
 
-__all__ = ["DEADLINE_S", "MAX_PARSE_CHARS", "WorkerStatus", "looks_hostile", "math_verify_equivalent", "status"]
+__all__ = [
+    "DEADLINE_S",
+    "MAX_PARSE_CHARS",
+    "WorkerStatus",
+    "looks_hostile",
+    "math_verify_equivalent",
+    "prestart",
+    "status",
+]
 
 # an exponent of 4+ digits, an exponent that holds an exponent or a factorial, a factorial of a
 # 4+ digit number or of a bracket, a double factorial; each is linear to find (no nested repeats)
@@ -66,11 +74,12 @@ class _Worker:
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
+        self.ready = False  # the child has imported Math-Verify
         self.status = WorkerStatus()
 
     def ask(self, answer: str, reference: str, deadline: float) -> bool | None:
         with self.lock:
-            if self.status.unavailable is not None or (self.proc is None and not self._start()):
+            if not self._ready():
                 return None
             assert self.proc is not None and self.proc.stdin is not None
             self.status.requests += 1
@@ -87,11 +96,25 @@ class _Worker:
             same = json.loads(line).get("same")
             return same if isinstance(same, bool) else None
 
-    def _start(self) -> bool:
+    def _ready(self) -> bool:
+        """Whether a child is up and has said "ready" (started here, and waited for, if need be)."""
+        if self.status.unavailable is not None or (self.proc is None and not self._spawn()):
+            return False
+        if not self.ready:
+            try:
+                self.ready = self.lines.get(timeout=START_DEADLINE_S) == "ready"
+            except queue.Empty:
+                pass
+            if not self.ready:
+                self._stop()
+                self.status.unavailable = "the Math-Verify child did not start (is math-verify installed?)"
+        return self.ready
+
+    def _spawn(self) -> bool:
         if not sys.executable:
             self.status.unavailable = "no Python executable to start the Math-Verify child"
             return False
-        self.lines = queue.Queue()
+        self.lines, self.ready = queue.Queue(), False
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-u", str(_WORKER)],
@@ -106,14 +129,6 @@ class _Worker:
             return False
         self.status.starts += 1
         threading.Thread(target=_pump, args=(self.proc, self.lines), daemon=True).start()
-        try:
-            ready = self.lines.get(timeout=START_DEADLINE_S)
-        except queue.Empty:
-            ready = None
-        if ready != "ready":
-            self._stop()
-            self.status.unavailable = "the Math-Verify child did not start (is math-verify installed?)"
-            return False
         return True
 
     def _stop(self) -> None:
@@ -152,9 +167,21 @@ def looks_hostile(s: str) -> bool:
 def math_verify_equivalent(answer: str, reference: str, deadline: float = DEADLINE_S) -> bool | None:
     """Math-Verify's verdict on ``answer`` against ``reference`` (the gold), or None: it read
     nothing, the text is too long or hostile, it ran past ``deadline`` seconds, or it is absent."""
-    if max(len(answer), len(reference)) > MAX_PARSE_CHARS or looks_hostile(answer) or looks_hostile(reference):
+    if (
+        max(len(answer), len(reference)) > MAX_PARSE_CHARS
+        or looks_hostile(answer)
+        or looks_hostile(reference)
+    ):
         return None
     return _worker.ask(answer, reference, deadline)
+
+
+def prestart() -> None:
+    """Start the child now, without waiting for it (it imports Math-Verify in the background), so
+    that the first comparison finds it ready; a child already up is kept."""
+    with _worker.lock:
+        if _worker.proc is None and _worker.status.unavailable is None:
+            _worker._spawn()
 
 
 def status() -> WorkerStatus:

@@ -26,7 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from o3viz.text.answers import extract_strong_answer
+from o3viz.text.answers import answer_in_regions, answers_equivalent, extract_strong_answer
+
+__all__ = ["Reference", "grade_text", "reduce_reference", "reference_answer"]
 
 RefMethod = Literal["boxed", "hashes", "answer_label", "number", "as_is", "text"]
 MAX_AS_IS_CHARS = 120  # a reference longer than this (without a marked answer) is prose
@@ -98,3 +100,19 @@ def _reads_as_answer(s: str) -> bool:
         return len(words) <= MAX_AS_IS_WORDS
     sentences = [p for p in re.split(r"(?<=[.!?])\s+", s) if p]
     return len(sentences) == 1 and len(s.split()) <= MAX_AS_IS_WORDS
+
+
+def grade_text(text: str, reference: str | int | float | None, kind: str = "math") -> bool | None:
+    """The grade an imported text gets against a reference, as ``o3viz import`` computes it: the
+    reference reduced (``reduce_reference``), the text's answer found (``answer_in_regions`` over
+    one answer region), the two compared (``answers_equivalent``). None: no answer, or a reference
+    that stays text (ungraded).
+
+    >>> grade_text("So $x = 5+5+1 = 7 = 11$.", "$x = 11$"), grade_text("It is 3.", "$3\\sqrt{13}$")
+    (True, False)
+    """
+    answer = reference_answer(reference)
+    found = answer_in_regions(text, {"answer": [0, len(text)]}, kind)
+    if answer is None or found is None:
+        return None
+    return answers_equivalent(found.text, answer)
