@@ -38,7 +38,7 @@ _API: dict[str, str] = {
     "AttentionRecord": "o3viz.trace",
     "CompressionRecord": "o3viz.trace",
     "SCHEMA_VERSION": "o3viz.trace",
-    "load_trace": "o3viz.trace",
+    "load_trace": "o3viz.store.successors",  # a file, its bytes, or a store key (as the CLI takes)
     "save_trace": "o3viz.trace",
     "trace_bytes": "o3viz.trace",
     # running the model

@@ -1,6 +1,8 @@
 """How two runs' rows are matched question by question: the pairing key (``question_key``: the
 question with only spacing, case, end punctuation and forms of one character folded; operators,
-comparison signs, superscripts and subscripts kept), record pairing where both sides are provably
+comparison signs, superscripts and subscripts kept; ``question_hash``: that key of the WHOLE
+question as a fixed-size digest, which the store's index keeps beside its clipped question text, so
+two questions that share a long preamble never pair), record pairing where both sides are provably
 the same records of one file (``record_mismatches``, ``choose_key``), and the match itself
 (``pair_frames``: one merged row per paired question; unpaired questions and repeats counted and
 listed, never silently dropped). ``o3viz.analysis.paired`` compares what it pairs.
@@ -9,15 +11,27 @@ listed, never silently dropped). ``o3viz.analysis.paired`` compares what it pair
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from o3viz.errors import UsageError
 
-__all__ = ["MAX_LISTED", "Pairing", "choose_key", "pair_frames", "question_key", "record_mismatches"]
+if TYPE_CHECKING:  # pandas loads with the first frame: the store's index imports question_hash
+    import pandas as pd
+
+__all__ = [
+    "MAX_LISTED",
+    "Pairing",
+    "choose_key",
+    "pair_frames",
+    "question_hash",
+    "question_key",
+    "question_keys",
+    "record_mismatches",
+]
 
 MAX_LISTED = 200  # unpaired / repeated questions listed by name (all are counted)
 
@@ -85,15 +99,50 @@ def question_key(text: str | None) -> str:
     return t[:end]
 
 
+def question_hash(text: str | None) -> str:
+    """The ``question_key`` of the whole question as 32 hex digits ("" for no question): what the
+    store's index keeps (``question_key`` column) and what pairing and grouping compare, so a key
+    never depends on how much of the question a column kept.
+
+    >>> preamble = "Answer in LaTeX, boxed. " * 20
+    >>> question_hash(preamble + "What is 7+3?") == question_hash(preamble + "What is 7-3?")
+    False
+    >>> question_hash("What is 7 + 3?") == question_hash("what is 7+3"), question_hash("")
+    (True, '')
+    """
+    key = question_key(text)
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] if key else ""
+
+
+def question_keys(df: pd.DataFrame) -> pd.Series:
+    """Each row's whole-question key: the index's ``question_key`` column where the row has one,
+    else ``question_hash`` of its ``question`` (a row indexed before the column; whole wherever
+    the frame's questions are)."""
+    if "question_key" not in df.columns:
+        return df["question"].map(question_hash)
+    keys = df["question_key"].astype(object)
+    missing = keys.isna()
+    if missing.any():
+        keys = keys.copy()
+        keys[missing] = df.loc[missing, "question"].map(question_hash)
+    return keys.astype(str)
+
+
 def _keyed(df: pd.DataFrame, key_by: str) -> tuple[pd.DataFrame, int]:
-    """``df`` with a ``pair_key``; the first trace of each key kept, and how many repeats dropped."""
+    """``df`` with a ``pair_id`` (what pairs: the record, or the whole question's hash) and a
+    ``pair_key`` to show (the record, or the question's key as far as the row holds its text); the
+    first trace of each id kept, and how many repeats dropped."""
+    import pandas as pd
+
     df = df.copy()
     if key_by == "record":
-        df["pair_key"] = df["record"].map(lambda r: "" if pd.isna(r) else f"record {int(r)}")
+        df["pair_id"] = df["record"].map(lambda r: "" if pd.isna(r) else f"record {int(r)}")
+        df["pair_key"] = df["pair_id"]
     else:
+        df["pair_id"] = question_keys(df)
         df["pair_key"] = df["question"].map(question_key)
-    df = df[df["pair_key"] != ""]
-    kept = df.drop_duplicates("pair_key", keep="first")
+    df = df[df["pair_id"] != ""]
+    kept = df.drop_duplicates("pair_id", keep="first")
     return kept, len(df) - len(kept)
 
 
@@ -108,14 +157,15 @@ def record_mismatches(a: pd.DataFrame, b: pd.DataFrame) -> int | None:
     """
     if not (len(a) and len(b)) or a["record"].isna().any() or b["record"].isna().any():
         return None
-    cols = ["record", "line_hash", "question"]
+    cols = ["record", "line_hash", "qkey"]
+    a, b = a.assign(qkey=question_keys(a)), b.assign(qkey=question_keys(b))
     first_a, first_b = a[cols].drop_duplicates("record"), b[cols].drop_duplicates("record")
     both = first_a.merge(first_b, on="record", suffixes=("_a", "_b"))
     if both.empty:
         return None
     hashed = both["line_hash_a"].map(lambda h: isinstance(h, str) and h != "")
     same = hashed & (both["line_hash_a"] == both["line_hash_b"])
-    same &= both["question_a"].map(question_key) == both["question_b"].map(question_key)
+    same &= both["qkey_a"] == both["qkey_b"]
     return int((~same).sum())
 
 
@@ -141,9 +191,10 @@ def pair_frames(a: pd.DataFrame, b: pd.DataFrame, key_by: str = "auto", one_data
     key_by = choose_key(a, b, key_by, one_dataset)
     ka, ra = _keyed(a, key_by)
     kb, rb = _keyed(b, key_by)
-    rows = ka.merge(kb, on="pair_key", suffixes=("_a", "_b"), how="inner", sort=False)
-    only_a = ka[~ka["pair_key"].isin(kb["pair_key"])]
-    only_b = kb[~kb["pair_key"].isin(ka["pair_key"])]
+    rows = ka.merge(kb.drop(columns="pair_key"), on="pair_id", suffixes=("_a", "_b"), how="inner", sort=False)
+    rows = rows.drop(columns="pair_id")
+    only_a = ka[~ka["pair_id"].isin(kb["pair_id"])]
+    only_b = kb[~kb["pair_id"].isin(ka["pair_id"])]
     # rows without a key (no question text / no record) cannot pair: they count as unpaired
     no_key_a, no_key_b = len(a) - len(ka) - ra, len(b) - len(kb) - rb
     return Pairing(

@@ -78,6 +78,7 @@ from o3viz.store.paired import compare_datasets, dataset_models, paired_rows
 from o3viz.store.query import MAX_PAGE, Query
 from o3viz.store.repair import ensure_samples
 from o3viz.store.store import Store, content_key
+from o3viz.store.successors import successor
 from o3viz.tasks.spec import load_task
 from o3viz.trace import Trace
 from o3viz.trace.ids import make_id, parse_id, parse_index, parse_step_ref, step_ref
@@ -194,6 +195,7 @@ __all__ = [
     "store_entry",
     "store_rows",
     "stored_entries",
+    "successor",
     "summarize",
     "take_upload_in_worker",
     "trace_label",

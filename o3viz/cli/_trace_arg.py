@@ -1,10 +1,13 @@
 """The one reading of a command's TRACE argument: a trace file, or a key of the trace store (or a
 unique prefix of at least 4 characters), so every command that takes a trace takes what
-``o3viz import`` and ``o3viz library list`` print."""
+``o3viz import`` and ``o3viz library list`` print. A key whose trace was replaced (verified, given
+its running answer or its importance) opens the trace that replaced it, saying so in one line
+(``o3viz.store.successors``)."""
 
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,15 +30,14 @@ class TraceSource:
 
 
 def resolve_key(store, prefix: str) -> str:
-    """The one stored key that starts with ``prefix`` (at least 4 characters); else ``UsageError``."""
-    if len(prefix) < 4:
-        raise UsageError(f"{prefix!r}: give at least 4 characters of a key")
-    found = store.conn.execute(
-        "SELECT key FROM traces WHERE key >= ? AND key < ? LIMIT 2", (prefix, prefix + "g")
-    ).fetchall()
-    if len(found) != 1:
-        raise UsageError(f"{prefix!r}: {'no trace' if not found else 'more than one trace'} has that key")
-    return found[0][0]
+    """The one stored key that ``prefix`` (at least 4 characters) names, a replaced key naming the
+    trace that replaced it (said on stderr); else ``UsageError``."""
+    from o3viz.store.successors import resolve_key as resolve
+
+    found = resolve(store, prefix)
+    if found.note:
+        print(found.note, file=sys.stderr)
+    return found.key
 
 
 def open_trace(arg: str | Path, store=None) -> TraceSource:

@@ -182,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         rep = reindex(store, full=args.full)
         for e in rep.errors:
             sys.stderr.write(f"unreadable: {e}\n")
+        if rep.replaces:
+            print(f"finished {rep.replaces} replace(s) that a stopped process left halfway")
         print(f"reindexed {store.root}: {rep.added} rows added, {rep.removed} removed, {rep.kept} kept")
     if cmd in ("reindex", "columnar"):
         from o3viz.store.columnar import refresh

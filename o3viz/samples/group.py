@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from o3viz.analysis.pairing import question_key
+from o3viz.analysis.pairing import question_hash, question_key
 from o3viz.errors import UsageError
 from o3viz.samples.request import MAX_SAMPLES
 from o3viz.samples.sets import SET_TAG, SampleSet, save_set
 from o3viz.store.query import Query
+from o3viz.store.question_keys import fill_question_keys
 from o3viz.store.store import Store
 from o3viz.trace import Trace
 
@@ -67,17 +68,21 @@ def sets_from_dataset(
         raise UsageError(f"--limit {limit}: give 1 to {MAX_GROUPS}")
     rows = store.select(
         Query(dataset=[dataset], sort="id", descending=False),
-        ("key", "question", "tags"),
+        ("key", "question", "tags", "question_key"),
         max_rows=MAX_DATASET_ROWS,
     )
     if not rows:
         raise UsageError(f"no dataset {dataset!r} in the store (`o3viz library list` shows the datasets)")
+    # keyed on the whole question (the index's question column is clipped: two questions behind
+    # one long preamble must not share a group); a row indexed before the key column gets it here
+    filled = fill_question_keys(store, [key for key, _, _, qk in rows if qk is None])
     groups: dict[str, list[str]] = {}
-    for key, question, tags in rows:
+    for key, question, tags, qkey in rows:
         if SET_TAG in (tags or "").split(","):
             raise UsageError(f"{dataset!r} is a sample set already; o3viz tree {dataset} draws it")
-        if question_key(question):
-            groups.setdefault(question_key(question), []).append(key)
+        qkey = qkey if qkey is not None else filled.get(key, question_hash(question))
+        if qkey:
+            groups.setdefault(qkey, []).append(key)
     made = []
     for k, keys in enumerate(groups.values(), 1):
         if len(keys) < min_n:

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, fields
 
+from o3viz.analysis.pairing import question_hash
 from o3viz.analysis.provenance import grading
 from o3viz.store.meta import LATEST_TIME
 from o3viz.text.classify import TYPES as STEP_TYPES
@@ -89,6 +90,12 @@ class IndexRow:
     answer_losses: int | None = None
     tokens_after_correct: int | None = None  # tokens after the first correct point (an estimate for imports)
     overthinking: str | None = None  # none | harmless | harmful
+    # the pairing key of the WHOLE question (``o3viz.analysis.pairing.question_hash``): ``question``
+    # above is clipped, so two questions sharing a long preamble would share its key. NULL in a row
+    # indexed before the column (store schema 6) whose question was clipped: ``reindex --full``
+    # fills it, and the readers that key questions compute it from the file meanwhile
+    question_key: str | None = None
+    replaces: str = ""  # the keys this trace replaced, oldest first, comma-separated (its metadata's)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)  # every field is a scalar: asdict's deep copy only costs time
@@ -112,6 +119,8 @@ ANSWER_COLUMNS = (
     ("tokens_after_correct", "INTEGER"),
     ("overthinking", "TEXT"),
 )
+# store schema 6: the whole question's key and the keys a trace replaced (``o3viz.store.successors``)
+KEY_COLUMNS = (("question_key", "TEXT"), ("replaces", "TEXT"))
 
 
 def clean_row(row: dict) -> dict:
@@ -247,6 +256,7 @@ def index_row(trace: Trace, key: str, meta: dict | None = None, *, file_bytes: i
         task=s.task or "",
         task_kind=trace.task.kind,
         question=" ".join(trace.task.question.split())[:QUESTION_CHARS],
+        question_key=question_hash(trace.task.question),
         tokens=s.tokens or 0,  # the column is 0 for unknown; the Library shows "—" for it
         prompt_tokens=s.prompt_tokens,
         steps=s.steps,

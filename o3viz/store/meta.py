@@ -32,6 +32,7 @@ META_FIELDS: dict[str, type] = {
     "parent": str,  # a branch: the key of the trace it forked from
     "fork": str,  # a branch: the parent's step it forked at, "R:I"
     "branch": str,  # a branch: edit | resample
+    "replaces": str,  # the keys this trace replaced, oldest first, comma-separated (``successors``)
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number"}
 

@@ -16,6 +16,7 @@ from o3viz.errors import UsageError
 from o3viz.store.columnar import select_frame
 from o3viz.store.labels import all_labels, current_labels
 from o3viz.store.query import Query
+from o3viz.store.question_keys import fill_question_keys
 from o3viz.store.store import Store
 from o3viz.trace.files import write_atomic
 
@@ -24,9 +25,15 @@ MAX_SIDE = 200_000  # traces read per side
 
 def side_frame(store: Store, side: Side) -> pd.DataFrame:
     """Every trace of ``side`` (its dataset, narrowed to its model when named), oldest first, so a
-    repeated question pairs its first trace."""
+    repeated question pairs its first trace; ``question_key`` keys each on its whole question."""
     q = Query(dataset=[side.dataset], model=[side.model] if side.model else [], sort="id", descending=False)
-    return select_frame(store, q, ROW_COLUMNS, max_rows=MAX_SIDE)
+    df = select_frame(store, q, tuple(dict.fromkeys((*ROW_COLUMNS, "question_key"))), max_rows=MAX_SIDE)
+    missing = df["question_key"].isna()
+    if missing.any():  # rows indexed before the column, with a clipped question: keyed from the files
+        found = fill_question_keys(store, df.loc[missing, "key"].tolist())
+        df["question_key"] = df["question_key"].astype(object)
+        df.loc[missing, "question_key"] = df.loc[missing, "key"].map(found)
+    return df
 
 
 def label_frame(store: Store, keys: list[str]) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from pathlib import Path
 from o3viz.errors import O3vizError
 from o3viz.store.index import IndexRow, index_row, search_text
 from o3viz.store.labels import rebuild_labels
+from o3viz.store.replace import recover
 from o3viz.store.store import SUFFIX, Store
 from o3viz.trace.io import MAX_FILE_BYTES, parse_trace_bytes
 
@@ -22,12 +23,15 @@ class ReindexReport:
     kept: int = 0
     errors: list[str] = field(default_factory=list)  # unreadable files, one line each
     labels: int = 0  # labels put back into the table from the label file
+    replaces: int = 0  # replaces a killed process left halfway, finished (``o3viz.store.replace``)
 
 
 def reindex(store: Store, *, full: bool = False, progress=None) -> ReindexReport:
     """Make the index match the files: rows for files without one, no rows for missing files,
-    leftover temp files removed. ``full`` rebuilds every row (e.g. after a schema change)."""
+    leftover temp files removed. ``full`` rebuilds every row (e.g. after a schema change). First,
+    every replace a killed process left halfway is finished from the files (``recover``)."""
     report = ReindexReport()
+    report.replaces, report.errors = recover(store)
     with store.guard("reindexing"):
         for tmp in store.files.glob("*/.*.tmp") if store.files.is_dir() else []:
             tmp.unlink(missing_ok=True)

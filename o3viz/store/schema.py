@@ -9,15 +9,18 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
+from o3viz.analysis.pairing import question_hash
 from o3viz.store.errors import StoreError
-from o3viz.store.index import ANSWER_COLUMNS, column_sql
+from o3viz.store.index import ANSWER_COLUMNS, KEY_COLUMNS, QUESTION_CHARS, column_sql
 from o3viz.store.query import dataset_tag
 
-STORE_SCHEMA = 5  # the index's schema version; a store written by a newer o3viz is refused
+STORE_SCHEMA = 6  # the index's schema version; a store written by a newer o3viz is refused
 # 2: source_correct and check_correct (both gradings); a schema-1 index gains them in place
 # 3: the FTS table's dataset_tag column (``query.dataset_tag``); an older one is rebuilt in place
 # 4: content_id (an import's content identity); older rows gain it empty (``reindex --full`` fills it)
 # 5: the running-answer columns (``index.ANSWER_COLUMNS``); older rows gain them NULL (``reindex --full``)
+# 6: question_key (the whole question's pairing key) and replaces (``index.KEY_COLUMNS``): a row whose
+#    question column is whole gets its key in place; a clipped one stays NULL (``reindex --full``)
 FTS_SQL = "CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, dataset_tag)"
 BUSY_TIMEOUT_S = 60.0
 INDEXES = [
@@ -104,16 +107,30 @@ def add_columns(conn: sqlite3.Connection) -> None:
             ("check_correct", "INTEGER"),
             ("content_id", "TEXT"),
             *ANSWER_COLUMNS,
+            *KEY_COLUMNS,
         ):
             if name not in have:
                 conn.execute(f"ALTER TABLE traces ADD COLUMN {name} {kind}")
         create_indexes(conn)
         conn.execute("UPDATE traces SET source_correct = correct WHERE correct_by = 'file'")
         conn.execute("UPDATE traces SET check_correct = correct WHERE correct_by = 'check'")
+        fill_question_keys(conn)
         if "dataset_tag" not in {r[1] for r in conn.execute("PRAGMA table_info(steps_fts)")}:
             rebuild_fts(conn)
         conn.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(STORE_SCHEMA),))
         bump_generation(conn)
+
+
+def fill_question_keys(conn: sqlite3.Connection) -> None:
+    """The question key of every row that lacks one and whose question column holds the whole
+    question (shorter than ``QUESTION_CHARS``: the column keeps the question with its spacing
+    folded, which the key folds too); a clipped one stays NULL."""
+    conn.create_function("o3viz_question_hash", 1, question_hash, deterministic=True)
+    conn.execute(
+        "UPDATE traces SET question_key = o3viz_question_hash(question) "
+        "WHERE question_key IS NULL AND length(coalesce(question, '')) < ?",
+        (QUESTION_CHARS,),
+    )
 
 
 def rebuild_fts(conn: sqlite3.Connection) -> None:

@@ -22,6 +22,7 @@ from o3viz.app import (
     samples_dir,
     store_entry,
     stored_entries,
+    successor,
     take_upload_in_worker,
     trace_label,
 )
@@ -220,6 +221,7 @@ def url_state(
         changed = {k: v for k, v in changed.items() if k not in echoes}
     if not changed:
         return True
+    _follow_replaced(changed, wanted, traces)
     st.session_state._url_written = wanted
     missing = [changed[k] for k in traces if k in changed and changed[k] not in library()]
     if missing:
@@ -233,6 +235,16 @@ def url_state(
             st.session_state[reset] = None
         st.session_state[state] = value
     return True
+
+
+def _follow_replaced(changed: dict, wanted: dict, traces) -> None:
+    """A linked key whose trace was replaced (verified, given its answers or importance: a new
+    key) opens the trace that replaced it, saying so in one line, and the URL names that one."""
+    lib = library()
+    for k in traces:
+        if k in changed and changed[k] not in lib and (found := successor(store(), changed[k])):
+            st.info(escape_markdown(found.note), icon=":material/update:")
+            changed[k] = wanted[k] = st.query_params[k] = found.key
 
 
 def sync_url(**params: str | None) -> None:
