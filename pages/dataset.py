@@ -266,7 +266,9 @@ def answer_caption(answers) -> bool:
         "The running answer: what each step states (or a probe forced), checked against the reference "
         "by o3viz, not by *Graded by*. One bar per dataset · model, with its 95% interval and n; dashed: "
         "the paper's figure, measured its own way. Early = right before the last 10% of the reasoning; "
-        "positions are shares of its tokens (of its characters for an import)."
+        "positions are shares of its tokens (of its characters for an import). A step states an answer "
+        'when it marks one (boxed, "the answer is") or concludes about what the question asks; where it '
+        "settles and right → wrong count only answers read with confidence, never an intermediate result."
         + "".join(f" {g}." for g in gaps)
     )
     return True

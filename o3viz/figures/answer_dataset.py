@@ -1,7 +1,9 @@
 """The Dataset page's running-answer figures (issue 53): per dataset and model, the share of traces
 with an early correct point, where the answer settles, the share whose answer flips from right to
 wrong, and what stopping at the first correct point saves, each bar with its 95% interval and n,
-beside the published figure it is compared with, named as the paper's (never as ours).
+beside the published figure it is compared with, named as the paper's (never as ours). The two
+that count changes of answer (where it settles, right → wrong) say that they count only answers
+read with confidence (``READ_WITH_CONFIDENCE``; ``o3viz.analysis.running_answer.RULE``).
 
 Plain data in: one row per bar (``group``: "dataset · model", ``value`` and its interval ``lo`` and
 ``hi`` as fractions, ``n`` traces, ``sel``: the JSON selection that names its traces, which a click
@@ -20,6 +22,12 @@ from o3viz.figures._style import GOOD_COLOR, base_layout, clip_label, empty_figu
 
 Measure = Literal["early_correct", "convergence", "flip_rate", "tokens_saved"]
 MIN_N = 5  # a bar over fewer traces is drawn hollow: too few to read a rate from
+# the reading rule under the figures that count changes of answer (o3viz.analysis.running_answer.RULE)
+READ_WITH_CONFIDENCE = (
+    'an answer read with confidence: boxed, "the answer is", or a conclusion about what the question '
+    "asks (not an intermediate result)"
+)
+RULED = ("convergence", "flip_rate")  # the figures whose subtitle states it
 
 
 @dataclass(frozen=True)
@@ -40,12 +48,12 @@ MEASURES: dict[str, tuple[str, str, Published]] = {
     ),
     "convergence": (
         "When does the answer settle?",
-        "where the running answer last changed (mean share of the reasoning)",
+        "where the running answer, read with confidence, last changed (mean share of the reasoning)",
         Published(0.60, 0.60, "Answer Convergence (arXiv 2506.02536): ~60% of steps"),
     ),
     "flip_rate": (
         "How often is a right answer lost?",
-        "traces whose running answer went right → wrong",
+        "traces whose answer went right → wrong, both read with confidence",
         Published(0.15, 0.15, "fragile correctness: ~15% of answers flip"),
     ),
     "tokens_saved": (
@@ -55,7 +63,7 @@ MEASURES: dict[str, tuple[str, str, Published]] = {
     ),
 }
 
-__all__ = ["MEASURES", "MIN_N", "Published", "answer_dataset_figure"]
+__all__ = ["MEASURES", "MIN_N", "READ_WITH_CONFIDENCE", "Published", "answer_dataset_figure"]
 
 
 def _hover(r: dict) -> str:
@@ -114,12 +122,13 @@ def answer_dataset_figure(measure: Measure, rows: Sequence[dict], *, height: int
         xanchor="left" if pub.lo < 0.5 else "right",  # the label stays inside the figure
         text=esc(pub.label), font={"size": 11, "color": "#334155"},
     )  # fmt: skip
+    rule = f"<br>{esc(READ_WITH_CONFIDENCE)}" if measure in RULED else ""
     base_layout(
         fig,
         f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>bar: this scope, 95% interval, n; "
-        "dashed: the paper's figure · hollow: fewer than 5 traces</span>",
+        f"dashed: the paper's figure · hollow: fewer than 5 traces{rule}</span>",
         height=height,
-        margin={"l": 10, "r": 20, "t": 86, "b": 40},
+        margin={"l": 10, "r": 20, "t": 100 if rule else 86, "b": 40},
         showlegend=False,
         clickmode="event+select",
     )

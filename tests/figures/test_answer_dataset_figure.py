@@ -51,3 +51,16 @@ def test_a_range_from_a_paper_is_a_band_and_an_empty_scope_says_why():
     assert band and (band[0].x0, band[0].x1) == (0.19, 0.8)
     empty = answer_dataset_figure("flip_rate", [])
     assert "No graded trace" in empty.layout.annotations[0].text
+
+
+@pytest.mark.parametrize("measure", ["flip_rate", "convergence"])
+def test_the_figures_that_count_changes_of_answer_state_the_reading_rule(measure):
+    # issue 63 finding 1: a right answer "lost" to an intermediate result is not a loss; the page says
+    # which answers count
+    from o3viz.figures.answer_dataset import READ_WITH_CONFIDENCE
+
+    fig = answer_dataset_figure(measure, [{"group": "d · m", "value": 0.2, "lo": 0.1, "hi": 0.3, "n": 20}])
+    assert "read with confidence" in fig.layout.xaxis.title.text
+    assert READ_WITH_CONFIDENCE.split(":")[0] in fig.layout.title.text
+    other = answer_dataset_figure("early_correct", [{"group": "d · m", "value": 0.2, "n": 20}])
+    assert "read with confidence" not in other.layout.title.text
