@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from o3viz.errors import printable
+from o3viz.errors import UsageError, printable
 from o3viz.store.labels import VERDICTS
 
 
@@ -42,13 +42,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_label(args: argparse.Namespace) -> int:
+    from o3viz.cli._trace_arg import resolve_key
     from o3viz.store.labels import Label, add_labels, parse_step
     from o3viz.store.store import Store
 
     rnd, step = parse_step(args.step)
-    label = Label(args.key, rnd, step, args.by, args.verdict, args.first_error, args.type, args.note)
-    add_labels(Store(), [label])
-    print(f"labelled step {label.step_id} of {args.key} {args.verdict} (by {label.labeller})")
+    store = Store()
+    try:  # a prefix, or a replaced key (its successor, said so)
+        key = resolve_key(store, args.key)
+    except UsageError:
+        key = args.key  # the label's own check names what is missing
+    label = Label(key, rnd, step, args.by, args.verdict, args.first_error, args.type, args.note)
+    add_labels(store, [label])
+    print(f"labelled step {label.step_id} of {key} {args.verdict} (by {label.labeller})")
     return 0
 
 

@@ -64,13 +64,15 @@ def test_the_record_survives_a_reindex_and_goes_with_its_trace(chain):
 
 
 def test_the_cli_opens_an_old_key_and_says_so_in_one_line(chain, capsys):
-    _, (first, _, third) = chain
+    _, (first, second, third) = chain
     assert main(["info", first]) == 0
     err = capsys.readouterr().err
     assert f"key {first} was replaced by {third}; opening {third}\n" in err
     assert main(["library", "show", first[:8]]) == 0
     out = capsys.readouterr()
     assert third in out.out and f"replaced by {third}" in out.err
+    assert main(["label", second, "--step", "0:1", "--verdict", "wrong", "--by", "ann"]) == 0
+    assert f"labelled step 0:1 of {third} wrong" in capsys.readouterr().out
 
 
 def test_load_trace_takes_a_store_key_as_every_command_does(chain, capsys):
