@@ -71,6 +71,8 @@ def test_a_list_of_steps_keeps_the_sources_count_in_a_plain_import(tmp_path, cap
     assert len(trace.final.steps) == len(PB[0]["steps"])
     assert main(["import", str(path), "--all", "--workers", "0", "--dataset", "plain"]) == 0
     assert "16 source steps kept one to one" in capsys.readouterr().out
+    assert main(["import", str(path), "--record", "2"]) == 0
+    assert "4 steps (the source's 4 steps, one to one)" in capsys.readouterr().out
 
 
 def test_a_source_step_o3viz_splits_is_said_and_its_label_lands_on_its_first_part(tmp_path, capsys):
