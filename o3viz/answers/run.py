@@ -1,8 +1,6 @@
 """Putting the running answer on traces: the request (``AnswersRequest``, built once by the CLI or
-a page), one trace (``add_answers``: the stated answers, then a probe's forced answers at the
-chosen boundaries) and a stored dataset (``run_dataset``: resumable, with progress, each trace
-saved through ``o3viz.store.replace.replace_trace`` as soon as it is done, so labels and branch
-links follow it and a stopped run loses nothing already stored).
+a page) and one trace (``add_answers``: the stated answers, then a probe's forced answers at the
+chosen boundaries). A stored dataset is ``o3viz.answers.dataset.run_dataset``.
 
 A forced record carries, in ``info["settings"]``, what made it (``probe_settings``: the probe's
 kind, the model by its full path, hub id or served name, the endpoint's address, the suffix,
@@ -16,7 +14,6 @@ Forced answers come from ``o3viz.answers.probes`` (imported only when a probe is
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +29,6 @@ from o3viz.trace.ids import make_id
 
 __all__ = [
     "MAX_EVERY",
-    "MAX_TRACES",
-    "AnswersReport",
     "AnswersRequest",
     "ProbeFailed",
     "add_answers",
@@ -41,18 +36,11 @@ __all__ = [
     "answers_json",
     "holds_answers",
     "probe_settings",
-    "run_dataset",
 ]
 
 ProbeName = str  # "none" or a name in o3viz.answers.probes.PROBES
-MAX_TRACES = 100_000  # traces of one dataset run
 MAX_EVERY = 10_000
 _MODEL_OPTIONS = ("model_id", "served_model", "model")  # what --model is called by each probe's factory
-_NEW = (
-    "--redo",
-    "not probed yet",
-    "no stated answers yet",
-)  # a due trace's reason that is no settings change
 
 
 @dataclass
@@ -275,64 +263,3 @@ def answers_json(key: str | None, trace: Trace) -> dict:
     }
     out.update(figures.to_dict())
     return out
-
-
-@dataclass
-class AnswersReport:
-    dataset: str
-    total: int = 0
-    changed: int = 0
-    skipped: int = 0  # already held the record
-    failed: list[str] = field(default_factory=list)  # "KEY: problem"
-    stopped: bool = False  # interrupted (Ctrl-C): what was done is stored
-    keys: list[str] = field(default_factory=list)  # every trace's key after the run, in order
-
-    def summary(self) -> str:
-        done = f"{self.changed} trace(s) of {self.dataset!r} given their running answer"
-        done += f", {self.skipped} already had it, {len(self.failed)} failed"
-        if self.failed:
-            done += " (nothing stored for them; run it again to redo exactly those)"
-        return done + ("; stopped early, run it again to go on" if self.stopped else "")
-
-
-Progress = Callable[[int, int, str, str], None]  # (done, total, key, what happened)
-
-
-def run_dataset(
-    store: Any, dataset: str, request: AnswersRequest, on_progress: Progress | None = None
-) -> AnswersReport:
-    """Every trace of ``dataset`` in ``store`` gets its running answer, each saved as soon as it is
-    done (``replace_trace``). A Ctrl-C stops between traces' saves and reports it."""
-    from o3viz.store.query import Query
-    from o3viz.store.replace import branch_parents, replace_trace
-
-    request.validate()
-    probe = request.make_probe()
-    keys = [r[0] for r in store.select(Query(dataset=[dataset]), ("key",), max_rows=MAX_TRACES)]
-    if not keys:
-        raise UsageError(f"no traces in dataset {dataset!r} (`o3viz library list` shows the datasets)")
-    report = AnswersReport(dataset, total=len(keys))
-    branches = branch_parents(store)
-    try:
-        for i, key in enumerate(keys):
-            what = "skipped"
-            try:
-                trace = store.editable_trace(key)  # changed below: never the process's shared copy
-                why = "--redo" if request.redo else answers_due(trace, probe, request.every)
-                if why is None:
-                    report.skipped += 1
-                elif add_answers(trace, probe, request.every, redo=request.redo):
-                    key = replace_trace(store, key, trace, branches=branches)
-                    report.changed += 1
-                    what = "done" if why in _NEW else f"redone: {why}"
-                else:
-                    report.skipped += 1
-            except O3vizError as exc:  # one bad trace does not stop the run: it is named and left
-                report.failed.append(f"{key}: {exc}")
-                what = "failed"
-            report.keys.append(key)
-            if on_progress is not None:
-                on_progress(i + 1, len(keys), key, what)
-    except KeyboardInterrupt:
-        report.stopped = True
-    return report

@@ -124,7 +124,7 @@ def _run_one(args: argparse.Namespace, req) -> int:
 
 
 def _run_dataset(args: argparse.Namespace, req) -> int:
-    from o3viz.answers.run import run_dataset
+    from o3viz.answers.dataset import run_dataset
     from o3viz.store.store import Store
 
     store = Store()
