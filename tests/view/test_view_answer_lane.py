@@ -50,8 +50,9 @@ def test_inspect_and_the_notebook_draw_the_lane_on_the_map_and_the_overview():
 
 def test_a_steps_details_say_what_it_states_and_what_was_forced():
     nodes = inspect_view_data(_trace(30, 12, forced=True))["nodes"]
-    assert "stated in step 12: 12 · right" in nodes["step:0:12"]["facts"]
-    assert "stated in step 2: 2 · wrong" in nodes["step:0:2"]["facts"]
+    # the question ("q") names nothing, so "So the value is 12" is an uncertain reading (issue 63)
+    assert "stated in step 12 (an uncertain reading): 12 · right" in nodes["step:0:12"]["facts"]
+    assert "stated in step 2 (an uncertain reading): 2 · wrong" in nodes["step:0:2"]["facts"]
     assert (
         "forced after step 1 by SmolLM2-135M-Instruct (not the trace's model): 7 · wrong"
         in nodes["step:0:1"]["facts"]
