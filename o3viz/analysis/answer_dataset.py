@@ -7,7 +7,10 @@ trace keys behind it (a bar's drill-down), beside the published figures named as
 - ``convergence``: the mean and median position where the running answer last changed (a fraction
   of the round), over traces with an answer, with a bootstrap interval of the mean;
 - ``flip_rate``: the share of graded traces whose answer flipped right→wrong at least once
-  (Wilson), and the mean flips per trace;
+  (Wilson), and the mean flips per trace, both counting only flips between answers read with
+  confidence (``o3viz.analysis.running_answer.RULE``: marked, or a conclusion about what the
+  question asks; never an intermediate result); ``uncertain_flips``: the share whose running
+  answer also flipped on an uncertain reading, shown apart and counted in neither;
 - ``saved``: the tokens stopping at the first correct point saves (mean, bootstrap interval; an
   import's tokens are estimated from its characters), over traces that were right somewhere, and
   as a share of the round (mean of 1 - first_correct_fraction).
@@ -80,6 +83,7 @@ class AnswerGroup:
     saved_tokens: Figure = field(default_factory=Figure)
     saved_share: Figure = field(default_factory=Figure)
     harmful: Figure = field(default_factory=Figure)  # share of graded traces right then wrong at the end
+    uncertain_flips: Figure = field(default_factory=Figure)  # share with a flip on an uncertain reading
 
 
 def _share(hits: list[str], n: int) -> Figure:
@@ -109,6 +113,7 @@ def _group(dataset: str, model: str, items: list[tuple[str, AnswerFigures]]) -> 
     g.early_correct = _share([k for k, f in graded if f.early_correct], len(graded))
     g.flip_rate = _share([k for k, f in graded if f.flips_right_to_wrong > 0], len(graded))
     g.harmful = _share([k for k, f in graded if f.overthinking == "harmful"], len(graded))
+    g.uncertain_flips = _share([k for k, f in graded if f.flips_uncertain > 0], len(graded))
     g.mean_flips = statistics.fmean(f.flips for _, f in graded) if graded else None
     conv = [(k, f.convergence_fraction) for k, f in items if f.convergence_fraction is not None]
     g.convergence = _mean([v for _, v in conv], [k for k, _ in conv])

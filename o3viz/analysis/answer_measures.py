@@ -7,9 +7,10 @@ bar's value (``o3viz.analysis.answer_dataset.answer_rows``) and the traces its c
 - ``early_correct``: a share of the graded traces (``answer_flips`` known); hits: the first
   correct point lies before the final 10% of the round (``EARLY_BEFORE``);
 - ``convergence``: the traces with a running answer (``convergence_frac`` known); the value is
-  the mean position where it last changed;
+  the mean position where it last changed, among answers read with confidence;
 - ``flip_rate``: a share of the graded traces; hits: a right answer lost at least once
-  (``answer_losses`` > 0);
+  (``answer_losses`` > 0), between two answers read with confidence
+  (``o3viz.analysis.running_answer.RULE``: a flip on an uncertain reading is no loss here);
 - ``tokens_saved``: the traces right somewhere (``first_correct_frac`` known); the value is the
   mean share of the round after the first correct point (what stopping there saves).
 

@@ -147,3 +147,13 @@ def test_hostile_steps_are_read_in_bounded_time(text):
     q = question_target("What is $x$? " * 600)
     for _ in range(3):
         read_step(text, q)
+
+
+def test_dataset_figures_show_uncertain_flips_apart():
+    from o3viz.analysis.answer_dataset import answer_dataset_figures
+
+    sure = _trace(["So x = 4.", "So x = 5.", "So the answer is 4."], "What is $x$?")
+    unsure = _trace(["So x = 4.", "That's 5.", "So the answer is 4."], "What is $x$?")
+    (g,) = answer_dataset_figures([("a", "d", "m", sure), ("b", "d", "m", unsure)])
+    assert g.flip_rate.keys == ["a"] and g.flip_rate.value == 0.5
+    assert g.uncertain_flips.keys == ["b"] and g.uncertain_flips.n == 2
