@@ -1,6 +1,7 @@
-"""answers_speed: ``o3viz answers --dataset D --probe none`` (stated answers put on every stored
-trace and saved) against ``o3viz import`` of the same GSM8K traces, both timed in this run on one
-fresh store, with the load average.
+"""answers_speed: ``o3viz answers --dataset D --probe none`` against the import of the same traces.
+
+Stated answers put on every stored trace and saved, against ``o3viz import`` of the same GSM8K
+traces, both timed in this run on one fresh store, with the load average.
 
 - ``import_seconds``: ``o3viz import FILE --all --dataset D`` (its default workers) of the first
   ``--traces`` model solutions of ``gsm8k/gsm8k_example_model_solutions.jsonl``;
