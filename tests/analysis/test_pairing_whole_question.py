@@ -32,7 +32,9 @@ def test_two_questions_sharing_300_characters_never_share_a_key():
     p = pair_frames(_side("a"), _side("b"), "question")
     assert len(p.rows) == 2 and (p.repeats_a, p.repeats_b) == (0, 0)
     assert list(zip(p.rows["key_a"], p.rows["key_b"], strict=True)) == [("a0", "b0"), ("a1", "b1")]
-    assert p.rows["pair_key"].tolist() == [question_key(QUESTIONS[0][:300])] * 2, "shown as the index shows it"
+    assert p.rows["pair_key"].tolist() == [question_key(QUESTIONS[0][:300])] * 2, (
+        "shown as the index shows it"
+    )
 
 
 def test_records_of_other_questions_behind_one_preamble_are_not_the_same_records():

@@ -23,7 +23,9 @@ QUESTIONS = [PREAMBLE + "What is 7 + 3?", PREAMBLE + "What is 7 - 3?", "Short an
 def _dataset(store: Store, name: str, questions: list[str], copies: int = 1) -> list[str]:
     return [
         store.add(
-            text_sample(f"So the answer is {i}. ({name} {c})", question=q, reference=None), dataset=name, name=f"q{i}"
+            text_sample(f"So the answer is {i}. ({name} {c})", question=q, reference=None),
+            dataset=name,
+            name=f"q{i}",
         )
         for i, q in enumerate(questions)
         for c in range(copies)
