@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from o3viz.analysis.pairing import question_hash
 from o3viz.errors import O3vizError
-from o3viz.store.store import Store
+from o3viz.store.store import Store, StoreError
 
 __all__ = ["fill_question_keys"]
 
@@ -27,9 +27,12 @@ def fill_question_keys(store: Store, keys: list[str]) -> dict[str, str]:
         except O3vizError:
             continue
     if found:
-        with store.transaction("storing question keys") as conn:
-            conn.executemany(
-                "UPDATE traces SET question_key = ? WHERE key = ?", [(v, k) for k, v in found.items()]
-            )
-            store.bump_generation(conn)
+        try:  # a read-only store still pairs right: the keys are only not kept for next time
+            with store.transaction("storing question keys") as conn:
+                conn.executemany(
+                    "UPDATE traces SET question_key = ? WHERE key = ?", [(v, k) for k, v in found.items()]
+                )
+                store.bump_generation(conn)
+        except StoreError:
+            pass
     return found
