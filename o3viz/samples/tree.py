@@ -8,10 +8,11 @@ every step before it was equivalent too, so a node is a shared prefix of reasoni
 with several children is where samples part ways.
 
 **Counts.** Each node has ``samples`` (how many pass through), ``answers`` (final answer → count
-over those samples, answers merged by ``o3viz.text.answers.answers_equivalent``; ``"—"`` for
-none), and ``reference_share``: the share of its graded samples whose answer is right, with its
-95% Wilson interval. A sample is graded by o3viz's answer check against the reference, else by its
-source's own grade (``o3viz.analysis.provenance.grading``); a cut-short sample is ungraded.
+over those samples, answers merged by ``o3viz.text.answers.answers_equivalent``, in near-linear
+time by ``o3viz.samples.answer_classes``; ``"—"`` for none), and ``reference_share``: the share of
+its graded samples whose answer is right, with its 95% Wilson interval. A sample is graded by
+o3viz's answer check against the reference, else by its source's own grade
+(``o3viz.analysis.provenance.grading``); a cut-short sample is ungraded.
 
 **Forks.** A node is a ``fork`` when its children's reference shares differ by an interval that
 excludes zero: among the children with at least ``MIN_SIDE`` graded samples, the best and the
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 from o3viz.analysis.align import norm_text
 from o3viz.analysis.proportions import wilson, wilson_difference
 from o3viz.analysis.provenance import grading
+from o3viz.samples.answer_classes import NO_ANSWER, answer_classes
 from o3viz.samples.steps import StepKey, equivalent, step_key
 from o3viz.text.answers import answers_equivalent
 from o3viz.trace import Trace
@@ -51,7 +53,6 @@ __all__ = ["LEVEL", "MIN_SIDE", "Majority", "SampleTree", "Sample", "TreeNode", 
 
 LEVEL = 0.95  # coverage of every interval here
 MIN_SIDE = 2  # graded samples a child needs to count in the fork test
-NO_ANSWER = "—"
 
 
 @dataclass
@@ -233,23 +234,6 @@ def _collapse(raw: list[_Raw]) -> list[TreeNode]:
     return out
 
 
-def _canonical(samples: list[Sample]) -> list[str]:
-    """Each sample's answer as its class's first-seen spelling (``answers_equivalent``)."""
-    reps: list[str] = []
-    out = []
-    for s in samples:
-        a = (s.answer or "").strip()
-        if not a:
-            out.append(NO_ANSWER)
-            continue
-        rep = next((r for r in reps if r == a or answers_equivalent(a, r)), None)
-        if rep is None:
-            reps.append(a)
-            rep = a
-        out.append(rep)
-    return out
-
-
 def _fork_test(node: TreeNode, nodes: list[TreeNode]) -> None:
     sides = [nodes[c] for c in node.children if nodes[c].graded >= MIN_SIDE]
     if len(sides) < 2:
@@ -276,7 +260,7 @@ def build_tree(samples: list[Sample] | list[Trace], reference: str | None = None
         reference = reference if reference is not None else samples[0].task.reference
         samples = [sample_of(t, f"#{i + 1}") for i, t in enumerate(samples)]
     nodes = _collapse(_merge(samples))
-    answers = _canonical(samples)
+    answers = answer_classes([s.answer for s in samples])
     for node in nodes:
         node.answers = dict(Counter(answers[i] for i in node.members).most_common())
         graded = [samples[i].correct for i in node.members if samples[i].correct is not None]
