@@ -30,10 +30,8 @@ UNGRADED = "ungraded"  # traces without the chosen grade: the figures that need 
 
 
 def groups_of(df: pd.DataFrame) -> tuple[str, ...]:
-    """The groups a grade-free figure (step types, backtracking, claims) draws: correct and wrong,
-    and the ungraded traces where there are any, so data without a reference still shows them."""
-    has_ungraded = "group" in df.columns and bool((df["group"] == UNGRADED).any())
-    return (*GROUPS, UNGRADED) if has_ungraded else GROUPS
+    """The groups a grade-free figure draws: ungraded traces too, where there are any."""
+    return (*GROUPS, UNGRADED) if "group" in df.columns and (df["group"] == UNGRADED).any() else GROUPS
 
 
 MAX_BINS = 10
@@ -42,10 +40,7 @@ OUTLIERS = 20
 OUTLIER_Z = 3.5  # the stated rule: robust z-score (median, MAD) of at least this on one measure
 OUTLIER_RULE = f"robust z-score ≥ {OUTLIER_Z} in length, backtracks per step or wrong claims per claim (at most {OUTLIERS})"
 GRADES = {
-    "auto": (
-        "correct",
-        "the grade the data supports (o3viz's check where it and the source's disagree on more than 2%)",
-    ),
+    "auto": ("correct", "the grade the data supports (o3viz's check where the two disagree on over 2%)"),
     "either": ("correct", "the source's grade where it has one, else o3viz's answer check"),
     "source": ("source_correct", "the source's grade (the imported file's own label)"),
     "check": ("check_correct", "o3viz's answer check against the reference"),
