@@ -14,6 +14,7 @@ __all__ = ["MAX_X_CHARS", "answer_shaped", "conclusion"]
 
 MAX_X_CHARS = 80  # an answer-shaped X is at most this long
 _VERBS = ("=", "is", "are", "equals")
+_PREDICATE = frozenset({"is", "are", "was", "were", "be", "not", "isn't", "aren't"})
 _CLAUSE_BREAKS = (
     ",", ";", ":", " and ", " gives ", " giving ", " making ", " then ", " so ", " which ", " where ",
     " when ", " if ",
@@ -31,8 +32,8 @@ def _tail_cuts(body: str, pos: int) -> list[int]:
     for _ in range(2):  # unit words
         sp = body.rfind(" ", pos, at)
         word = body[sp + 1 : at]
-        if sp < 0 or not word.isalpha() or not word.islower():
-            break
+        if sp < 0 or not word.isalpha() or not word.islower() or word in _PREDICATE:
+            break  # "x = 0.0001 is excluded" says something of X: no unit tail, no conclusion
         at = sp
         cuts.append(len(body[:at].rstrip()))
     if body[end - 1 : end] == ")":

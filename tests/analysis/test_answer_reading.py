@@ -39,6 +39,7 @@ MATH500 = (
         ("How many values can be obtained?", "So 2*3*4*5+1 is ((2*3)*4)*5+1."),
         ("Enter your answer in the form $(r,\\theta)$.", "So r is 3."),
         ("What is the smallest possible value of $c$?", "So, \\( c = \\pi + 2\\pi k \\)."),
+        ("Find the number of $x$-intercepts.", "So, x = 0.0001 is excluded."),  # found on held-out data
     ],
 )
 def test_intermediate_results_and_misreadings_state_no_answer(question, text):
