@@ -141,10 +141,11 @@ def test_math500_right_answers_lost_are_near_the_hand_count(shared_data):
         "." + " " * 50_000 + "So x = " + "\\(" * 10_000,
         "The answer is " + "$1, " * 12_000,
     ],
+    ids=["equals", "equals2", "brackets", "dollars", "verbs", "commas", "ends", "spans", "label"],
 )
 def test_hostile_steps_are_read_in_bounded_time(text):
-    """A bound, not a speed measure: the old backtracking pattern took 20-27 ms on 385 characters
-    of the first input and grows faster than linearly; each of these is 50,000 characters."""
+    """A bound, not a speed measure: each step is 50,000 characters of a hostile shape; every
+    reader on the path (the marked answer, the conclusion, the question's words) is linear."""
     q = question_target("What is $x$? " * 600)
     for _ in range(3):
         read_step(text, q)
@@ -158,3 +159,16 @@ def test_dataset_figures_show_uncertain_flips_apart():
     (g,) = answer_dataset_figures([("a", "d", "m", sure), ("b", "d", "m", unsure)])
     assert g.flip_rate.keys == ["a"] and g.flip_rate.value == 0.5
     assert g.uncertain_flips.keys == ["b"] and g.uncertain_flips.n == 2
+
+
+@pytest.mark.timeout(20)
+def test_a_trace_of_hostile_steps_gets_its_running_answer_in_bounded_time():
+    """Issue 62 break 5 as found: every step "So =1=1…=1?x" (385 characters). The old pattern took
+    20–27 ms a step (a 2,000-step trace: 53 s), so 5,000 such steps took minutes; read in linear
+    time they take well under a second. A bound under a generous timeout, not a speed measure."""
+    from o3viz.analysis.running_answer import stated_record
+
+    hostile = "So =" + "1=" * 190 + "?x"
+    texts = [hostile] * 5_000
+    rec = stated_record(_trace(texts, "What is $x$?" * 700).final, "4", question="What is $x$?" * 700)
+    assert len(rec.answers) == 5_000 and not any(rec.answers)
