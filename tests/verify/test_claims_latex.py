@@ -159,6 +159,32 @@ def test_modular_arithmetic_is_not_checked_as_equality():
     assert flags(text) == []
 
 
+def test_a_claim_false_modulo_its_own_modulus_is_still_wrong():
+    text = "So $17\\cdot5\\cdot42=735$ is the multiplicative inverse of 17 mod 83."
+    assert flags(text) == [("17*5*42", "735")]
+    assert flags("\\(3 \\cdot 7 = 20 \\equiv 1 \\pmod{4}\\)") == [("3*7", "20")]
+
+
+def test_a_remainder_is_not_a_quotient():
+    assert flags("The remainder of 17 divided by 5 is 2.") == []
+    assert flags("The remainder of 1000 - 7 \\cdot 142 is 5.") == [("1000-7*142", "5")]
+
+
+def test_markdown_bold_is_not_a_power():
+    assert verdicts("**Answer: 5** 3 + 4 = 7") == [("3+4", "7", "correct")]
+    assert verdicts("2**3 = 8") == [("2^3", "8", "correct")]
+
+
+def final_verdicts(text: str) -> list[str]:
+    return [c.verdict for c in check_claims(text) if c.rule == "final_answer_mismatch"]
+
+
+def test_an_answer_in_another_unit_is_not_a_mismatch():
+    assert final_verdicts("So 2 + 3 = 5 cm.\n\\boxed{50 \\text{ mm}}") == ["unverifiable"]
+    assert final_verdicts("So 10 + 5 = 15 minutes.\nThe answer is \\boxed{0.25} hours") == ["unverifiable"]
+    assert final_verdicts("So 2 + 3 = 5 cm.\n\\boxed{6 \\text{ cm}}") == ["wrong"]
+
+
 @pytest.mark.parametrize(
     ("text", "expr"),
     [

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from o3viz.verify.claims.evaluate import TooLarge, Value, Verdict, evaluate, format_value, judge, readings
 from o3viz.verify.claims.parse import Run, scan_chains
@@ -176,7 +177,7 @@ def _check_chunk(text: str, where: Locator) -> tuple[list[Claim], list[tuple[int
                 claim.note = "too large"
             except (OverflowError, ValueError):
                 claim = None  # numbers too large for a float comparison: no verdict to give
-            if claim is not None and chain.modular and claim.verdict == "wrong":
+            if claim is not None and claim.verdict == "wrong" and _congruent(left, right, chain.modulus):
                 claim.verdict, claim.note = "unverifiable", "arithmetic modulo a number"
             if claim is not None:
                 claims.append(claim)
@@ -184,6 +185,20 @@ def _check_chunk(text: str, where: Locator) -> tuple[list[Claim], list[tuple[int
                 a, b = norm.span_of(right.start, right.end)
                 results.append((a, b, _orig(norm, a, b)))
     return claims, results
+
+
+def _congruent(left: Run, right: Run, modulus: int | None) -> bool:
+    """Whether a chain modulo a number may hold: "(4^2)^2 = (-1)^2 \\pmod{17}" (256 and 1 agree
+    mod 17). With no modulus read, any pair may; "17 * 5 * 42 = 735 ... mod 83" may not."""
+    if modulus is None:
+        return False
+    if modulus == 0:
+        return True
+    lv, rv = _values(left), _values(right)
+    ints = [v for v in lv + rv if isinstance(v, Fraction) and v.denominator == 1]
+    if len(ints) < len(lv) + len(rv) or not lv or not rv:
+        return True  # a fraction or an irrational side: not a plain congruence we can check
+    return any((a - b) % modulus == 0 for a in lv for b in rv)
 
 
 def _values(run: Run) -> list[Value]:
@@ -249,6 +264,8 @@ def _judge_simple(
     verdict, rounded = judge(lv, rv, approx) if lv and rv else ("unverifiable", False)
     if verdict == "wrong" and any(-v == r for v in lv for r, _ in rv):
         verdict = "unverifiable"  # "$30 - $50 = $20 less": the sign moved into words (rule kept on principle; its old example came from the held-out half)
+    if verdict == "wrong" and _remainder(expr, rv):
+        verdict = "unverifiable"  # "the remainder of 17 divided by 5 is 2": not the quotient
     if verdict == "wrong" and _rounded_inputs(expr, lv, rv):
         verdict = "unverifiable"  # "-8/14.424 = -0.5547": inputs already rounded
     if verdict == "wrong" and (label or expr.guarded or expr.ambiguous or stated.guarded):
@@ -256,6 +273,15 @@ def _judge_simple(
     rule = "rounding" if rounded else _rule_for(expr)
     first, last = (expr, stated) if expr.start <= stated.start else (stated, expr)
     return _make(first, last, stated, norm, where, verdict, rule, lv[0] if lv else None, expr)
+
+
+def _remainder(expr: Run, rv: list[tuple[Value, int | None]]) -> bool:
+    """Whether ``a / b`` (whole numbers) is stated as ``a mod b``."""
+    items = expr.items
+    if len(items) != 3 or items[1] != ("OP", "/") or not all(t.isdigit() for _, t in items[::2]):
+        return False
+    a, b = int(items[0][1]), int(items[2][1])
+    return b > 0 and any(r == a % b for r, _ in rv)
 
 
 def _rounded_inputs(expr: Run, lv: list[Value], rv: list[tuple[Value, int | None]]) -> bool:

@@ -17,9 +17,9 @@ __all__ = [
     "after_subscript",
     "applied",
     "group_follows",
-    "is_modular",
     "label_at",
     "label_before",
+    "modulus",
     "multiplies",
     "next_past_math",
     "property_of",
@@ -28,17 +28,33 @@ __all__ = [
 _MOD_WORDS = {"\\pmod", "\\mod", "\\bmod", "mod", "modulo", "\\equiv", "≡"}
 
 
-def is_modular(toks: list[Tok], i: int, j: int) -> bool:
-    """Whether the chain in tokens [i, j) is arithmetic modulo something: "\\equiv" or "\\pmod"
-    in it or in the rest of its line ("4^4 = (4^2)^2 = (-1)^2 = 1 \\pmod{17}"). Looks at most
-    ``LOOK_BACK`` tokens past the chain, so each chain costs its own length."""
+def modulus(toks: list[Tok], i: int, j: int) -> int | None:
+    """The modulus of the chain in tokens [i, j) when it is arithmetic modulo a number: "\\equiv"
+    or "\\pmod{17}" / "mod 83" in it or in the rest of its line ("4^4 = (4^2)^2 = (-1)^2 = 1
+    \\pmod{17}"): the number after the mod word, 0 when none can be read, None when the chain is
+    plain arithmetic. Looks at most ``LOOK_BACK`` tokens past the chain: each chain costs its
+    own length."""
     stop = min(len(toks), j + LOOK_BACK)
+    found = None
     for k in range(i, stop):
         if toks[k].kind == "NL" and k >= j:
             break
-        if toks[k].text.lower() in _MOD_WORDS:
-            return True
-    return False
+        text = toks[k].text.lower()
+        if text in _MOD_WORDS:
+            found = 0 if found is None else found
+            if text != "\\equiv" and text != "≡":
+                return _number_after(toks, k + 1) or found
+    return found
+
+
+def _number_after(toks: list[Tok], k: int) -> int:
+    """The whole number within three tokens after ``k`` ("mod 83", "\\pmod{17}"), else 0."""
+    for t in toks[k : k + 4]:
+        if t.kind == "NUM":
+            return int(t.text) if t.text.isdigit() and len(t.text) < 12 else 0
+        if t.kind not in ("WS", "LP"):
+            return 0
+    return 0
 
 
 def group_follows(toks: list[Tok], j: int, run: Run) -> bool:
@@ -114,9 +130,9 @@ _MULTIPLYING = set(
 # "the units digit of 3^3, which is 7", "the exponent of 13^19 is 19": what follows "<noun> of" is
 # the argument of a property, and "is" states the property, not the expression's value
 PROPERTY_NOUNS = set(
-    "digit digits exponent exponents base remainder remainders divisor divisors factor factors "
+    "digit digits exponent exponents base divisor divisors factor factors "
     "multiple multiples power powers root roots reciprocal inverse numerator denominator "
-    "coefficient coefficients degree sign term terms place position period order residue "
+    "coefficient coefficients degree sign term terms place position period order "
     "logarithm log parity magnitude".split()
 )
 

@@ -12,9 +12,9 @@ from o3viz.verify.claims.latex import (
     after_subscript,
     applied,
     group_follows,
-    is_modular,
     label_at,
     label_before,
+    modulus,
     multiplies,
     next_past_math,
     property_of,
@@ -66,7 +66,7 @@ def scan_chains(norm: str) -> list[Chain]:
             j = j2
         if len(runs) > 1:
             _find_link(toks, j, runs[-1])  # the last run's unit words
-            chains.append(Chain(runs, links, modular=is_modular(toks, i, j)))
+            chains.append(Chain(runs, links, modulus=modulus(toks, i, j)))
         i = max(j, i + 1)
     return chains
 

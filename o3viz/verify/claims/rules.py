@@ -158,7 +158,31 @@ def check_final_answer(text: str, results: list[tuple[int, int, str]], where: Lo
         verdict = "unverifiable"  # the answer is stated before, just not as the last result
     elif verdict == "wrong" and _mentions(_ANNOT_RE.sub(" ", text[last[1] : start]), [], any_number=True):
         verdict, note = "unverifiable", "numbers follow the last result"  # "+ a 5 dollar tip"
+    elif verdict == "wrong" and _other_units(text, last[1], start, end):
+        verdict, note = "unverifiable", "the answer is in another unit"  # "15 minutes", "0.25 hours"
     return [_final_claim(start, end, where, answer, lvals, verdict, note)]
+
+
+_UNIT_AFTER_RE = re.compile(r"(?:[^\S\n]|[{}$]|\\text\b|\\mathrm\b|\\[,; ]){0,12}([A-Za-z]{1,20})")
+_NOT_UNITS = set(
+    "and or is are was so the a an which that then we to of in for as but this it i hope thus "
+    "therefore final answer because since".split()
+)
+
+
+def _unit_after(text: str, pos: int) -> str:
+    """The unit word written right after ``pos`` ("5 cm", "\\boxed{50 \\text{ mm}}"), or ""."""
+    m = _UNIT_AFTER_RE.match(text, pos)
+    word = m.group(1).lower() if m else ""
+    return "" if word in _NOT_UNITS else word.rstrip("s")
+
+
+def _other_units(text: str, last_end: int, start: int, end: int) -> bool:
+    """Whether the last result and the final answer name two different units."""
+    number = re.match(r"[^\d]{0,12}[\d.,]+", text[start:end])
+    answer_at = start + number.end() if number else end
+    a, b = _unit_after(text, last_end), _unit_after(text, answer_at) or _unit_after(text, end)
+    return bool(a and b and a != b)
 
 
 def _final_claim(

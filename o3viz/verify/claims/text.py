@@ -191,6 +191,9 @@ def _rewrite_at(text: str, i: int, out: NormText, stack: list[str]) -> int:
         stack.append(")")
         out.add("(", i, i + 1)
         return i + 1
+    if text.startswith("**", i) and _is_bold(text, i):
+        out.add("  ", i, i + 2)  # "**Answer: 5** 3 + 4": Markdown bold, not a power
+        return i + 2
     if ch == "}" and stack:
         return _close_brace(text, i, out, stack)
     if text.startswith("^{", i):
@@ -236,6 +239,14 @@ def _rewrite_words(text: str, i: int, out: NormText) -> int | None:
         out.add(str(value), i, m.end())
         return m.end()
     return None
+
+
+def _is_bold(text: str, i: int) -> bool:
+    """Whether the "**" at ``i`` is Markdown bold: blank on one side only ("**5", "5** 3"),
+    where a power ("2**3", "2 ** 3") has blanks on both sides or neither."""
+    before = i == 0 or text[i - 1].isspace()
+    after = i + 2 >= len(text) or text[i + 2].isspace()
+    return before != after
 
 
 def _starts_word(text: str, i: int) -> bool:

@@ -164,7 +164,7 @@ class Run:
 class Chain:
     runs: list[Run]
     links: list[str]  # the relation between runs[i] and runs[i+1]: "=", "≈" or "is"
-    modular: bool = False  # "\\equiv" or "\\pmod" in the chain or after it on its line
+    modulus: int | None = None  # "\\pmod{17}" or "mod 17" on its line: 17 (0: unread); None: plain
 
 
 def plain_number(text: str) -> str:
