@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, localcontext
 from functools import lru_cache
 
 from o3viz.text.mathverify import math_verify_equivalent
@@ -55,6 +56,7 @@ _BARE_ARGS = (  # LaTeX's one-character arguments: \frac94 is \frac{9}{4}, \sqrt
 _ROOT = re.compile(r"√\s*(?:\(([^()]{1,200})\)|\{([^{}]{1,200})\}|(\d+(?:\.\d+)?|[a-zA-Z]))")
 _UNICODE = str.maketrans({"−": "-", "×": "*", "·": "*", "π": "\\pi "})
 _FRAC_KINDS = re.compile(r"\\[cdt]frac")
+_PLAIN = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")  # a plain decimal number: compared without a parser
 
 
 def normalize_answer(s: str) -> str:
@@ -103,16 +105,30 @@ def answers_equivalent(answer: str, reference: str) -> bool:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _equivalent(answer: str, reference: str) -> bool:
+    if _PLAIN.fullmatch(answer) and _PLAIN.fullmatch(reference):
+        return _plain_equal(answer, reference)  # most of a GSM8K dataset: no normalizing at all
     a, b = normalize_answer(answer), normalize_answer(reference)
     if not a or not b:
         return False
     if a == b:
         return True
+    if _PLAIN.fullmatch(a) and _PLAIN.fullmatch(b):
+        return _plain_equal(a, b)
     va, vb = evaluate_number(a), evaluate_number(b)
     if va is not None and vb is not None:
         return _numbers_equal(va, vb, decimal="." in a + b)
     same = math_verify_equivalent(answer, reference)
     return same if same is not None else _basic_equivalent(a, b)
+
+
+def _plain_equal(a: str, b: str) -> bool:
+    """Two plain decimal numbers (any length up to ``MAX_ANSWER_CHARS``), by ``_numbers_equal``'s
+    rule, read exactly."""
+    x, y = Decimal(a), Decimal(b)
+    if x == y or "." not in a + b:
+        return x == y
+    with localcontext(prec=2 * MAX_ANSWER_CHARS):  # room for every digit: rounding never overflows
+        return round(x, 6) == round(y, 6)
 
 
 def _numbers_equal(a: float, b: float, decimal: bool) -> bool:
