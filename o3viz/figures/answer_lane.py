@@ -7,7 +7,9 @@ own that shares the map's x axis, so every mark sits under its step. Right is th
 the verdict red and an answer without a reference the ungraded grey, on every page; shapes differ
 too (● stated, ◆ forced; ▲ first right or regained, ▼ lost, ■ final). The probability of the
 reference is a thin line on its own 0–1 axis, where it was probed. A forced answer from a model
-other than the trace's says so in its hover and in the lane's legend.
+other than the trace's says so in its hover and in the lane's legend. A turn that rests on an
+uncertain reading of the text (``o3viz.analysis.answer_reading``) is drawn faint and says so on hover;
+the dataset figures do not count it.
 
 ``lane_of(trace)`` builds the lane from ``o3viz.analysis.running_answer``: the stated answers
 are computed when the trace has none stored, so every trace, imported or run here, has a lane.
