@@ -45,6 +45,20 @@ ADVERSARIAL = {
     "squared_repeated": "2 squared " * 100000,
     "percent_of_repeated": "5 percent of " * 80000,
     "number_words_divided": "twenty divided by " * 60000,
+    # issue 63's competition LaTeX: math delimiters, sets, factorials, subscripts, bold, labels
+    "math_delimiters": "\\(" * 200000 + "1 = 1",
+    "display_runs": "\\[1\\] " * 100000,
+    "labels_across_displays": "\\[ \\text{Total} = 1 + 2 \\] " * 30000,
+    "boxed_set": "So 1 + 1 = 2.\n\\boxed{" + "1, " * 60000 + "}",
+    "plus_minus": "1 \\pm " * 100000 + "1 = 2",
+    "factorials": "12!" * 100000 + " = 5",
+    "subscripts": "0.1_" * 100000 + " = 5",
+    "ordinals": "1st + " * 100000 + "2 = 5th",
+    "bold_stars": "5** 3 " * 100000,
+    "mod_chains": "2 + 2 = 5 \\pmod{3} " * 60000,
+    "spaced_fracs": "\\frac {" * 100000,
+    "thousands_blanks": "so 10 500 and " * 100000,  # O(1) per number: no pair to check
+    "property_of": "the units digit of " * 60000 + "3^3 is 7",
 }
 
 
