@@ -4,16 +4,18 @@
 
 1. an answer longer than ``MAX_ANSWER_CHARS`` never compares equal;
 2. both sides are normalized (``$``, ``\\left``/``\\right``, ``\\text{}``, ``\\dfrac``/``\\cfrac`` as
-   ``\\frac``, degrees, ``%``, a leading ``x =``, thousands commas and spaces, a decimal comma as a
-   point; Unicode math as its LaTeX: ``√13`` is ``\\sqrt{13}``, ``π`` is ``\\pi``, ``−`` and ``×`` are
+   ``\\frac``, degrees, ``%``, a leading ``x =``, thousands commas and spaces; Unicode math as its LaTeX: ``√13`` is ``\\sqrt{13}``, ``π`` is ``\\pi``, ``−`` and ``×`` are
    ``-`` and ``*``): equal strings match;
 3. where both sides are numbers to the small safe evaluator here (integers, decimals, ``a/b``,
    ``\\frac``, ``\\sqrt``, ``\\pi``, ``^``, implicit products such as ``3\\sqrt{13}``), they match by
    Math-Verify's numeric rule: to 6 decimal places where either is written as a decimal, otherwise
    exactly (to float precision). A plain number against a plain number never reaches a parser;
-4. otherwise Math-Verify decides (``o3viz.text.mathverify``: sets, intervals, matrices, relations,
+4. a number against a form the evaluator does not read (``3!``, ``12\\text{ cm}``, a set): the form is
+   parsed once by Math-Verify, and the number matches only the real constant it reads, by the same
+   numeric rule (so every number of a trace meets one parse of its reference);
+5. otherwise Math-Verify decides (``o3viz.text.mathverify``: sets, intervals, matrices, relations,
    equations, symbolic forms), in a bounded child process;
-5. where it gives no verdict in bounds (too long, hostile, past its deadline, not installed), the
+6. where it gives no verdict in bounds (too long, hostile, past its deadline, not installed), the
    evaluator's element-wise comparison of tuples and numbers decides, as before Math-Verify.
 
 Nothing is ever evaluated by Python itself. Extraction lives in ``o3viz.text.answers``.
@@ -26,7 +28,7 @@ import re
 from decimal import Decimal, localcontext
 from functools import lru_cache
 
-from o3viz.text.mathverify import math_verify_equivalent
+from o3viz.text.mathverify import math_verify_equivalent, math_verify_value
 
 MAX_ANSWER_CHARS = 1000  # longer "answers" are not compared (keeps normalization cheap)
 CACHE_SIZE = 16384  # verdicts kept: a dataset grades the same few answer forms over and over
@@ -46,7 +48,7 @@ _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|°|\\degree|\s*degrees?\b")
 _LEADING_VAR = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*(?=\S)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACE_THOUSANDS = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")  # "1 000", "12 345.5"
-_DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # not a thousands group: "2,74", "1000,99"
+_DECIMAL_COMMA = re.compile(r"-?(?:0,\d+|\d+,(?!\d{3}$)\d+)")  # "2,74", "1000,99", "0,111"; not "1,000"
 _BARE_ARGS = (  # LaTeX's one-character arguments: \frac94 is \frac{9}{4}, \sqrt3 is \sqrt{3}
     (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
     (re.compile(r"\\frac\s*(\d)\s*(?=\{)"), r"\\frac{\1}"),
@@ -62,8 +64,8 @@ _PLAIN = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")  # a plain decimal number: com
 def normalize_answer(s: str) -> str:
     r"""A canonical form for comparison: ``'\dfrac{1}{2}^\circ'`` → ``'\frac{1}{2}'``.
 
-    >>> normalize_answer("1 000"), normalize_answer("2,74"), normalize_answer("0,111"), normalize_answer("7,425,000")
-    ('1000', '2.74', '0.111', '7425000')
+    >>> normalize_answer("1 000"), normalize_answer("7,425,000")
+    ('1000', '7425000')
     >>> normalize_answer("\\cfrac94\\pi"), normalize_answer("32,\\! 349")
     ('\\frac{9}{4}\\pi', '32349')
     """
@@ -79,12 +81,8 @@ def normalize_answer(s: str) -> str:
     s = _LEADING_VAR.sub("", s.strip()).strip()
     if _SPACE_THOUSANDS.match(s):
         s = s.replace(" ", "")
-    if re.fullmatch(r"-?0,\d+", s):
-        s = s.replace(",", ".")  # "0,111": a thousands group never follows a lone 0
     s = _THOUSANDS.sub("", s)
     s = re.sub(r"\s+", "", s).rstrip(".").strip("*")
-    if _DECIMAL_COMMA.match(s):
-        s = s.replace(",", ".")  # "2,74", "1000,99": no thousands group, so a decimal comma
     return s.lower() if re.fullmatch(r"[A-Za-z ,.'-]+", s) else s
 
 
@@ -97,6 +95,8 @@ def answers_equivalent(answer: str, reference: str) -> bool:
     (True, True)
     >>> answers_equivalent("1 000", "1000"), answers_equivalent("-\\frac{10}{9}", "-10/9")
     (True, True)
+    >>> answers_equivalent("2,74", "2.74"), answers_equivalent("1,2", "1.2"), answers_equivalent("1,22", "122")
+    (True, True, False)
     """
     if len(answer) > MAX_ANSWER_CHARS or len(reference) > MAX_ANSWER_CHARS:
         return False
@@ -107,6 +107,9 @@ def answers_equivalent(answer: str, reference: str) -> bool:
 def _equivalent(answer: str, reference: str) -> bool:
     if _PLAIN.fullmatch(answer) and _PLAIN.fullmatch(reference):
         return _plain_equal(answer, reference)  # most of a GSM8K dataset: no normalizing at all
+    comma = _decimal_comma(answer, reference)
+    if comma is not None:
+        return comma
     a, b = normalize_answer(answer), normalize_answer(reference)
     if not a or not b:
         return False
@@ -117,8 +120,28 @@ def _equivalent(answer: str, reference: str) -> bool:
     va, vb = evaluate_number(a), evaluate_number(b)
     if va is not None and vb is not None:
         return _numbers_equal(va, vb, decimal="." in a + b)
+    if (va is None) != (vb is None):  # a number against a form the evaluator does not read
+        known, v = _constant(reference if va is not None else answer)
+        if known:  # one parse per form, however many numbers meet it (every number of a trace)
+            return v is not None and _numbers_equal(va if va is not None else vb, v, decimal="." in a + b)  # type: ignore[arg-type]
     same = math_verify_equivalent(answer, reference)
     return same if same is not None else _basic_equivalent(a, b)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _constant(s: str) -> tuple[bool, float | None]:
+    """The real constant Math-Verify reads ``s`` as (``mathverify.math_verify_value``), cached."""
+    return math_verify_value(s)
+
+
+def _decimal_comma(answer: str, reference: str) -> bool | None:
+    """A decimal comma against a decimal point (``2,74`` and ``2.74``; ``0,111`` and ``0.111``), or
+    None. Only against a point: elsewhere ``1,2`` is a list, as Math-Verify reads it in LaTeX."""
+    a, b = answer.strip("$ "), reference.strip("$ ")
+    for x, y in ((a, b), (b, a)):
+        if _DECIMAL_COMMA.fullmatch(x) and _PLAIN.fullmatch(y) and "." in y:
+            return _plain_equal(x.replace(",", "."), y)
+    return None
 
 
 def _plain_equal(a: str, b: str) -> bool:

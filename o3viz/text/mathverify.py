@@ -42,6 +42,7 @@ __all__ = [
     "WorkerStatus",
     "looks_hostile",
     "math_verify_equivalent",
+    "math_verify_value",
     "prestart",
     "status",
 ]
@@ -77,14 +78,15 @@ class _Worker:
         self.ready = False  # the child has imported Math-Verify
         self.status = WorkerStatus()
 
-    def ask(self, answer: str, reference: str, deadline: float) -> bool | None:
+    def ask(self, request: dict, deadline: float) -> dict | None:
+        """The child's reply to ``request``, or None (no child, past ``deadline``, or it died)."""
         with self.lock:
             if not self._ready():
                 return None
             assert self.proc is not None and self.proc.stdin is not None
             self.status.requests += 1
             try:
-                self.proc.stdin.write(json.dumps({"answer": answer, "reference": reference}) + "\n")
+                self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
                 line = self.lines.get(timeout=deadline)
             except (OSError, queue.Empty):
@@ -93,8 +95,7 @@ class _Worker:
                 self.status.timeouts += 1
                 self._stop()
                 return None
-            same = json.loads(line).get("same")
-            return same if isinstance(same, bool) else None
+            return json.loads(line)
 
     def _ready(self) -> bool:
         """Whether a child is up and has said "ready" (started here, and waited for, if need be)."""
@@ -173,7 +174,22 @@ def math_verify_equivalent(answer: str, reference: str, deadline: float = DEADLI
         or looks_hostile(reference)
     ):
         return None
-    return _worker.ask(answer, reference, deadline)
+    reply = _worker.ask({"answer": answer, "reference": reference}, deadline) or {}
+    same = reply.get("same")
+    return same if isinstance(same, bool) else None
+
+
+def math_verify_value(s: str, deadline: float = DEADLINE_S) -> tuple[bool, float | None]:
+    """What Math-Verify reads ``s`` as: ``(True, v)`` one real constant ``v`` (``3!``,
+    ``12\\text{ cm}``), ``(True, None)`` something else (a set, a relation, a symbol), ``(False,
+    None)`` no verdict in bounds (as ``math_verify_equivalent``)."""
+    if len(s) > MAX_PARSE_CHARS or looks_hostile(s):
+        return False, None
+    reply = _worker.ask({"value": s}, deadline) or {}
+    v = reply.get("value")
+    if reply.get("known") is not True or not (v is None or isinstance(v, (int, float))):
+        return False, None
+    return True, (float(v) if v is not None else None)
 
 
 def prestart() -> None:

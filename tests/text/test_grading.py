@@ -163,3 +163,14 @@ def test_grading_works_in_a_thread():
     worker.start()
     worker.join()
     assert got == [True]
+
+
+def test_every_number_of_a_trace_meets_one_parse_of_its_reference():
+    # the first-wrong-step reader grades every number of a trace against the reference
+    before = mathverify.status().requests
+    reference = "\\frac{\\sqrt{3}}{2} + 3!"  # 6.8660254…: a form the in-process evaluator does not read
+    verdicts = [answers_equivalent(str(n), reference) for n in range(300)] + [
+        answers_equivalent("6.866025", reference)
+    ]
+    assert not any(verdicts[:-1]) and verdicts[-1]
+    assert mathverify.status().requests - before == 1
