@@ -12,14 +12,16 @@ rationed:
   than 6 decimal places or 1e-9 relative; the number classes sit in a sorted list, so a number
   finds the few in that window by bisection, and joins the first-seen one it matches.
 - **Anything else is compared with the largest classes, up to a budget.** A comparison where a
-  side is not a number can reach Math-Verify. A number that matched no number, and an answer that
-  is not a number, is compared with at most ``MAX_COMPARED`` classes, largest first, and at most
-  ``MAX_SLOW`` such comparisons are made per tree; past them an answer that is not a number joins
-  a class only by its text or normal form.
+  side is not a number can reach Math-Verify, which takes from 0.05 s for a short formula to
+  seconds for a long tuple on a loaded machine. A number that matched no number, and an answer
+  that is not a number, is compared with at most ``MAX_COMPARED`` classes, largest first (the
+  ones the answer counts change), and at most ``MAX_SLOW`` such comparisons are made per tree;
+  an answer longer than ``MAX_SLOW_CHARS`` that is not a number, and any answer past the budget,
+  joins a class only by its text, normal form or value.
 
-So on a set whose answers have a few forms (every pair of 11 fits the budget), the classes are
+So on a set whose answers have a few forms (every pair of 7 fits the budget), the classes are
 those of comparing each answer with every earlier class (``tests/samples/test_answer_classes.py``
-checks this); a set of 256 distinct tuples costs ``MAX_SLOW`` comparisons, not 32,000.
+checks this); a set of 256 distinct tuples costs at most ``MAX_SLOW`` comparisons, not 32,640.
 
 >>> answer_classes(["18", "18.0", "\\frac{36}{2}", "18.0000001", None, "14", "x = 14"])
 ['18', '18', '18', '18', '—', '14', '14']
@@ -32,11 +34,12 @@ from dataclasses import dataclass, field
 
 from o3viz.text.answers import MAX_ANSWER_CHARS, answers_equivalent, evaluate_number, normalize_answer
 
-__all__ = ["MAX_COMPARED", "MAX_SLOW", "NO_ANSWER", "answer_classes"]
+__all__ = ["MAX_COMPARED", "MAX_SLOW", "MAX_SLOW_CHARS", "NO_ANSWER", "answer_classes"]
 
 NO_ANSWER = "—"  # a sample without an answer
-MAX_COMPARED = 8  # classes an answer is compared with where a side is not a number, largest first
-MAX_SLOW = 64  # such comparisons per tree (each may reach Math-Verify)
+MAX_COMPARED = 6  # classes an answer is compared with where a side is not a number, largest first
+MAX_SLOW = 24  # such comparisons per tree: each may reach Math-Verify (0.05 to 3 s, by length and load)
+MAX_SLOW_CHARS = 80  # an answer that is not a number and longer than this joins by its normal form
 _DECIMALS, _REL = 2e-6, 2e-9  # a number's window: wider than 6 decimal places and 1e-9 relative
 
 
@@ -64,7 +67,10 @@ class _Classes:
             c = next((c for c in self.near(v) if answers_equivalent(a, self.reps[c])), None)
             if c is not None:
                 return c
+        if v is None and len(a) > MAX_SLOW_CHARS:
+            return None
         slow = self.others if v is not None else range(len(self.reps))
+        slow = [c for c in slow if len(self.reps[c]) <= MAX_SLOW_CHARS]
         for c in sorted(slow, key=lambda c: (-self.sizes[c], c))[:MAX_COMPARED]:
             if self.slow_left <= 0:
                 return None
