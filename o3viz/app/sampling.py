@@ -23,7 +23,7 @@ from typing import Any
 from o3viz.app.jobs import Job, Progress
 from o3viz.errors import UsageError
 from o3viz.figures.sample_tree import sample_tree_figure
-from o3viz.samples.request import SampleRequest, new_set_name
+from o3viz.samples.request import SampleRequest, check_room, new_set_name
 from o3viz.samples.resample import MAX_FIRM_NODES, MAX_RESAMPLE, resample_point, undecided
 from o3viz.samples.tree import SampleTree, build_tree
 from o3viz.samples.view_data import TOP_FORKS, tree_view_data
@@ -121,6 +121,7 @@ def _more_for_set(store: Store, name: str, expect_n: int, load: Load, plan, draw
         if isinstance(planned, SetOutcome):
             return planned
         asked, label = planned
+        check_room(name, s.n, asked)  # before the model loads: a set over its cap keeps none
         model, tokenizer = load()
         report(Progress(0, asked, label))
         new = draw(

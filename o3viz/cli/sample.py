@@ -3,7 +3,8 @@
 - ``--prompt TEXT`` or ``--task gsm8k:3`` with ``--n N --temperature T``: the local model prefills
   the prompt once and decodes the N samples as one batch; with ``--base-url URL --model NAME``, N
   requests to an OpenAI-compatible endpoint, ``--concurrency`` at a time. Progress goes to stderr;
-  Ctrl-C stops and keeps the finished samples as a smaller set, and says so.
+  Ctrl-C stops and keeps the finished samples as a smaller set, and says so; so does an endpoint
+  request that fails after its retries (then the exit code is 1).
 - ``--grow``: N more samples of an existing set (``--set NAME``), with its own settings.
 - ``--firm-up K``: K continuations after each side of every split the set's tree could not decide
   (``o3viz.samples.resample.firm_up``), added to the set; then the forks before and after.
@@ -23,7 +24,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from o3viz.errors import UsageError
-from o3viz.samples.request import MAX_CONCURRENCY, MAX_SAMPLES, SampleRequest, check_set_name, new_set_name
+from o3viz.samples.request import (
+    MAX_CONCURRENCY,
+    MAX_SAMPLES,
+    SampleRequest,
+    check_room,
+    check_set_name,
+    new_set_name,
+)
 from o3viz.samples.resample import MAX_FIRM_NODES, MAX_RESAMPLE
 
 
@@ -132,28 +140,37 @@ def _draw(req: SampleRequest):
     return drawn
 
 
+def _grow_settings(args, store) -> None:
+    """``--grow``: the set's own prompt or task, reference, temperature, budget and endpoint go
+    into ``args``, and a new seed; refused in one line when the set has no room for ``--n``."""
+    from o3viz.samples.sets import read_set
+
+    if not args.set_name:
+        raise UsageError("--grow needs --set NAME, the set to add samples to")
+    have = read_set(store, check_set_name(args.set_name))
+    check_room(have.name, have.n, args.n)  # before drawing: a set over its cap keeps none
+    info = have.info
+    if not (info.get("prompt") or info.get("task_id")):
+        raise UsageError(f"set {args.set_name} was not drawn from a prompt or task; it cannot grow")
+    if args.reference is not None:
+        raise UsageError("--reference does not go with --grow: a set keeps the reference it was drawn with")
+    args.prompt, args.task = info.get("prompt"), info.get("task_id")
+    if args.prompt:  # a free prompt's reference is the set's (a task brings its own)
+        args.reference = have.traces[0].task.reference
+    args.temperature = float(info.get("temperature") or args.temperature)
+    args.max_new_tokens = int(info.get("max_new_tokens") or args.max_new_tokens)
+    args.seed = int(info.get("seed") or 0) + 1 + have.n  # a new stream: the grown samples differ
+    args.base_url = info.get("base_url") or args.base_url
+
+
 def _sample(args, store) -> int:
+    """Draw, then store what finished. A stop or a failed request keeps the finished samples and
+    says how many; a failed request also makes the exit code 1."""
     from o3viz.samples.draw import draw_settings
-    from o3viz.samples.sets import grow_set, read_set, save_set
+    from o3viz.samples.sets import grow_set, save_set
 
     if args.grow:
-        if not args.set_name:
-            raise UsageError("--grow needs --set NAME, the set to add samples to")
-        have = read_set(store, check_set_name(args.set_name))
-        info = have.info
-        if not (info.get("prompt") or info.get("task_id")):
-            raise UsageError(f"set {args.set_name} was not drawn from a prompt or task; it cannot grow")
-        if args.reference is not None:
-            raise UsageError(
-                "--reference does not go with --grow: a set keeps the reference it was drawn with"
-            )
-        args.prompt, args.task = info.get("prompt"), info.get("task_id")
-        if args.prompt:  # a free prompt's reference is the set's (a task brings its own)
-            args.reference = have.traces[0].task.reference
-        args.temperature = float(info.get("temperature") or args.temperature)
-        args.max_new_tokens = int(info.get("max_new_tokens") or args.max_new_tokens)
-        args.seed = int(info.get("seed") or 0) + 1 + have.n  # a new stream: the grown samples differ
-        args.base_url = info.get("base_url") or args.base_url
+        _grow_settings(args, store)
     req = request_from_args(args)
     name = req.set_name or new_set_name()
     if not args.grow:
@@ -162,21 +179,25 @@ def _sample(args, store) -> int:
         if store.count(Query(dataset=[name]), cap=1):
             raise UsageError(f"set {name}: the store already has a dataset of that name; pick another --set")
     drawn = _draw(req)
-    kept = len(drawn.traces)
+    kept, failed, why = len(drawn.traces), int(bool(drawn.error)), "stopped"
+    if drawn.error:
+        print(f"error: {drawn.error}", file=sys.stderr)
+        why = "a request failed"
     if drawn.stopped:
-        print(f"stopped: kept {kept} finished sample(s) of {req.n} asked for", file=sys.stderr)
+        print(f"{why}: kept {kept} finished sample(s) of {req.n} asked for", file=sys.stderr)
     if args.grow:
-        s = grow_set(store, name, drawn.traces, {"stopped": drawn.stopped} if drawn.stopped else {})
+        ended = {"stopped": True, **({"error": drawn.error} if drawn.error else {})}
+        s = grow_set(store, name, drawn.traces, ended if drawn.stopped else {})
         print(f"set {name}: {kept} sample(s) added, {s.n} in all")
-        return 0
+        return failed
     if kept < 2:
         print(f"nothing stored: {kept} sample(s) finished, and a set needs 2", file=sys.stderr)
         return 1
     s = save_set(store, name, drawn.traces, draw_settings(req, drawn))
     made_up = "" if req.set_name else " (a made-up name: give --set NAME to choose one)"
-    smaller = f", a smaller set than the {req.n} asked for (stopped)" if drawn.stopped else ""
+    smaller = f", a smaller set than the {req.n} asked for ({why})" if drawn.stopped else ""
     print(f"set {s.name}: {s.n} samples stored{smaller}{made_up}; draw it with: o3viz tree {s.name}")
-    return 0
+    return failed
 
 
 def _firm_up(args, store) -> int:
@@ -199,6 +220,7 @@ def _firm_up(args, store) -> int:
             f"set {s.name}: no undecided split (no node with two sides of 2+ graded samples that is not a fork)"
         )
         return 0
+    check_room(s.name, s.n, 2 * len(todo) * args.firm_up)  # before the model loads
     from o3viz.branch.continuation import Continuer
     from o3viz.model import load_model
 

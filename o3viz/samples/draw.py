@@ -13,18 +13,19 @@ typed steps, answer, claim checks) plus the answer check against the task's refe
 importers' one text → trace path (``o3viz.branch.continuation.text_round``).
 
 A stop (``should_stop()``, the CLI's Ctrl-C) keeps the samples already finished (EOS or the token
-budget reached) and drops the ones cut mid-way: ``Drawn.stopped`` says so.
+budget reached) and drops the ones cut mid-way: ``Drawn.stopped`` says so. A request that fails
+after its retries ends an endpoint job the same way: no new request is sent, the ones in flight
+finish, every finished sample is kept, and ``Drawn.error`` says what failed.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from o3viz.branch.continuation import text_round
-from o3viz.clients import OpenAIBackend, Sampling, api_key_from_env
+from o3viz.clients import OpenAIBackend, RolloutError, Sampling, api_key_from_env
 from o3viz.clients.local import decode_shared_prefix
 from o3viz.run.capture import build_round
 from o3viz.run.config import CaptureConfig
@@ -54,11 +55,13 @@ Progress = Callable[[int, int, int], None]  # (samples finished, tokens decoded 
 
 @dataclass
 class Drawn:
-    """The finished samples of one job (``traces``, in order) and whether a stop cut it short."""
+    """The finished samples of one job (``traces``, in order) and whether a stop or an error cut
+    it short."""
 
     traces: list[Trace] = field(default_factory=list)
     requested: int = 0
-    stopped: bool = False  # a stop ended the job: ``len(traces) < requested``
+    stopped: bool = False  # a stop or an error ended the job: ``len(traces) < requested``
+    error: str | None = None  # the failed request that ended it (None: no request failed)
 
 
 def draw_settings(req: SampleRequest, drawn: Drawn) -> dict:
@@ -70,6 +73,7 @@ def draw_settings(req: SampleRequest, drawn: Drawn) -> dict:
         "max_new_tokens": req.max_new_tokens, "seed": req.seed, "model": model,
         "base_url": req.base_url, "requested": req.n, "stopped": drawn.stopped,
         "drawn": "endpoint" if req.base_url else "local batch",
+        **({"error": drawn.error} if drawn.error else {}),
     }  # fmt: skip
 
 
@@ -115,15 +119,19 @@ class TokenStatsRecorder:
 
 class _StopCheck:
     """A stopping criterion that ends the whole batch when ``should_stop()`` says so, and reports
-    progress once per decoded token."""
+    progress once per decoded token: ``on_step(ended)``, the rows of the batch that have decoded
+    an end token (``stop``) so far, which are finished samples."""
 
-    def __init__(self, should_stop, on_step) -> None:
+    def __init__(self, should_stop, on_step, stop: set[int]) -> None:
         self.should_stop, self.on_step, self.fired = should_stop, on_step, False
+        self.stop, self.ended = sorted(stop), None  # ended: (k,) bool, once the first token is seen
 
     def __call__(self, input_ids, scores, **kwargs):
         import torch
 
-        self.on_step()
+        last = torch.isin(input_ids[:, -1], torch.tensor(self.stop, device=input_ids.device))
+        self.ended = last if self.ended is None else self.ended | last
+        self.on_step(int(self.ended.sum()))
         self.fired = bool(self.should_stop is not None and self.should_stop())
         return torch.full((input_ids.shape[0],), self.fired, dtype=torch.bool, device=input_ids.device)
 
@@ -179,12 +187,12 @@ def draw_local(
         k, first = min(req.batch, req.n - len(out.traces)), len(out.traces)
         rec, tokens = TokenStatsRecorder(), [0]
 
-        def step(tokens=tokens, first=first):
+        def step(ended: int, tokens=tokens, first=first):
             tokens[0] += 1
             if on_progress is not None:
-                on_progress(first, tokens[0], req.n)
+                on_progress(first + ended, tokens[0], req.n)
 
-        check = _StopCheck(should_stop, step)
+        check = _StopCheck(should_stop, step, stop)
         new = decode_shared_prefix(
             model, tokenizer, ids, k, sampling, first, logits_processor=[rec], stopping_criteria=[check]
         )
@@ -215,28 +223,8 @@ def draw_endpoint(
     _, task = task_of(req)
     rendered = PAPER_PROMPT.format(question=task.question)
     sampling = Sampling(req.max_new_tokens, float(req.temperature), req.top_p, req.seed)
-    texts: dict[int, str] = {}
-    out, lock, pending = Drawn(requested=req.n), threading.Lock(), list(range(req.n))
-    with ThreadPoolExecutor(max_workers=req.concurrency) as pool:
-        running: dict = {}
-        while pending or running:
-            while pending and len(running) < req.concurrency and not out.stopped:
-                i = pending.pop(0)
-                running[pool.submit(backend.complete, rendered, 1, sampling, i)] = i
-            if not running:
-                break
-            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
-            for f in done:
-                i = running.pop(f)
-                with lock:
-                    texts[i] = f.result()[0]  # a RolloutError after its retries ends the job: one line
-                if on_progress is not None:
-                    on_progress(len(texts), 0, req.n)
-            if should_stop is not None and should_stop() and not out.stopped:
-                out.stopped = True
-                pending.clear()
-                for f in running:
-                    f.cancel()
+    out = Drawn(requested=req.n)
+    texts = _requests(backend, rendered, sampling, req, out, on_progress, should_stop)
     prov = Provenance(
         model_id=backend.name, library_versions=library_versions(), settings={"sample": sampling.key()},
         seed=req.seed, created_at=timestamp(),
@@ -248,6 +236,39 @@ def draw_endpoint(
         out.traces.append(trace)
     out.stopped = out.stopped and len(out.traces) < req.n
     return out
+
+
+def _requests(backend, rendered, sampling, req, out: Drawn, on_progress, should_stop) -> dict[int, str]:
+    """The text of each finished request by sample index, at most ``req.concurrency`` in flight. A
+    stop or a request failed after its retries sends no new request and lets those in flight
+    finish (a stop cancels the ones not yet started); ``out`` records which ended the job."""
+    texts: dict[int, str] = {}
+    pending = list(range(req.n))
+    with ThreadPoolExecutor(max_workers=req.concurrency) as pool:
+        running: dict = {}
+        while pending or running:
+            while pending and len(running) < req.concurrency and not out.stopped:
+                i = pending.pop(0)
+                running[pool.submit(backend.complete, rendered, 1, sampling, i)] = i
+            if not running:
+                break
+            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                i = running.pop(f)
+                try:
+                    texts[i] = f.result()[0]
+                except RolloutError as exc:
+                    out.error, out.stopped = out.error or str(exc), True
+                    pending.clear()
+                    continue
+                if on_progress is not None:
+                    on_progress(len(texts), 0, req.n)
+            if should_stop is not None and should_stop() and not out.stopped:
+                out.stopped = True
+                pending.clear()
+                for f in running:
+                    f.cancel()
+    return texts
 
 
 def endpoint_backend(req: SampleRequest) -> OpenAIBackend:

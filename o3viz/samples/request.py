@@ -25,6 +25,7 @@ __all__ = [
     "MAX_NEW_TOKENS",
     "MAX_SAMPLES",
     "SampleRequest",
+    "check_room",
     "check_set_name",
     "new_set_name",
 ]
@@ -45,6 +46,17 @@ def check_set_name(name: str) -> str:
             f"set name {str(name)[:40]!r}: use 1-80 letters, digits and . _ : + -, starting with a letter or digit"
         )
     return name
+
+
+def check_room(name: str, have: int, adding: int) -> None:
+    """One ``UsageError`` line when set ``name`` of ``have`` samples has no room for ``adding``
+    more: callers check before they draw, so no request or decoding is spent on samples that
+    could not be kept."""
+    if have + adding > MAX_SAMPLES:
+        room = f"add at most {MAX_SAMPLES - have}" if have < MAX_SAMPLES else "it is full"
+        raise UsageError(
+            f"set {name}: {have} + {adding} samples is over the {MAX_SAMPLES} a set holds; {room}"
+        )
 
 
 def new_set_name() -> str:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from o3viz.errors import UsageError
+from o3viz.samples.request import check_room
 from o3viz.samples.tree import SampleTree
 from o3viz.trace.ids import step_ref
 
@@ -99,6 +100,7 @@ def resample_node(
     rollout cache's continuations, so callers pass a new one per draw. A stop keeps those finished."""
     if not 1 <= k <= MAX_RESAMPLE:
         raise UsageError(f"resample {k}: give 1 to {MAX_RESAMPLE} continuations")
+    check_room(s.name, s.n, k)  # before drawing: a set over its cap keeps none of them
     sample, through = resample_point(tree, node_id)
     return _continue(
         s, tree, sample, through, node_id, k, continuer, sampling, cache, on_progress, should_stop
@@ -129,6 +131,7 @@ def firm_up(
     points = [
         (side, side_point(tree, side)) for nid in undecided(tree)[:limit] for side in tree.nodes[nid].sides
     ]
+    check_room(s.name, s.n, len(points) * k)  # before drawing: a set over its cap keeps none of them
     cache, out = cache or RolloutCache(), []
     for j, (side, (sample, through)) in enumerate(points):
         if should_stop and should_stop():

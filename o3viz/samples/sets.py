@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from o3viz.analysis.pairing import question_key
 from o3viz.errors import UsageError
-from o3viz.samples.request import MAX_SAMPLES, check_set_name
+from o3viz.samples.request import MAX_SAMPLES, check_room, check_set_name
 from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.trace import Trace
@@ -121,8 +121,7 @@ def save_set(store: Store, name: str, traces: list[Trace], settings: dict | None
 def grow_set(store: Store, name: str, traces: list[Trace], settings: dict | None = None) -> SampleSet:
     """Add ``traces`` (more samples of the set's question, e.g. resamples) to set ``name``."""
     have = read_set(store, name)
-    if have.n + len(traces) > MAX_SAMPLES:
-        raise UsageError(f"set {name}: {have.n} + {len(traces)} samples is over {MAX_SAMPLES}")
+    check_room(name, have.n, len(traces))
     _check_question(traces, have.question)
     _add(store, name, traces, {**have.info, **(settings or {})}, have.n)
     return read_set(store, name)

@@ -24,8 +24,9 @@ pytestmark = [pytest.mark.server]  # a stub completions server on 127.0.0.1
 @pytest.fixture
 def stub():
     """``(base_url, state)``: even seeds answer 540 (gsm8k:3's reference), odd ones 60; ``state``
-    holds every request body and the most requests seen in flight at once."""
-    state = {"bodies": [], "now": 0, "most": 0}
+    holds every request body and the most requests seen in flight at once. Set
+    ``state["fail_from"] = k`` and the k-th request on (1-based) gets a 503."""
+    state = {"bodies": [], "now": 0, "most": 0, "fail_from": None}
     lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -33,8 +34,14 @@ def stub():
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with lock:
                 state["bodies"].append(body)
+                failing = state["fail_from"] is not None and len(state["bodies"]) >= state["fail_from"]
                 state["now"] += 1
                 state["most"] = max(state["most"], state["now"])
+            if failing:
+                with lock:
+                    state["now"] -= 1
+                self.send_error(503, "overloaded")
+                return
             time.sleep(0.05)
             answer = 540 if body["seed"] % 2 == 0 else 60
             reply = json.dumps(
@@ -95,3 +102,31 @@ def test_a_stop_keeps_the_finished_requests(stub):
         should_stop=lambda: len(seen) >= 3,
     )
     assert drawn.stopped and 3 <= len(drawn.traces) < 8
+
+
+def test_a_failed_request_keeps_the_finished_samples_and_says_how_many(stub, capsys):
+    url, state = stub
+    state["fail_from"] = 31
+    args = ["sample", "--task", "gsm8k:3", "--n", "32", "--base-url", url, "--model", "m"]
+    assert main([*args, "--concurrency", "1", "--set", "flaky"]) == 1
+    out, err = capsys.readouterr()
+    assert "HTTP 503" in err and "kept 30 finished sample(s) of 32 asked for" in err
+    assert "set flaky: 30 samples stored" in out
+    s = read_set(Store(), "flaky")
+    assert s.n == 30 and s.stopped and "503" in s.info["error"]
+    assert sorted(t.info["sample"]["index"] for t in s.traces) == list(range(30))
+
+
+def test_a_grown_set_at_its_cap_is_refused_before_any_request(stub, capsys):
+    from o3viz.samples.sets import save_set
+    from o3viz.testing.sample_sets import text_sample
+
+    url, state = stub
+    traces = [text_sample(f"He runs 3 * 3 = 9 sprints. The answer is {i}.") for i in range(250)]
+    save_set(Store(), "full", traces, {"prompt": traces[0].task.question, "base_url": url})
+    args = ["sample", "--grow", "--set", "full", "--n", "8", "--base-url", url, "--model", "m"]
+    assert main(args) == 2
+    assert "250 + 8 samples is over the 256 a set holds; add at most 6" in capsys.readouterr().err
+    assert state["bodies"] == [] and read_set(Store(), "full").n == 250
+    assert main([*args[:5], "6", *args[6:]]) == 0  # what fits is drawn
+    assert len(state["bodies"]) == 6 and read_set(Store(), "full").n == 256
