@@ -83,6 +83,7 @@ def test_a_factorial_is_not_a_number():
         "The exponent of \\(13^{19}\\) is 19, which is 4 \\cdot 4 + 3.",
         "The divisors of 2^2 \\times 3^2 are 1, 2, 3, 4, 6, 9, 12, 18, 36.",
         "The units digits of \\(13^{19}\\) and \\(19^{13}\\) are 7 and 9.",
+        "so \\(2^1 * 2^2\\) gives the remainder of \\(2^3\\) which is 3 when divided by 5.",
     ],
 )
 def test_is_after_a_property_is_no_equation(text):
@@ -168,6 +169,12 @@ def test_a_claim_false_modulo_its_own_modulus_is_still_wrong():
 def test_a_remainder_is_not_a_quotient():
     assert flags("The remainder of 17 divided by 5 is 2.") == []
     assert flags("The remainder of 1000 - 7 \\cdot 142 is 5.") == [("1000-7*142", "5")]
+
+
+def test_uppercase_units_and_words_still_carry_a_claim():
+    assert flags("50 miles / 10 MPG = 500 gallons of gas") == [("50/10", "500")]
+    assert flags("Total number of M&M's: 300+312+150=150.96 M&M's") == [("300+312+150", "150.96")]
+    assert flags("Ella earned $33 / 3 hours of dog walking = $12 per hour.") == [("33/3", "$12")]
 
 
 def test_markdown_bold_is_not_a_power():

@@ -225,7 +225,7 @@ def check_pair(
         return None  # "1 hour = 60 minutes": a conversion, not arithmetic
     if _is_range(left, norm) or _is_range(right, norm):
         return None
-    if left.property_of:
+    if left.property_of and not (left.property_of.startswith(("remainder", "residue")) and _adds(left)):
         return None  # "the units digit of 3^3, which is 7": a property of 3^3, not its value
     if _converts(left, right, norm):
         return None  # "1/4 inch = 10 miles": a scale or a conversion, not arithmetic
@@ -244,12 +244,18 @@ def check_pair(
     return _judge_chain(left, right, approx, norm, where)
 
 
+def _adds(run: Run) -> bool:
+    """ "1000 - 7 * 142": the remainder of a subtraction is computed, not named."""
+    return any(k == "OP" and t in "+-" for k, t in run.items)
+
+
 def _converts(left: Run, right: Run, norm: NormText) -> bool:
     """A number of one unit equal to a number of another ("\\frac14 inch = 10 miles"), where
     the left side holds no unit of its own ("75 miles / 15 mph = 5 hours" is a division)."""
     if not (left.units and right.units and left.units != right.units):
         return False
-    return not any(ch.isalpha() for ch in norm.text[left.start : left.end])
+    written = norm.text[left.start : left.end]  # "((1)/(4))", "1/2": not "156 / 3", "10/100 * 30"
+    return left.is_simple and not any(ch.isalpha() or ch.isspace() for ch in written)
 
 
 def _bare_symbol(run: Run) -> bool:
@@ -264,7 +270,11 @@ def _judge_simple(
     verdict, rounded = judge(lv, rv, approx) if lv and rv else ("unverifiable", False)
     if verdict == "wrong" and any(-v == r for v in lv for r, _ in rv):
         verdict = "unverifiable"  # "$30 - $50 = $20 less": the sign moved into words (rule kept on principle; its old example came from the held-out half)
-    if verdict == "wrong" and _remainder(expr, rv):
+    if (
+        verdict == "wrong"
+        and _remainder(expr, rv)
+        and "remainder" in norm.text[max(0, expr.start - 80) : expr.end + 40].lower()
+    ):
         verdict = "unverifiable"  # "the remainder of 17 divided by 5 is 2": not the quotient
     if verdict == "wrong" and _rounded_inputs(expr, lv, rv):
         verdict = "unverifiable"  # "-8/14.424 = -0.5547": inputs already rounded

@@ -10,7 +10,7 @@ Every helper looks at most ``LOOK_BACK`` tokens around one place, so a scan stay
 
 from __future__ import annotations
 
-from o3viz.verify.claims.tokens import LOOK_BACK, Run, Tok, is_name, kind_at, skip_units
+from o3viz.verify.claims.tokens import LOOK_BACK, Run, Tok, kind_at, skip_units
 
 __all__ = [
     "PROPERTY_NOUNS",
@@ -125,7 +125,7 @@ def after_subscript(toks: list[Tok], j: int) -> int:
 _MULTIPLYING = set(
     "\\cos \\sin \\tan \\cot \\sec \\csc \\log \\ln \\exp \\arcsin \\arccos \\arctan \\binom "
     "\\dbinom \\alpha \\beta \\gamma \\delta \\theta \\phi \\varphi \\omega \\lambda \\mu \\sigma "
-    "\\tau \\rho \\angle \\triangle \\overline \\lfloor \\lceil π".split()
+    "\\tau \\rho \\angle \\triangle \\overline \\lfloor \\lceil π R".split()  # R: "58 R 5"
 )
 # "the units digit of 3^3, which is 7", "the exponent of 13^19 is 19": what follows "<noun> of" is
 # the argument of a property, and "is" states the property, not the expression's value
@@ -133,15 +133,15 @@ PROPERTY_NOUNS = set(
     "digit digits exponent exponents base divisor divisors factor factors "
     "multiple multiples power powers root roots reciprocal inverse numerator denominator "
     "coefficient coefficients degree sign term terms place position period order "
-    "logarithm log parity magnitude".split()
+    "logarithm log parity magnitude remainder remainders residue".split()
 )
 
 
 def multiplies(word: str) -> bool:
     """Whether ``word`` after a number and a blank goes on the expression ("2 \\cos C")."""
-    if word in _MULTIPLYING or is_name(word):
+    if word in _MULTIPLYING:
         return True
-    return len(word) == 1 and word.isalpha() and word not in ("a", "A", "I")
+    return len(word) == 1 and word.isalpha() and word.islower() and word != "a"  # "2 r", not "M&M"
 
 
 def next_past_math(toks: list[Tok], j: int) -> tuple[int, bool]:
@@ -154,9 +154,9 @@ def next_past_math(toks: list[Tok], j: int) -> tuple[int, bool]:
     return j, crossed
 
 
-def property_of(toks: list[Tok], first: int) -> bool:
-    """Whether the run starting at token ``first`` follows "<property noun> of" ("the units
-    digit of 3^3", "the divisors of 2^2 3^2")."""
+def property_of(toks: list[Tok], first: int) -> str:
+    """The property noun the run starting at token ``first`` follows with "of" ("digit" in
+    "the units digit of 3^3", "remainder" in "the remainder of 2^3"), or ""."""
     p, words = first - 1, []
     while p >= 0 and first - p < LOOK_BACK and len(words) < 2:
         t = toks[p]
@@ -166,4 +166,6 @@ def property_of(toks: list[Tok], first: int) -> bool:
         if t.kind != "WORD":
             break
         words.append(t.text.lower())
-    return len(words) == 2 and words[0] == "of" and words[1] in PROPERTY_NOUNS
+        if words[0] != "of":
+            return ""  # most runs: no "of" before them, one token looked at
+    return words[1] if len(words) == 2 and words[1] in PROPERTY_NOUNS else ""

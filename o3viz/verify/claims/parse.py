@@ -53,9 +53,9 @@ def scan_chains(norm: str) -> list[Chain]:
         if run is None:
             i = max(j, i + 1)
             continue
-        runs, links, label = [run], [], label_before(toks, i)
+        runs, links = [run], []
         while True:
-            k, link = _find_link(toks, j, runs[-1], label)
+            k, link = _find_link(toks, j, runs[-1], i)
             if link is None:
                 break
             nxt, j2 = _read_run(toks, k)
@@ -81,15 +81,18 @@ def _can_start(toks: list[Tok], i: int) -> bool:
     return t.kind in ("NUM", "CUR", "OP", "LP")
 
 
-def _find_link(toks: list[Tok], j: int, prev: Run, label: tuple[str, ...] = ()) -> tuple[int, str | None]:
+def _find_link(toks: list[Tok], j: int, prev: Run, start: int = -1) -> tuple[int, str | None]:
     """After a run: skip trailing unit words, then expect ``=``/``≈``/``is``. Unit words are
-    skipped only inside the math: "\\(2009 \\times 2009\\) square is" names the square."""
+    skipped only inside the math: "\\(2009 \\times 2009\\) square is" names the square, except
+    a label the chain starting at token ``start`` restated ("\\] \\[ Total fruits = 178")."""
     j, crossed = next_past_math(toks, j)
     if not crossed:
         k = skip_units(toks, j)
         prev.units = " ".join(t.text.lower().rstrip("s") for t in toks[j:k] if t.kind == "WORD")
         j, crossed = next_past_math(toks, k)
-    elif label and label_at(toks, j) == label:  # "\\[ Total = 52 + 24 \\] \\[ Total = 178 \\]"
+    elif (
+        start >= 0 and (label := label_at(toks, j)) and label == label_before(toks, start)
+    ):  # "\\[ Total = 52 + 24 \\] \\[ Total = 178 \\]"
         j = skip_units(toks, j)
     if kind_at(toks, j) == "EQ":
         text = toks[j].text

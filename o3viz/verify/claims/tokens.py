@@ -93,7 +93,7 @@ EQ_WORDS = {"is", "equals", "are"}
 # "2nd", "5th": an ordinal names a place, it is no number to add to
 ORDINALS = {"st", "nd", "rd", "th"}
 # uppercase words that are units, not named points or sides ("AB", "BD")
-_UPPER_UNITS = {"AM", "PM", "MB", "GB", "KB", "TB", "USD", "EUR", "GBP", "CM", "KM", "KG", "MPH", "HP"}
+_UPPER_UNITS = set("AM PM MB GB KB TB CM KM KG MM ML MG HP OZ LB FT KW HZ TV PC".split())
 UNIT_LETTERS = {"m", "g", "h", "s", "l", "L", "t", "K", "V", "W", "J", "N"}  # "7.5 m", "2 h"
 FUNCS = {"sqrt"}
 # letters glued to a number that are units or ordinals, not variables ("7kg", "3rd")
@@ -132,7 +132,7 @@ class Run:
     ambiguous: bool = False  # used implicit multiplication
     has_of: bool = False  # "20% of 50", "1/2 of 18"
     divides: bool = False  # "÷" or "divided by": a division, not a fraction naming a quantity
-    property_of: bool = False  # follows "the units digit of": "is" names a property of it
+    property_of: str = ""  # "digit" after "the units digit of": "is" names a property of it
     units: str = ""  # the unit words written after it ("inch" in "1/4 inch = 10 miles")
 
     @property
@@ -248,8 +248,9 @@ def is_unit(word: str) -> bool:
 
 
 def is_name(word: str) -> bool:
-    """An uppercase name of a point, side or angle ("AC", "BD"), not a unit ("PM", "MB")."""
-    return 2 <= len(word) <= 3 and word.isupper() and word not in _UPPER_UNITS
+    """A two-letter uppercase name of a side or segment ("AC", "BD"), not a unit ("PM", "MB";
+    three letters are units more often than names: "MPG", "WPM")."""
+    return len(word) == 2 and word.isupper() and word.isalpha() and word not in _UPPER_UNITS
 
 
 def is_term_letters(word: str) -> bool:
