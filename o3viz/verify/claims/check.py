@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from o3viz.verify.claims.evaluate import TooLarge, Value, Verdict, evaluate, format_value, judge, readings
+from o3viz.verify.claims.latex import adds, converts, stated_remainder
 from o3viz.verify.claims.parse import Run, scan_chains
 from o3viz.verify.claims.regions import (
     MAX_CHECK_CHARS,
@@ -225,9 +226,9 @@ def check_pair(
         return None  # "1 hour = 60 minutes": a conversion, not arithmetic
     if _is_range(left, norm) or _is_range(right, norm):
         return None
-    if left.property_of and not (left.property_of.startswith(("remainder", "residue")) and _adds(left)):
+    if left.property_of and not (left.property_of.startswith(("remainder", "residue")) and adds(left)):
         return None  # "the units digit of 3^3, which is 7": a property of 3^3, not its value
-    if _converts(left, right, norm):
+    if converts(left, right, norm.text[left.start : left.end]):
         return None  # "1/4 inch = 10 miles": a scale or a conversion, not arithmetic
     if link == "is" and not right.is_simple:
         return None  # "50% of 8 is 1.5*8": words around "is" make weak equations
@@ -244,20 +245,6 @@ def check_pair(
     return _judge_chain(left, right, approx, norm, where)
 
 
-def _adds(run: Run) -> bool:
-    """ "1000 - 7 * 142": the remainder of a subtraction is computed, not named."""
-    return any(k == "OP" and t in "+-" for k, t in run.items)
-
-
-def _converts(left: Run, right: Run, norm: NormText) -> bool:
-    """A number of one unit equal to a number of another ("\\frac14 inch = 10 miles"), where
-    the left side holds no unit of its own ("75 miles / 15 mph = 5 hours" is a division)."""
-    if not (left.units and right.units and left.units != right.units):
-        return False
-    written = norm.text[left.start : left.end]  # "((1)/(4))", "1/2": not "156 / 3", "10/100 * 30"
-    return left.is_simple and not any(ch.isalpha() or ch.isspace() for ch in written)
-
-
 def _bare_symbol(run: Run) -> bool:
     return len(run.items) == 1 and run.items[0][0] == "VAR"
 
@@ -272,7 +259,7 @@ def _judge_simple(
         verdict = "unverifiable"  # "$30 - $50 = $20 less": the sign moved into words (rule kept on principle; its old example came from the held-out half)
     if (
         verdict == "wrong"
-        and _remainder(expr, rv)
+        and stated_remainder(expr, rv)
         and "remainder" in norm.text[max(0, expr.start - 80) : expr.end + 40].lower()
     ):
         verdict = "unverifiable"  # "the remainder of 17 divided by 5 is 2": not the quotient
@@ -283,15 +270,6 @@ def _judge_simple(
     rule = "rounding" if rounded else _rule_for(expr)
     first, last = (expr, stated) if expr.start <= stated.start else (stated, expr)
     return _make(first, last, stated, norm, where, verdict, rule, lv[0] if lv else None, expr)
-
-
-def _remainder(expr: Run, rv: list[tuple[Value, int | None]]) -> bool:
-    """Whether ``a / b`` (whole numbers) is stated as ``a mod b``."""
-    items = expr.items
-    if len(items) != 3 or items[1] != ("OP", "/") or not all(t.isdigit() for _, t in items[::2]):
-        return False
-    a, b = int(items[0][1]), int(items[2][1])
-    return b > 0 and any(r == a % b for r, _ in rv)
 
 
 def _rounded_inputs(expr: Run, lv: list[Value], rv: list[tuple[Value, int | None]]) -> bool:

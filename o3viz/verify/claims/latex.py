@@ -14,6 +14,8 @@ from o3viz.verify.claims.tokens import LOOK_BACK, Run, Tok, kind_at, skip_units
 
 __all__ = [
     "PROPERTY_NOUNS",
+    "adds",
+    "converts",
     "after_subscript",
     "applied",
     "group_follows",
@@ -23,6 +25,7 @@ __all__ = [
     "multiplies",
     "next_past_math",
     "property_of",
+    "stated_remainder",
 ]
 
 _MOD_WORDS = {"\\pmod", "\\mod", "\\bmod", "mod", "modulo", "\\equiv", "≡"}
@@ -169,3 +172,26 @@ def property_of(toks: list[Tok], first: int) -> str:
         if words[0] != "of":
             return ""  # most runs: no "of" before them, one token looked at
     return words[1] if len(words) == 2 and words[1] in PROPERTY_NOUNS else ""
+
+
+def adds(run: Run) -> bool:
+    """ "1000 - 7 * 142": the remainder of a subtraction is computed, not named."""
+    return any(k == "OP" and t in "+-" for k, t in run.items)
+
+
+def converts(left: Run, right: Run, written: str) -> bool:
+    """A number of one unit equal to a number of another ("\\frac14 inch = 10 miles"), where
+    the left side holds no unit of its own ("75 miles / 15 mph = 5 hours" is a division)."""
+    if not (left.units and right.units and left.units != right.units):
+        return False
+    # written: the left side as normalized: "((1)/(4))", "1/2"; not "156 / 3", "10/100 * 30"
+    return left.is_simple and not any(ch.isalpha() or ch.isspace() for ch in written)
+
+
+def stated_remainder(expr: Run, stated: list) -> bool:
+    """Whether ``a / b`` (whole numbers) is stated as ``a mod b``."""
+    items = expr.items
+    if len(items) != 3 or items[1] != ("OP", "/") or not all(t.isdigit() for _, t in items[::2]):
+        return False
+    a, b = int(items[0][1]), int(items[2][1])
+    return b > 0 and any(r == a % b for r, _ in stated)
