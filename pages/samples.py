@@ -23,7 +23,7 @@ from o3viz.app.sampling import (
     sample_tree_figure,
     undecided,
 )
-from o3viz.figures import clip_label, escape_markdown
+from o3viz.figures import clip_label, counted, escape_markdown
 from pages.common.jobs import follow_job, start_job
 from pages.common.sample_tree import cli_line, forks_panel, interval, node_panel, pct, sample_request
 from pages.common.state import take
@@ -112,7 +112,9 @@ def headline(s, tree) -> None:
     root, m = tree.nodes[0], tree.majority
     st.caption(escape_markdown(clip_label(f"Question: {s.question}", 240)))
     parts = [f"n = {s.n}" + (" (a stopped draw: a smaller set)" if s.stopped else "")]
-    if m.answer is not None:
+    if m.tied:
+        parts.append(f"no majority: a {len(m.tied) + 1}-way tie at {counted(m.count, 'sample')} each")
+    elif m.answer is not None:
         ok = {True: " (:green[the reference])", False: " (:red[not the reference])", None: ""}[m.correct]
         parts.append(
             f"majority **{escape_markdown(clip_label(m.answer, 30))}**{ok}: {m.count} of {m.n} "

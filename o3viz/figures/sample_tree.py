@@ -33,7 +33,10 @@ from o3viz.figures._style import (
     SELECT_COLOR,
     UNGRADED_COLOR,
     base_layout,
+    clip_label,
+    counted,
     empty_figure,
+    esc,
 )
 from o3viz.samples.tree import SampleTree
 from o3viz.samples.view_data import tree_view_data
@@ -73,7 +76,7 @@ def _hover(n: dict) -> str:
     steps = f"{n['steps']} steps collapsed<br>" if n["steps"] > 1 else ""
     text = html.escape(n["text"][:160]) + (f"<br>… {html.escape(n['last'][:120])}" if n["steps"] > 1 else "")
     fork = "<br><b>fork</b>" + (f", entropy {n['entropy']:.2f} nats" if n["entropy"] is not None else "")
-    return f"{steps}{text}<br>{n['samples']} samples · {share}<br>answers: {answers}" + (
+    return f"{steps}{text}<br>{counted(n['samples'], 'sample')} · {share}<br>answers: {answers}" + (
         fork if n["fork"] else ""
     )
 
@@ -352,5 +355,11 @@ def sample_tree_figure(tree: SampleTree, *, height: int | None = None) -> go.Fig
     fig.update_xaxes(visible=False, range=frame.x_range)
     fig.update_yaxes(visible=False, range=frame.y_range)
     m = data["majority"]
-    sub = f"majority {m['answer']} ({m['share']:.0%})" if m["answer"] is not None else "no answers"
+    sub = (
+        f"majority {esc(clip_label(m['answer'], 30))} ({m['share']:.0%})"
+        if m["answer"] is not None
+        else "no answers"
+    )
+    if m["tied"]:
+        sub = f"no majority: a {len(m['tied']) + 1}-way tie at {counted(m['count'], 'sample')} each"
     return base_layout(fig, f"{title} · {sub}", height=height, margin=MARGIN)

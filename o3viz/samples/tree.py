@@ -99,13 +99,16 @@ class TreeNode:
 
 @dataclass
 class Majority:
-    """The most common answer, its share of all samples and that share's Wilson interval."""
+    """The most common answer, its share of all samples and that share's Wilson interval. Where
+    several answers share the top count, ``tied`` names the others (``answer`` is the first seen
+    of them): there is no majority, and what shows it says so."""
 
     answer: str | None
     count: int
     n: int
     interval: tuple[float, float] | None
     correct: bool | None = None  # whether it is the reference's answer (None: no reference)
+    tied: list[str] = field(default_factory=list)  # other answers with ``count`` samples each
 
     @property
     def share(self) -> float | None:
@@ -115,7 +118,7 @@ class Majority:
         """The JSON form ``o3viz tree --json`` and the tree's view data both carry."""
         return {
             "answer": self.answer, "count": self.count, "share": self.share,
-            "interval": _pair(self.interval), "correct": self.correct,
+            "interval": _pair(self.interval), "correct": self.correct, "tied": self.tied,
         }  # fmt: skip
 
 
@@ -278,6 +281,7 @@ def _majority(samples: list[Sample], answers: list[str], reference: str | None) 
     counts = Counter(a for a in answers if a != NO_ANSWER)
     if not counts:
         return Majority(None, 0, len(samples), None)
-    answer, count = counts.most_common(1)[0]
+    (answer, count), *rest = counts.most_common()  # ties in first-seen order
+    tied = [a for a, c in rest if c == count]
     ok = answers_equivalent(answer, reference) if reference else None
-    return Majority(answer, count, len(samples), wilson(count, len(samples), LEVEL), ok)
+    return Majority(answer, count, len(samples), wilson(count, len(samples), LEVEL), ok, tied)

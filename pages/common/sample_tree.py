@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from o3viz.app import MAX_SAMPLES, SampleRequest
-from o3viz.figures import clip_label, escape_markdown, readable
+from o3viz.figures import clip_label, counted, escape_markdown, readable
 
 NO_REFERENCE = (
     "No reference answer, so nothing is graded and no fork can be tested: the tree shows where the "
@@ -107,7 +107,9 @@ def node_panel(s, tree, node, clear, resample) -> None:
     answers = ", ".join(
         f"{escape_markdown(clip_label(a, 20))} × {c}" for a, c in list(node.answers.items())[:6]
     )
-    st.markdown(f"{node.samples} samples · reach the reference {share_md(node)} · answers {answers}")
+    st.markdown(
+        f"{counted(node.samples, 'sample')} · reach the reference {share_md(node)} · answers {answers}"
+    )
     if node.fork:
         st.page_link(
             "pages/compare.py",
