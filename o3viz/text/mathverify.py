@@ -16,13 +16,15 @@ thread (Streamlit runs every page in a thread). So it runs here in one child pro
 - a child that cannot start (no Math-Verify installed, no ``sys.executable``) is not retried: every
   verdict is None and ``status()`` says why.
 
-Requests from several threads take turns on one lock; the caller caches verdicts.
+Requests from several threads take turns on one lock; the caller caches verdicts. A forked
+process (the bulk importer's workers) forgets its parent's child and starts its own.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import os
 import queue
 import re
 import subprocess
@@ -154,6 +156,17 @@ def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
 
 _worker = _Worker()
 atexit.register(lambda: _worker._stop())
+
+
+def _forget_parents_child() -> None:
+    """In a forked process (the bulk importer's workers): the parent's child, its pipe reader and
+    its lock belong to the parent; this process starts its own child when it first needs one."""
+    global _worker
+    _worker = _Worker()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parents_child)
 
 
 def looks_hostile(s: str) -> bool:

@@ -174,3 +174,17 @@ def test_every_number_of_a_trace_meets_one_parse_of_its_reference():
     ]
     assert not any(verdicts[:-1]) and verdicts[-1]
     assert mathverify.status().requests - before == 1
+
+
+def _grade_in_fork() -> tuple[bool, int]:
+    return answers_equivalent("\\{4, 5, 6\\}", "\\{6, 5, 4\\}"), mathverify.status().starts
+
+
+def test_a_forked_worker_grades_with_its_own_child():
+    # the bulk importer's workers are forked from a process whose child is already up
+    import multiprocessing
+
+    assert math_verify_equivalent("\\{1, 5\\}", "\\{5, 1\\}") is True  # the parent's child is up
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        same, starts = pool.apply(_grade_in_fork)
+    assert (same, starts) == (True, 1)  # its own child, not the parent's pipe
