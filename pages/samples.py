@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from o3viz.app import Query, list_sets, read_set
+from o3viz.app import Query, SampleRequest, list_sets, read_set
 from o3viz.app.sampling import (
     MAX_FIRM_NODES,
     MAX_RESAMPLE,
@@ -135,10 +135,10 @@ def headline(s, tree) -> None:
 
 def _drawn_with(s) -> dict:
     """The new tokens and temperature the set was drawn with: more samples of the same distribution."""
-    info = s.info
+    info, d = s.info, SampleRequest()
     return {
-        "max_new_tokens": int(info.get("max_new_tokens") or 256),
-        "temperature": float(info.get("temperature") or 0.7),
+        "max_new_tokens": int(info.get("max_new_tokens") or d.max_new_tokens),
+        "temperature": float(info.get("temperature") or d.temperature),
     }
 
 

@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 Load = Callable[[], tuple[Any, Any]]  # () -> (model, tokenizer), loaded in the job's thread
+_D = SampleRequest()  # the defaults of every sampling setting (the command line's too)
 
 
 @dataclass
@@ -147,7 +148,7 @@ class ResampleNodeJob(Job):
 
     def __init__(
         self, store: Store, name: str, node: int, k: int, load: Load, *, expect_n: int,
-        max_new_tokens: int = 256, temperature: float = 0.7,
+        max_new_tokens: int = _D.max_new_tokens, temperature: float = _D.temperature,
     ) -> None:  # fmt: skip
         if not 1 <= k <= MAX_RESAMPLE:
             raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations")
@@ -181,7 +182,7 @@ class FirmUpJob(Job):
 
     def __init__(
         self, store: Store, name: str, k: int, load: Load, *, expect_n: int, splits: int = MAX_FIRM_NODES,
-        max_new_tokens: int = 256, temperature: float = 0.7,
+        max_new_tokens: int = _D.max_new_tokens, temperature: float = _D.temperature,
     ) -> None:  # fmt: skip
         if not 1 <= k <= MAX_RESAMPLE:
             raise UsageError(f"K = {k}: give 1 to {MAX_RESAMPLE} continuations a side")

@@ -53,21 +53,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     src.add_argument("--texts", nargs="+", type=Path, metavar="FILE", help="plain-text replies to --question")
     src.add_argument("--list", action="store_true", help="list the sample sets in the store")
-    p.add_argument("--n", type=int, default=8, help=f"samples, 2 to {MAX_SAMPLES} (8)")
-    p.add_argument("--temperature", type=float, default=0.7, help="above 0 (0.7)")
-    p.add_argument("--top-p", type=float, default=0.95)
-    p.add_argument("--max-new-tokens", type=int, default=256, help="new tokens per sample (256)")
-    p.add_argument("--seed", type=int, default=0)
+    d = SampleRequest()  # every default is the request's, as the Samples page's form reads them
+    p.add_argument("--n", type=int, default=d.n, help=f"samples, 2 to {MAX_SAMPLES} ({d.n})")
+    p.add_argument("--temperature", type=float, default=d.temperature, help=f"above 0 ({d.temperature})")
+    p.add_argument("--top-p", type=float, default=d.top_p)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=d.max_new_tokens,
+        help=f"new tokens per sample ({d.max_new_tokens})",
+    )
+    p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--set", dest="set_name", help="the set's name (made up and printed when not given)")
     p.add_argument(
         "--model", help="with --base-url: the endpoint's model; else a local model (default: embedded)"
     )
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument(
-        "--concurrency", type=int, default=4, help=f"endpoint requests in flight, 1 to {MAX_CONCURRENCY}"
+        "--concurrency",
+        type=int,
+        default=d.concurrency,
+        help=f"endpoint requests in flight, 1 to {MAX_CONCURRENCY}",
     )
-    p.add_argument("--batch", type=int, default=16, help="local samples decoded together (16)")
-    p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per endpoint request")
+    p.add_argument("--batch", type=int, default=d.batch, help=f"local samples decoded together ({d.batch})")
+    p.add_argument(
+        "--request-timeout", type=float, default=d.request_timeout, help="seconds per endpoint request"
+    )
     p.add_argument("--question", help="with --texts: the question they answer")
     p.add_argument(
         "--reference",

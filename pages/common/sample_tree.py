@@ -140,9 +140,10 @@ def sample_request(key: str = "smp") -> tuple[SampleRequest, str | None]:
     src = c1.segmented_control(
         "Ask", list(SOURCES), format_func=SOURCES.get, default="task", key=f"{key}_src"
     )
-    n = c2.number_input("Samples N", 2, MAX_SAMPLES, 8, key=f"{key}_n")
-    temp = c3.number_input("Temperature", 0.05, 2.0, 0.8, 0.05, key=f"{key}_temp")
-    new = c4.number_input("New tokens each", 8, 2048, 160, 8, key=f"{key}_new")
+    d = SampleRequest()  # the command line's defaults too: one request, one set of defaults
+    n = c2.number_input("Samples N", 2, MAX_SAMPLES, d.n, key=f"{key}_n")
+    temp = c3.number_input("Temperature", 0.05, 2.0, d.temperature, 0.05, key=f"{key}_temp")
+    new = c4.number_input("New tokens each", 8, 2048, d.max_new_tokens, 8, key=f"{key}_new")
     d1, d2 = st.columns([3, 1.3])
     reference = None
     if src == "prompt":
