@@ -103,7 +103,9 @@ def _check_names(store, datasets: list[str], models: list[str]) -> None:
     have = {v for v, _ in store.distinct("dataset")}
     for name in datasets:
         if name and name not in have:  # "" is the traces of no dataset
-            raise UsageError(f"no dataset {name!r} in the store (datasets: {known(have)})")
+            from o3viz.store.dataset_names import dataset_names
+
+            raise UsageError(f"no dataset {name!r} in the store (datasets: {dataset_names(store)})")
     if models:
         scope = store.select(Query(dataset=datasets), ("model",)) if datasets else None
         have = {r[0] for r in scope} if scope is not None else {v for v, _ in store.distinct("model")}

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from o3viz.analysis.pairing import question_key
 from o3viz.errors import UsageError
 from o3viz.samples.request import MAX_SAMPLES, check_room, check_set_name
+from o3viz.store.dataset_names import SET_TAG
 from o3viz.store.query import Query
 from o3viz.store.store import Store
 from o3viz.trace import Trace
 
 __all__ = ["SET_TAG", "SampleSet", "SetSummary", "grow_set", "list_sets", "read_set", "save_set"]
 
-SET_TAG = "sample-set"
 INFO_KEY = "sample_set"
 
 

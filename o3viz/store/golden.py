@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from o3viz.analysis.labels import AgreementTable, agreement_table
 from o3viz.errors import O3vizError, UsageError
+from o3viz.store.dataset_names import dataset_names
 from o3viz.store.golden_lines import golden_labels, label_lines
 from o3viz.store.labels import (
     MAX_LABELLER_CHARS,
@@ -104,8 +105,7 @@ def dataset_keys(store: Store, dataset: str | None) -> list[str]:
     q = Query(dataset=[dataset] if dataset else [])
     keys = [r[0] for r in store.select(q, ("key",))]
     if dataset and not keys:
-        known = ", ".join(v for v, _ in store.distinct("dataset")[:10]) or "none yet"
-        raise UsageError(f"no dataset {dataset!r} in the store (datasets: {known})")
+        raise UsageError(f"no dataset {dataset!r} in the store (datasets: {dataset_names(store)})")
     return keys
 
 
