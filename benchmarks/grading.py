@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_cases(data: Path) -> None:
     cases = json.loads((data / "grading" / "math_verify_cases.json").read_text(encoding="utf-8"))["cases"]
     equivalence._equivalent.cache_clear()
+    equivalence._constant.cache_clear()
     mathverify.prestart()
     grade_text("$\\{1\\}$", "$\\{1\\}$")  # the child's start is not a grading cost
     t0 = time.perf_counter()
@@ -74,6 +75,7 @@ def _best(fn, pairs: list[tuple[str, str]], repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
         equivalence._equivalent.cache_clear()
+        equivalence._constant.cache_clear()
         t0 = time.perf_counter()
         for a, b in pairs:
             fn(a, b)
