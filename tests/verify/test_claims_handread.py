@@ -16,7 +16,9 @@ import pytest
 
 from o3viz.verify.claims.check import check_claims
 
-HANDREAD = json.loads((Path(__file__).parent / "data" / "claims_processbench_handread.json").read_text("utf-8"))
+HANDREAD = json.loads(
+    (Path(__file__).parent / "data" / "claims_processbench_handread.json").read_text("utf-8")
+)
 
 
 def test_the_list_is_what_its_docstring_says():

@@ -89,8 +89,9 @@ def _find_link(toks: list[Tok], j: int, prev: Run, start: int = -1) -> tuple[int
     j, crossed = next_past_math(toks, j)
     if not crossed:
         k = skip_units(toks, j)
-        prev.units = " ".join(t.text.lower().rstrip("s") for t in toks[j:k] if t.kind == "WORD")
-        j, crossed = next_past_math(toks, k)
+        if k > j:  # most runs have no unit words after them: nothing to join
+            prev.units = " ".join(t.text.lower().rstrip("s") for t in toks[j:k] if t.kind == "WORD")
+            j, crossed = next_past_math(toks, k)
     elif (
         start >= 0 and (label := label_at(toks, j)) and label == label_before(toks, start)
     ):  # "\\[ Total = 52 + 24 \\] \\[ Total = 178 \\]"
