@@ -48,6 +48,7 @@ from o3viz.samples.answer_classes import NO_ANSWER, answer_classes
 from o3viz.samples.steps import StepKey, equivalent, step_key
 from o3viz.text.answers import answers_equivalent
 from o3viz.trace import Trace
+from o3viz.trace.ids import parse_step_ref
 
 __all__ = ["LEVEL", "MIN_SIDE", "Majority", "SampleTree", "Sample", "TreeNode", "build_tree", "sample_of"]
 
@@ -237,6 +238,27 @@ def _collapse(raw: list[_Raw]) -> list[TreeNode]:
     return out
 
 
+def _through_its_prefix(samples: list[Sample], i: int, drawn: object) -> None:
+    """A resampled sample (``info["sample"]``: ``from_sample`` ``#j`` and ``after_step`` ``R:S``)
+    goes through its source's first S + 1 steps, the prefix it was drawn after. Its own text was
+    split again, and where the model went on along the prefix's last line that step holds the
+    prefix's last step and the first words drawn: it becomes the step after the prefix, so the
+    sample stays under the node it was drawn from instead of opening a branch at the root."""
+    if not isinstance(drawn, dict) or drawn.get("drawn") != "resampled":
+        return
+    ref, src = parse_step_ref(drawn.get("after_step")), str(drawn.get("from_sample") or "")
+    j = int(src[1:]) - 1 if src.startswith("#") and src[1:].isdigit() else -1
+    if ref is None or not 0 <= j < i or ref.index >= len(samples[j].steps):
+        return
+    prefix, own = samples[j].steps[: ref.index + 1], samples[i].steps
+    same = next(
+        (k for k, (a, b) in enumerate(zip(prefix, own, strict=False)) if a != b), min(len(prefix), len(own))
+    )
+    if same >= ref.index:  # all but the last prefix step were split alike: the cut is where it was
+        samples[i].steps = prefix + own[same:]
+        samples[i].entropies = []  # (a resampled sample's text has no tokens of its own)
+
+
 def _fork_test(node: TreeNode, nodes: list[TreeNode]) -> None:
     sides = [nodes[c] for c in node.children if nodes[c].graded >= MIN_SIDE]
     if len(sides) < 2:
@@ -261,7 +283,9 @@ def build_tree(samples: list[Sample] | list[Trace], reference: str | None = None
     docstring. ``reference``: shown with the majority (default: the first trace's)."""
     if samples and isinstance(samples[0], Trace):
         reference = reference if reference is not None else samples[0].task.reference
-        samples = [sample_of(t, f"#{i + 1}") for i, t in enumerate(samples)]
+        traces, samples = samples, [sample_of(t, f"#{i + 1}") for i, t in enumerate(samples)]
+        for i, t in enumerate(traces):
+            _through_its_prefix(samples, i, t.info.get("sample"))
     nodes = _collapse(_merge(samples))
     answers = answer_classes([s.answer for s in samples])
     for node in nodes:
