@@ -68,9 +68,8 @@ class GradeChoice:
             return f"Graded by {GRADE_WORDS[self.grade]}, as chosen."
         if self.split:
             return (
-                f"Graded by o3viz's check: the source's grade and o3viz's check disagree on "
-                f"{self.disagree:,} of {self.both:,} traces graded by both ({self.share:.0%}, over "
-                f"{DISAGREE_LIMIT:.0%}), and the check's reading can be inspected answer by answer."
+                f"Graded by o3viz's check: it and the source's grade disagree on {self.disagree:,} of "
+                f"{self.both:,} answers graded by both ({self.share:.0%}, over {DISAGREE_LIMIT:.0%})."
             )
         return (
             f"Graded by {GRADE_WORDS['either']}: the two grades agree on at least {1 - DISAGREE_LIMIT:.0%}."

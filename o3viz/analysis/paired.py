@@ -200,13 +200,15 @@ class PairedResult:
         return out
 
     def reversals(self) -> list[str]:
-        """One sentence per other grade under which the difference goes the other way."""
-        return [
-            f"Under {g['name']} the difference reverses: A {g['accuracy_a']:.1%} vs B {g['accuracy_b']:.1%} "
-            f"(n = {g['graded']:,})."
-            for g in self.grade_table()
-            if g["reverses"]
-        ]
+        """One sentence per other grade under which the difference goes the other way (a grade
+        whose figures repeat another's, as "either" repeats the source's, is not said twice)."""
+        said, out = set(), []
+        for g in reversed(self.grade_table()):  # the plainer name is said: the source's, not either
+            figures = (g["accuracy_a"], g["accuracy_b"], g["graded"])
+            if g["reverses"] and figures not in said:
+                out.insert(0, f"Under {g['name']} the difference reverses: A {figures[0]:.1%} vs B {figures[1]:.1%} (n = {figures[2]:,}).")  # fmt: skip
+            said.add(figures)
+        return out
 
     def grade_disagreements(self) -> str | None:
         """How often the source's grade and o3viz's check disagree on each side's paired answers

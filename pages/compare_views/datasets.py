@@ -173,9 +173,9 @@ def _summary(r) -> None:
     other grades beside them, the difference with its interval and McNemar p."""
     t = r.table
     st.markdown(f"**{escape_markdown(r.headline())}**")
-    if lines := r.grade_lines():  # the grades split: both figures, and which one is used
-        st.warning(escape_markdown(" ".join(lines)), icon=":material/rule:")
-    for line in r.reversals():
+    if lines := r.grade_lines():  # the grades split: both figures, which one is used, what reverses
+        st.warning(escape_markdown(" ".join([*lines, *r.reversals()])), icon=":material/rule:")
+    for line in [] if lines else r.reversals():
         st.warning(escape_markdown(line), icon=":material/swap_horiz:")
     m = st.columns(2)
     m[0].metric(f"Accuracy A (n = {r.graded:,})", _pct(r.acc_a))

@@ -52,7 +52,7 @@ def test_a_broken_source_grade_does_not_make_the_headline():
     first, why = s.grade_choice.lines()
     assert "87% correct by o3viz's check (52 of 60) (used)" in first
     assert "70% correct by the source's grade (42 of 60)" in first
-    assert "disagree on 10 of 60 traces graded by both (17%, over 2%)" in why
+    assert "disagree on 10 of 60 answers graded by both (17%, over 2%)" in why
 
 
 def test_a_chosen_grade_is_kept_and_both_figures_still_shown():
