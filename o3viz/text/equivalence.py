@@ -44,7 +44,9 @@ __all__ = [
 
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|textnormal|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 _DROP = re.compile(r"\\left|\\right|\\[,;:! ]|\\displaystyle|\\\$|\$|\\%|%|\\\(|\\\)|\\\[|\\\]")
-_DEGREE = re.compile(r"\^\s*\{?\\circ\}?|°|\\degree|\s*degrees?\b")
+_DEGREE = re.compile(
+    r"\^\s*\{?\\circ\}?|°|\\degree|(?<!\s)\s*degrees?\b"
+)  # (?<!\s): one scan per run of blanks, not one per blank
 _LEADING_VAR = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*(?=\S)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACE_THOUSANDS = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")  # "1 000", "12 345.5"
