@@ -83,7 +83,8 @@ def normalize_answer(s: str) -> str:
     s = _LEADING_VAR.sub("", s.strip()).strip()
     if _SPACE_THOUSANDS.match(s):
         s = s.replace(" ", "")
-    s = _THOUSANDS.sub("", s)
+    if not s.startswith(("(", "[", "{", "\\{")):  # in a tuple, interval or set a comma separates
+        s = _THOUSANDS.sub("", s)
     s = re.sub(r"\s+", "", s).rstrip(".").strip("*")
     return s.lower() if re.fullmatch(r"[A-Za-z ,.'-]+", s) else s
 

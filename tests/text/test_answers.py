@@ -122,3 +122,13 @@ def test_normalizing_a_long_run_of_blanks_is_linear():
     text = " " * 200_000 + "x"
     assert best_cpu_seconds(lambda: normalize_answer(text), budget=2.0) <= 2.0
     assert normalize_answer("90 degrees") == normalize_answer("90^\\circ") == normalize_answer("90")
+
+
+def test_a_comma_in_a_tuple_separates_its_elements():
+    """``(98,105)`` read as 98105: the thousands-comma rule ran inside tuples, so the point did not
+    equal itself written with a space."""
+    from o3viz.text.equivalence import answers_equivalent
+
+    assert answers_equivalent("(98,105)", "(98, 105)")
+    assert not answers_equivalent("(98,105)", "98105")
+    assert answers_equivalent("98,105", "98105")  # a bare number keeps its thousands comma
