@@ -50,7 +50,10 @@ def tree_data(s: SampleSet) -> dict:
     data = tree_view_data(tree)
     m, root = data["majority"], tree.nodes[0]
     head = [f"{s.name}: n = {s.n}" + (" (a stopped draw: a smaller set)" if s.stopped else "")]
-    if m["answer"] is not None:
+    if m.get("tied"):  # several answers share the top count: no majority to name
+        each = f"{m['count']} sample{'s' if m['count'] != 1 else ''} each"
+        head.append(f"no majority: a {len(m['tied']) + 1}-way tie at {each}")
+    elif m["answer"] is not None:
         lo, hi = m["interval"]
         ok = {True: " (the reference)", False: " (not the reference)", None: ""}[m["correct"]]
         head.append(f"majority {m['answer']}{ok}: {_pct(m['share'])}, 95% {lo:.0%}–{hi:.0%}")

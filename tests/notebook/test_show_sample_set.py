@@ -39,3 +39,14 @@ def test_a_name_that_is_no_set_is_not_a_tree():
 
     with pytest.raises(UsageError, match="name two datasets"):
         show("no-such-set")
+
+
+def test_a_tie_names_no_majority():
+    """A four-way tie named its first answer "majority" in the notebook (``o3viz tree`` and the
+    Samples page already said it is a tie)."""
+    from o3viz.testing.sample_sets import text_sample
+
+    traces = [text_sample(f"Count them all. The answer is {x}.") for x in (3, 5, 7, 9)]
+    page = show(save_set(Store(), "tie", traces)).html()
+    assert "no majority: a 4-way tie at 1 sample each" in page
+    assert "majority 3" not in page
