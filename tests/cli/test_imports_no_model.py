@@ -7,6 +7,7 @@ import chain that first reached a banned module, so a failure names the line to 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -87,7 +88,8 @@ def test_no_model_commands_import_neither_torch_nor_transformers(tmp_path, capsy
     jsonl = write_reasoning_jsonl(tmp_path / "toy.jsonl", 3)
     other = write_reasoning_jsonl(tmp_path / "other.jsonl", 2, seed=1)
     save_set(Store(), "muffins", split_set(2, 2))
-    trace = str(SAMPLES / "gsm8k_word_problem.o3trace.json.gz")
+    trace = str(tmp_path / "gsm8k_word_problem.o3trace.json.gz")  # a copy: `verify` writes its verdicts
+    shutil.copyfile(SAMPLES / "gsm8k_word_problem.o3trace.json.gz", trace)
     helps = [["--help"]] + [[c, "--help"] for c in _commands()]
     work = [
         ["import", str(jsonl), "--all", "--dataset", "toy", "--workers", "0"],
