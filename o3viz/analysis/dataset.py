@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from o3viz.analysis import answer_measures, proportions
-from o3viz.analysis.grade_choice import GradeChoice, resolve_grade
+from o3viz.analysis.grade_choice import GRADES, GradeChoice, add_check_first, resolve_grade
 from o3viz.text.classify import TYPES as STEP_TYPES
 
 COLUMNS = (
@@ -39,21 +39,6 @@ MIN_BIN = 5  # a length bin holds at least this many traces (smaller ones merge 
 OUTLIERS = 20
 OUTLIER_Z = 3.5  # the stated rule: robust z-score (median, MAD) of at least this on one measure
 OUTLIER_RULE = f"robust z-score ≥ {OUTLIER_Z} in length, backtracks per step or wrong claims per claim (at most {OUTLIERS})"
-GRADES = {
-    "auto": ("correct", "the grade the data supports (o3viz's check where the two disagree on over 2%)"),
-    "either": ("correct", "the source's grade where it has one, else o3viz's answer check"),
-    "source": ("source_correct", "the source's grade (the imported file's own label)"),
-    "check": ("check_correct", "o3viz's answer check against the reference"),
-}
-# The one name of the option and of each choice, on every page ("Graded by") and in the CLI
-# (``--grade either|source|check``).
-GRADED_BY = "Graded by"
-GRADE_LABELS = {
-    "auto": "the data's choice",
-    "either": "the source, else o3viz",
-    "source": "the source",
-    "check": "o3viz's check",
-}
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
@@ -113,6 +98,7 @@ def frame(
             if rows
             else pd.DataFrame(columns=list(columns))
         )
+    add_check_first(df)
     choice = resolve_grade(df, grade)
     df.attrs["grade_choice"] = asdict(choice)  # plain values: a frame's attrs travel into Parquet
     col = GRADES[choice.grade][0] if GRADES[choice.grade][0] in df.columns else "correct"

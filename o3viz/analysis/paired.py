@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from o3viz.analysis.grade_choice import GRADE_WORDS, GradeChoice, paired_grade_lines, resolve_grade
+from o3viz.analysis import grade_choice as gc
 from o3viz.analysis.paired_measures import THIN_RULE, mark_thin, measure_frame, paired_measures
 from o3viz.analysis.paired_stats import Table2x2, mcnemar_chi2, mcnemar_exact, paired_difference, table_of
 from o3viz.analysis.pairing import (
@@ -49,16 +49,16 @@ __all__ = [
     "paired_compare",
 ]
 
-Grade = Literal["auto", "either", "source", "check"]
+Grade = Literal["auto", "either", "source", "check", "check_first"]
 KeyBy = Literal["auto", "record", "question"]
-GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct"}
+GRADE_COLUMNS = {"either": "correct", "source": "source_correct", "check": "check_correct", "check_first": "check_first_correct"}  # fmt: skip
 ROW_COLUMNS = (
     "key", "name", "dataset", "model", "question", "answer", "record", "part", "line_hash", "tokens", "steps",
     "backtracks",
     "self_checks", "first_wrong_pos", "importance", "correct", "source_correct", "check_correct",
 ) + tuple(f"t_{t}" for t in STEP_TYPES)  # fmt: skip
 MIN_PAIRS = 30  # fewer graded pairs and the view says n is too small to say much
-GRADE_NAMES = GRADE_WORDS  # "Under <name> the difference reverses"
+GRADE_NAMES = gc.GRADE_WORDS  # "Under <name> the difference reverses"
 MAX_SUGGEST_SIDES = 80  # sides compared when suggesting a pair (most traces first)
 
 
@@ -156,12 +156,12 @@ class PairedResult:
     chi2: float  # McNemar's statistic, for comparison with tables that print it
     measures: pd.DataFrame  # measure, what, n, mean_a, mean_b, diff, lo, hi, events, thin (mark_thin)
     by_grade: dict[str, dict] = field(default_factory=dict)  # the table under each other grade
-    grade_choice: GradeChoice | None = None  # the grade used (``auto`` resolved) and why
+    grade_choice: gc.GradeChoice | None = None  # the grade used (``auto`` resolved) and why
 
     def grade_lines(self) -> list[str]:
         """Where the two grades disagree on more than 2% of the paired answers: each grade's
         accuracies and which one the headline uses; else nothing."""
-        return paired_grade_lines(self.grade_choice, self.grade_table())
+        return gc.paired_grade_lines(self.grade_choice, self.grade_table())
 
     @property
     def n(self) -> int:
@@ -363,8 +363,8 @@ def paired_compare(
     labelled, labelled_wrong) adds people's step labels as a measure where both traces have them."""
     req.validate()
     pairing = pair_frames(a, b, req.key_by, req.a.dataset == req.b.dataset)
-    rows = pairing.rows
-    choice = resolve_grade(rows, req.grade)
+    rows = gc.add_check_first(pairing.rows, ("_a", "_b"))
+    choice = gc.resolve_grade(rows, req.grade)
     req = replace(req, grade=choice.grade)
     ca, cb = _grade_arrays(rows, req.grade)
     table = table_of(ca, cb)
@@ -377,7 +377,7 @@ def paired_compare(
     by_grade = {}
     for g in GRADE_COLUMNS:
         t = table_of(*_grade_arrays(rows, g))
-        if g != req.grade and t.n:
+        if g != req.grade and t.n and g != "check_first":  # check_first: a mix, shown only when used
             by_grade[g] = {"graded": t.n, "accuracy_a": (t.both + t.a_only) / t.n,
                            "accuracy_b": (t.both + t.b_only) / t.n, "a_only": t.a_only,
                            "b_only": t.b_only, "mcnemar_p": mcnemar_exact(t.a_only, t.b_only)}  # fmt: skip

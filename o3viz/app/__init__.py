@@ -15,17 +15,11 @@ from o3viz.analysis.answer_dataset import AnswerRows, answer_rows
 from o3viz.analysis.answer_measures import MEASURES as ANSWER_MEASURES
 from o3viz.analysis.compare import branch_step_offset, compare_traces, same_question, shown_delta
 from o3viz.analysis.dataset import COLUMNS as DATASET_COLUMNS
-from o3viz.analysis.dataset import (
-    GRADE_LABELS,
-    GRADED_BY,
-    GRADES,
-    OUTLIER_RULE,
-    dataset_summary,
-    rate_text,
-)
+from o3viz.analysis.dataset import OUTLIER_RULE, dataset_summary, rate_text
 from o3viz.analysis.dataset import frame as dataset_frame
 from o3viz.analysis.dataset import select as select_rows
 from o3viz.analysis.episodes import OVERVIEW_FROM, episode_of, episode_outline, find_episodes
+from o3viz.analysis.grade_choice import GRADE_LABELS, GRADED_BY, GRADES
 from o3viz.analysis.graph import build_graph
 from o3viz.analysis.outline import build_outline, search_outline
 from o3viz.analysis.paired import PairedCompareRequest, Side

@@ -28,11 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", action="append", help="narrow A (first) and B (second) to one model; twice")
     p.add_argument(
         "--grade",
-        choices=("auto", "either", "source", "check"),
+        choices=("auto", "either", "source", "check", "check_first"),
         default="auto",
-        help="graded by: auto (default: o3viz's check where it and the source's grade disagree on more "
-        "than 2%% of the paired answers, else 'either'), either (the source's grade where it has one, "
-        "else o3viz's answer check), the source, or o3viz's check",
+        help="graded by: auto (default: check_first where o3viz's check and the source's grade disagree "
+        "on more than 2%% of the paired answers, else either), either (the source's grade where it has "
+        "one, else o3viz's answer check), check_first (o3viz's check where it has one, else the "
+        "source's), the source, or o3viz's check",
     )
     p.add_argument(
         "--key",

@@ -27,6 +27,10 @@ READ_WITH_CONFIDENCE = (
     'an answer read with confidence: boxed, "the answer is", or a conclusion about what the question '
     "asks (not an intermediate result)"
 )
+RULE_LINES = (  # the same, on two lines of a half-width figure: one line was cut at its right edge
+    'answers read with confidence: boxed, "the answer is", or a conclusion',
+    "about what the question asks (never an intermediate result)",
+)
 RULED = ("convergence", "flip_rate")  # the figures whose subtitle states it
 
 
@@ -48,7 +52,7 @@ MEASURES: dict[str, tuple[str, str, Published]] = {
     ),
     "convergence": (
         "When does the answer settle?",
-        "where the running answer, read with confidence, last changed (mean share of the reasoning)",
+        "where the answer read with confidence last changed (mean share of the reasoning)",
         Published(0.60, 0.60, "Answer Convergence (arXiv 2506.02536): ~60% of steps"),
     ),
     "flip_rate": (
@@ -122,13 +126,13 @@ def answer_dataset_figure(measure: Measure, rows: Sequence[dict], *, height: int
         xanchor="left" if pub.lo < 0.5 else "right",  # the label stays inside the figure
         text=esc(pub.label), font={"size": 11, "color": "#334155"},
     )  # fmt: skip
-    rule = f"<br>{esc(READ_WITH_CONFIDENCE)}" if measure in RULED else ""
+    rule = "".join(f"<br>{esc(line)}" for line in RULE_LINES) if measure in RULED else ""
     base_layout(
         fig,
         f"{esc(title)}<br><span style='font-size:11px;color:#64748b'>bar: this scope, 95% interval, n; "
         f"dashed: the paper's figure · hollow: fewer than 5 traces{rule}</span>",
         height=height,
-        margin={"l": 10, "r": 20, "t": 100 if rule else 86, "b": 40},
+        margin={"l": 10, "r": 20, "t": 118 if rule else 86, "b": 40},
         showlegend=False,
         clickmode="event+select",
     )

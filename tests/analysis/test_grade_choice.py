@@ -47,10 +47,10 @@ def _math500_like() -> list[dict]:
 def test_a_broken_source_grade_does_not_make_the_headline():
     df = frame(_math500_like())  # the default grade: the data's choice
     s = dataset_summary(df)
-    assert s.grade_choice.grade == "check" and s.grade_choice.asked == "auto"
+    assert s.grade_choice.grade == "check_first" and s.grade_choice.asked == "auto"
     assert (s.correct, s.graded) == (52, 60)  # 87%, not the source's 70%
     first, why = s.grade_choice.lines()
-    assert "87% correct by o3viz's check (52 of 60) (used)" in first
+    assert "87% correct by o3viz's check (else the source's grade) (52 of 60) (used)" in first
     assert "70% correct by the source's grade (42 of 60)" in first
     assert "disagree on 10 of 60 answers graded by both (17%, over 2%)" in why
 
@@ -93,10 +93,10 @@ def _reversed() -> tuple[pd.DataFrame, pd.DataFrame]:
 def test_compare_by_default_uses_the_check_and_says_the_source_reverses_it():
     a, b = _reversed()
     r = paired_compare(a, b, PairedCompareRequest(Side("A"), Side("B")))
-    assert r.request.grade == "check" and r.grade_choice.asked == "auto"
+    assert r.request.grade == "check_first" and r.grade_choice.asked == "auto"
     assert (r.acc_a, r.acc_b) == (0.95, 0.85)
     lines = r.grade_lines()
-    assert "o3viz's check: A 95.0%, B 85.0% (n = 20) (used)" in lines[0]
+    assert "o3viz's check (else the source's grade): A 95.0%, B 85.0% (n = 20) (used)" in lines[0]
     assert "the source's grade: A 65.0%, B 70.0% (n = 20)" in lines[0]
     assert any(line.startswith("Under the source's grade") for line in r.reversals())
     text = "\n".join(format_result(r))
@@ -135,6 +135,20 @@ def test_ungraded_data_keeps_its_claims_steps_and_backtracks():
             if "ungraded" in t.name
             for cd in t.customdata
         )
+
+
+def test_traces_without_a_reference_keep_the_source_grade_when_the_check_is_chosen():
+    """A scope mixing a source-graded benchmark without references (ProcessBench) and MATH-500 traces
+    whose source grade is broken: the check decides where it can, the source's grade elsewhere, so
+    the 400 traces without a reference stay graded."""
+    rows = _math500_like() + _index_rows([1] * 200 + [0] * 200, [None] * 400)
+    s = dataset_summary(frame(rows))
+    assert s.grade_choice.grade == "check_first"
+    assert (s.correct, s.graded) == (52 + 200, 460)
+    assert (
+        "55% correct by o3viz's check (else the source's grade) (252 of 460) (used)"
+        in s.grade_choice.lines()[0]
+    )
 
 
 def test_graded_data_draws_no_empty_ungraded_group():

@@ -55,11 +55,12 @@ def test_opens_on_the_shared_pair_graded_by_the_check_with_both_grades_shown(
     sets = at.session_state.compare_sets
     assert (sets["da"], sets["ma"], sets["db"], sets["mb"]) == (R1, "", QWEN, "")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics == {"Accuracy A (n = 19)": "94.7%", "Accuracy B (n = 19)": "89.5%"}
+    assert metrics == {"Accuracy A (n = 20)": "95.0%", "Accuracy B (n = 20)": "85.0%"}
     (grades,) = [w.value for w in at.warning]  # one box: both grades, which is used, what reverses
     assert grades.startswith(
         escape_markdown(
-            "o3viz's check: A 94.7%, B 89.5% (n = 19) (used); the source's grade: A 65.0%, B 70.0% (n = 20)"
+            "o3viz's check (else the source's grade): A 95.0%, B 85.0% (n = 20) (used); the source's grade: "
+            "A 65.0%, B 70.0% (n = 20); o3viz's check: A 94.7%, B 89.5% (n = 19)"
         )
     )
     assert escape_markdown("disagree on 9 of 39 answers graded by both (23%, over 2%)") in grades

@@ -102,7 +102,11 @@ def test_a_bar_click_lists_the_traces_it_counts(page):
     want = {r["name"] for r in _rows(store, "r1") if (r["answer_losses"] or 0) > 0}
     head = next(h.value for h in at.subheader if "behind that bar" in h.value)
     listed = next(d for d in at.dataframe if "right → wrong" in d.value.columns).value
-    assert head == f"{len(want)} trace{'s' if len(want) != 1 else ''} behind that bar" and set(listed["name"]) == want and want
+    assert (
+        head == f"{len(want)} trace{'s' if len(want) != 1 else ''} behind that bar"
+        and set(listed["name"]) == want
+        and want
+    )
     assert (listed["right → wrong"] > 0).all()
 
 

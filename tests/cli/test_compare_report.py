@@ -39,10 +39,10 @@ def test_by_default_the_check_grades_and_both_grades_are_printed(math500, capsys
     capsys.readouterr()
     assert main(["compare", "--dataset", R1, "--dataset", QWEN]) == 0
     out = capsys.readouterr().out
-    assert "accuracy A 94.7%, B 89.5% (n = 19 graded pairs, grade: check)" in out
-    assert (
-        "grades: o3viz's check: A 94.7%, B 89.5% (n = 19) (used); the source's grade: A 65.0%, B 70.0%" in out
-    )
+    assert "accuracy A 95.0%, B 85.0% (n = 20 graded pairs, grade: check_first)" in out
+    assert "grades: o3viz's check (else the source's grade): A 95.0%, B 85.0% (n = 20) (used)" in out
+    assert "the source's grade: A 65.0%, B 70.0% (n = 20)" in out
+    assert "o3viz's check: A 94.7%, B 89.5% (n = 19)" in out
     assert "warning: Under the source's grade the difference reverses: A 65.0% vs B 70.0% (n = 20)" in out
     assert "Under the source's grade (else o3viz's check)" not in out  # the same figures, said once
 

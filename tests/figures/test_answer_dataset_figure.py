@@ -5,6 +5,7 @@ published figure beside it, named as the paper's."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -61,6 +62,9 @@ def test_the_figures_that_count_changes_of_answer_state_the_reading_rule(measure
 
     fig = answer_dataset_figure(measure, [{"group": "d · m", "value": 0.2, "lo": 0.1, "hi": 0.3, "n": 20}])
     assert "read with confidence" in fig.layout.xaxis.title.text
-    assert READ_WITH_CONFIDENCE.split(":")[0] in fig.layout.title.text
+    assert READ_WITH_CONFIDENCE.split(":")[0].replace("an answer", "answers") in fig.layout.title.text
+    lines = re.sub(r"<(?!br>)[^>]*>", "", fig.layout.title.text).split("<br>")[1:]  # the text, no tags
+    longest = max(len(line) for line in lines)
+    assert longest <= 100  # a half-width figure's subtitle line, not cut at its right edge
     other = answer_dataset_figure("early_correct", [{"group": "d · m", "value": 0.2, "n": 20}])
     assert "read with confidence" not in other.layout.title.text
