@@ -11,6 +11,7 @@ import json
 import random
 from dataclasses import dataclass
 
+from o3viz.analysis.pairing import question_hash
 from o3viz.store.index import COLUMNS, QUESTION_CHARS, IndexRow
 from o3viz.store.store import Store
 
@@ -37,7 +38,8 @@ def variant(seed: Seed, i: int, n: int, rng: random.Random) -> tuple[bytes, dict
     model = f"{doc['provenance'].get('model_id') or seed.row['model']}-v{rng.randrange(3)}"
     info = {**(doc.get("info") or {}), "variant": i}  # every variant's bytes, so its key, differ
     info.pop("content_id", None)  # a made-up variant is no import of a record: no content identity
-    fields = {"question": " ".join(question.split())[:QUESTION_CHARS], "model": model, "content_id": ""}
+    fields = {"question": " ".join(question.split())[:QUESTION_CHARS], "model": model, "content_id": "",
+              "question_key": question_hash(question)}  # fmt: skip
     if seed.row["correct_by"] == "file" and rng.random() < 0.2:  # a re-graded copy
         info["file_is_correct"] = rng.random() < 0.5
         fields["correct"] = fields["source_correct"] = int(info["file_is_correct"])

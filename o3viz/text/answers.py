@@ -327,13 +327,17 @@ def _top_level_comma(s: str) -> bool:
     return False
 
 
+_SHORT_WORDS = frozenset("so is it we as or an at to of in on by be if do no".split())  # prose, not math
+
+
 def _find_formula(text: str) -> AnswerSpan | None:
     """A text that is one short line of math and no prose: ``-\\frac{10}{9}``, ``1 000``."""
     value = text.strip()
     if not value or len(value) > 100 or "\n" in value or not re.search(r"[\d\\]", value):
         return None
-    if re.search(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", "", value)):
-        return None  # words: prose, read by the other rules
+    bare = re.sub(r"\\[A-Za-z]+", "", value)
+    if re.search(r"[A-Za-z]{3,}", bare) or _SHORT_WORDS.intersection(re.findall(r"[a-z]+", bare.lower())):
+        return None  # words ("So 1."): prose, read by the other rules
     start = text.index(value)
     return AnswerSpan(value, start, start + len(value), "formula")
 

@@ -47,6 +47,7 @@ __all__ = [
     "math_verify_value",
     "prestart",
     "status",
+    "worker_pid",
 ]
 
 # an exponent of 4+ digits, an exponent that holds an exponent or a factorial, a factorial of a
@@ -203,6 +204,13 @@ def math_verify_value(s: str, deadline: float = DEADLINE_S) -> tuple[bool, float
     if reply.get("known") is not True or not (v is None or isinstance(v, (int, float))):
         return False, None
     return True, (float(v) if v is not None else None)
+
+
+def worker_pid() -> int | None:
+    """The pid of this process's Math-Verify child while one runs (None otherwise): a long-lived
+    helper that checks for stray processes leave aside."""
+    proc = _worker.proc
+    return proc.pid if proc is not None and proc.poll() is None else None
 
 
 def prestart() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 import time
 
-import psutil
 import pytest
 
 from o3viz.app.uploads import take_upload_in_worker
 from o3viz.app.worker import WorkerJob, run_in_worker
 from o3viz.store.store import Store, content_key
+from o3viz.testing.processes import stray_children
 from o3viz.testing.synthetic import make_trace
 from o3viz.trace import trace_bytes
 
@@ -51,7 +51,7 @@ def test_work_past_its_budget_is_stopped_with_a_clear_message_and_no_process_lef
     assert res.status == "timeout"
     assert res.error.startswith("reading this file took longer than its 2 s budget and was stopped")
     assert res.error.endswith("try a smaller file")
-    assert psutil.Process().children(recursive=True) == []
+    assert stray_children() == []
 
 
 def test_this_process_keeps_running_python_while_the_worker_holds_its_own_interpreter():
@@ -82,4 +82,4 @@ def test_cancel_kills_the_worker_at_once():
         time.sleep(0.5)
         res = job.cancel()
     assert res.status == "cancelled"
-    assert psutil.Process().children(recursive=True) == []
+    assert stray_children() == []

@@ -10,6 +10,7 @@ import time
 import psutil
 import pytest
 
+from o3viz.testing.processes import stray_children
 from o3viz.verify.code import verify_code
 from o3viz.verify.sandbox.run import ISOLATION_MODES, RUNNER_MARKER, available_isolation
 
@@ -59,7 +60,7 @@ def guarded():
     yield run
     signal.signal(signal.SIGUSR1, old)
     assert received == [], "the sandboxed code signalled the test process"
-    assert psutil.Process().children(recursive=True) == []
+    assert stray_children() == []
     assert _strays() == []
 
 
