@@ -150,11 +150,14 @@ def test_the_bundles_wait_until_the_reader_pauses(tmp_path, reader):
         if reader == "is_answered":
             page.evaluate(ANSWER)  # (before the map is drawn: it starts when the map is)
         frame = page.locator(".o3v-map")
+        if reader == "scrolls":  # the pointer waits over the outline, so the first wheel follows the map
+            outline = frame.locator("#outline")
+            outline.wait_for(timeout=LOAD_MS)
+            box = outline.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 150))
         frame.locator("#map .point").first.wait_for(timeout=LOAD_MS)
         drawn = page.evaluate("() => window.__o3vizMapDrawn")
         if reader == "scrolls":
-            box = frame.locator("#outline").bounding_box()
-            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 150))
             page.evaluate(WHEEL)
             for k in range(100):  # at least 8 acts, and until WARM_MS has long passed
                 if k >= 8 and page.evaluate("() => Date.now()") - drawn > 4000:
