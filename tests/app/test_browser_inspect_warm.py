@@ -168,7 +168,11 @@ def test_the_bundles_wait_until_the_reader_pauses(tmp_path, reader):
             page.wait_for_function("() => window.__actsDone === true", timeout=LOAD_MS)
         page.wait_for_function(WARMED, timeout=LOAD_MS)
         warm_at, acts = page.evaluate("() => [window.__o3vizWarmAt, window.__acts]")
-        assert len(acts) > 5 and acts[0] < drawn + WARM_MS  # the reader was busy when the old code warmed
+        assert len(acts) > 5
+        if reader == "scrolls" and acts[0] >= drawn + WARM_MS:  # the browser's first wheel came late
+            pytest.skip(f"the first scroll landed {acts[0] - drawn} ms after the map, past WARM_MS: "
+                        "this run cannot tell warming on a timer from waiting for a pause")  # fmt: skip
+        assert acts[0] < drawn + WARM_MS  # the reader was busy when the old code warmed
         # Nothing the reader did lands in the QUIET_MS before the bundles. Where this test's own loop
         # stalled for over QUIET_MS (a busy machine), that gap is a pause like any other and the
         # bundles may start in it; the old code, warming WARM_MS after the map whatever the reader
